@@ -1,0 +1,535 @@
+//! The Mercer eigenbasis of a kernel on a grid (weighted Nyström), and everything computed in it:
+//! projection, synthesis, off-grid evaluation, operator powers and the norms of the ICLP calibration.
+
+use std::sync::Arc;
+
+use faer::{Mat, MatRef, Side};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{MercerError, Result, check_len};
+use crate::grid::{Grid, GridLayout};
+use crate::kernel::{Brownian, Kernel, KernelSpec};
+
+/// Default relative truncation tolerance: keep `λ_k > 1e-12 λ_1`.
+pub const DEFAULT_RTOL: f64 = 1e-12;
+
+/// Which eigensolver builds the basis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Solver {
+    /// Dense solver below 3000 points or without a component cap; randomized above.
+    Auto,
+    /// Full symmetric eigendecomposition of the K x K operator: O(K³) flops, exact to round-off.
+    Dense,
+    /// Only the leading `max_components` eigenpairs, by randomized block subspace iteration
+    /// (Halko, Martinsson & Tropp 2011, Alg. 4.4 + Rayleigh-Ritz): `3 + 2q` products of the
+    /// K x K operator with a K x L block, L = J + max(10, J/5). For grids of 10⁴ points and more.
+    Randomized {
+        /// Power iterations q; each sharpens the leading subspace by a factor `(λ_{L+1}/λ_J)²`.
+        power_iterations: usize,
+    },
+}
+
+/// How the basis is truncated and computed. Validated by [`MercerBasis::build`].
+///
+/// **Truncation rule.** Eigenvalues are sorted in descending order; component `k` is kept when
+/// `λ_k > rtol · λ_1` (and `λ_k > 0`), up to `max_components`. Eigenvalues below that are round-off
+/// (negative ones would make `sqrt(λ)` NaN; tiny ones would give a component almost no noise and an
+/// astronomically large norm weight), so they are dropped, and every summary is projected onto the kept
+/// components before noise is added.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BasisOptions {
+    /// Relative eigenvalue cut-off, in `[0, 1)`.
+    pub rtol: f64,
+    /// Keep at most this many components (required for [`Solver::Randomized`]).
+    pub max_components: Option<usize>,
+    /// Eigensolver.
+    pub solver: Solver,
+}
+
+impl Default for BasisOptions {
+    fn default() -> Self {
+        Self { rtol: DEFAULT_RTOL, max_components: None, solver: Solver::Auto }
+    }
+}
+
+impl BasisOptions {
+    /// Sets the relative cut-off.
+    pub fn rtol(self, rtol: f64) -> Self {
+        Self { rtol, ..self }
+    }
+
+    /// Keeps at most `j` components.
+    pub fn max_components(self, j: usize) -> Self {
+        Self { max_components: Some(j), ..self }
+    }
+
+    /// Chooses the eigensolver.
+    pub fn solver(self, solver: Solver) -> Self {
+        Self { solver, ..self }
+    }
+
+    /// The leading `j` eigenpairs by the randomized solver with two power iterations.
+    pub fn top(j: usize) -> Self {
+        Self::default().max_components(j).solver(Solver::Randomized { power_iterations: 2 })
+    }
+
+    fn validate(&self, k: usize) -> Result<Solver> {
+        if !(self.rtol.is_finite() && (0.0..1.0).contains(&self.rtol)) {
+            return Err(MercerError::BadOption { name: "rtol", value: self.rtol, reason: "must be in [0, 1)" });
+        }
+        if self.max_components == Some(0) {
+            return Err(MercerError::BadOption { name: "max_components", value: 0.0, reason: "must be at least 1" });
+        }
+        match (self.solver, self.max_components) {
+            (Solver::Randomized { .. }, None) => Err(MercerError::BadOption {
+                name: "max_components",
+                value: f64::NAN,
+                reason: "the randomized solver needs a component cap",
+            }),
+            (Solver::Auto, Some(j)) if k > 3000 && j < k / 4 => Ok(Solver::Randomized { power_iterations: 2 }),
+            (Solver::Auto, _) => Ok(Solver::Dense),
+            (s, _) => Ok(s),
+        }
+    }
+}
+
+/// Where a basis came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum BasisOrigin {
+    /// Weighted Nyström eigendecomposition with the given solver.
+    Nystrom { solver: Solver },
+    /// The closed-form Brownian eigenpairs on a midpoint grid of `[0, length]`.
+    BrownianClosedForm { length: f64 },
+}
+
+/// Serialisable description of a basis, for release metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BasisSummary {
+    pub kernel: KernelSpec,
+    pub grid_points: usize,
+    pub grid_dim: usize,
+    pub components: usize,
+    pub rtol: f64,
+    pub origin: BasisOrigin,
+    pub largest_eigenvalue: f64,
+    pub smallest_kept_eigenvalue: f64,
+}
+
+/// Least-squares fit of `ln λ_k = ln c - 2ν ln k` over components `first..=last` (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DecayFit {
+    /// The decay exponent 2ν (see [`MercerBasis::decay`]).
+    pub exponent: f64,
+    /// The constant c.
+    pub constant: f64,
+    /// First component used (1-based).
+    pub first: usize,
+    /// Last component used (1-based).
+    pub last: usize,
+}
+
+impl DecayFit {
+    /// The ν of `λ_k ≈ c k^{-2ν}`.
+    pub fn nu(&self) -> f64 {
+        self.exponent / 2.0
+    }
+}
+
+struct Inner {
+    kernel: Arc<dyn Kernel>,
+    grid: Grid,
+    /// Kept eigenvalues, descending, all > 0.
+    lambda: Vec<f64>,
+    /// `φ_k(t_i)`, K x J.
+    phi: Mat<f64>,
+    /// `w_i φ_k(t_i)`, K x J: projection is one product with it.
+    weighted_phi: Mat<f64>,
+    rtol: f64,
+    origin: BasisOrigin,
+}
+
+/// The Mercer eigenbasis `(λ_k, φ_k)` of a kernel `C` on a [`Grid`], truncated to the kept components.
+///
+/// **Construction (weighted Nyström).** With `W = diag(w)` and `C_ij = C(t_i, t_j)`,
+/// `A = W^{1/2} C W^{1/2} = U diag(λ) U^T`; then `λ_k` approximates the k-th eigenvalue of the integral
+/// operator `(Cf)(s) = ∫ C(s,t) f(t) dt` and `φ_k(t_i) = U_ik / sqrt(w_i)` is orthonormal in
+/// `<f, g> = Σ w_i f(t_i) g(t_i)`. Off the grid, `φ_k(s) = λ_k^{-1} Σ_i w_i C(s, t_i) φ_k(t_i)`.
+///
+/// **Operators and norms.** `C^η` has eigenvalues `λ_k^η` and the same eigenfunctions.
+/// For `h = Σ h_k φ_k`: `||h||_C² = Σ h_k²/λ_k` (Cameron-Martin / RKHS norm, the GP mechanism's
+/// sensitivity norm) and `||h||_{1,C} = Σ |h_k| / sqrt(λ_k)` (the ICLP mechanism's).
+///
+/// The basis is computed once; cloning it is an `Arc` bump, so every estimator and sampler shares it.
+///
+/// ```
+/// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
+/// let grid = Grid::midpoint(0.0, 1.0, 200)?;
+/// let basis = MercerBasis::build(Stationary::matern32(0.1)?, grid, BasisOptions::default())?;
+/// let f: Vec<f64> = basis.grid().points().iter().map(|t| (3.0 * t).sin()).collect();
+/// let coef = basis.project(&f)?;                   // f_k = <f, φ_k>
+/// let back = basis.synthesize(&coef)?;             // Σ f_k φ_k(t_i)
+/// let err = f.iter().zip(&back).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+/// assert!(err < 1e-6);
+/// # Ok::<(), fdp_mercer::MercerError>(())
+/// ```
+#[derive(Clone)]
+pub struct MercerBasis(Arc<Inner>);
+
+impl std::fmt::Debug for MercerBasis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MercerBasis")
+            .field("kernel", &self.0.kernel)
+            .field("grid_points", &self.n_points())
+            .field("components", &self.len())
+            .field("origin", &self.0.origin)
+            .finish()
+    }
+}
+
+/// The kernel matrix `M_ij = C(x_i, y_j)` between two flat point lists of dimension `dim`,
+/// filled column-parallel.
+pub fn kernel_matrix(kernel: &dyn Kernel, xs: &[f64], ys: &[f64], dim: usize) -> Mat<f64> {
+    let (m, n) = (xs.len() / dim, ys.len() / dim);
+    let mut out = Mat::<f64>::zeros(m, n);
+    out.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
+        let y = &ys[j * dim..(j + 1) * dim];
+        for i in 0..m {
+            col[i] = kernel.eval(&xs[i * dim..(i + 1) * dim], y);
+        }
+    });
+    out
+}
+
+/// Deterministic pseudo-random test matrix for the randomized solver (splitmix64, entries in [-1, 1)):
+/// the basis must not depend on a random seed.
+fn test_matrix(rows: usize, cols: usize) -> Mat<f64> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    Mat::from_fn(rows, cols, |_, _| {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    })
+}
+
+/// Eigenpairs of a symmetric matrix, descending.
+fn eigen_descending(a: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
+    let evd = a.self_adjoint_eigen(Side::Lower).map_err(|e| MercerError::Decomposition(format!("{e:?}")))?;
+    let n = a.nrows();
+    let s = evd.S().column_vector();
+    let u = evd.U();
+    let values: Vec<f64> = (0..n).rev().map(|i| s[i]).collect();
+    let vectors = Mat::from_fn(n, n, |i, j| u[(i, n - 1 - j)]);
+    Ok((values, vectors))
+}
+
+/// Leading eigenpairs of the PSD matrix `a` by randomized subspace iteration with Rayleigh-Ritz.
+fn eigen_randomized(a: MatRef<'_, f64>, j: usize, power_iterations: usize) -> Result<(Vec<f64>, Mat<f64>)> {
+    let k = a.nrows();
+    let block = (j + (j / 5).max(10)).min(k);
+    let mut y = a * test_matrix(k, block);
+    for _ in 0..power_iterations {
+        let q = y.qr().compute_thin_Q();
+        y = a * &q;
+    }
+    let q = y.qr().compute_thin_Q();
+    let aq = a * &q;
+    let b = q.transpose() * &aq;
+    // Symmetrise the small Ritz matrix against round-off before its eigendecomposition.
+    let b = Mat::from_fn(block, block, |r, c| 0.5 * (b[(r, c)] + b[(c, r)]));
+    let (values, v) = eigen_descending(b.as_ref())?;
+    Ok((values, q * v))
+}
+
+/// Makes the first clearly non-zero entry of each column positive, so bases are reproducible.
+fn fix_signs(phi: &mut Mat<f64>) {
+    for c in 0..phi.ncols() {
+        let col = phi.col(c);
+        let max = col.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        let first = col.iter().find(|v| v.abs() > 1e-3 * max).copied().unwrap_or(0.0);
+        if first < 0.0 {
+            phi.col_mut(c).iter_mut().for_each(|v| *v = -*v);
+        }
+    }
+}
+
+impl MercerBasis {
+    /// Builds the basis of `kernel` on `grid` (weighted Nyström, DESIGN section 2).
+    ///
+    /// Errors: options out of range, a grid outside the kernel's domain, a kernel that is not finite
+    /// on the grid, no positive eigenvalue.
+    pub fn build(kernel: impl Kernel + 'static, grid: Grid, options: BasisOptions) -> Result<Self> {
+        Self::build_shared(Arc::new(kernel), grid, options)
+    }
+
+    /// As [`build`](Self::build), for a kernel that is already shared.
+    pub fn build_shared(kernel: Arc<dyn Kernel>, grid: Grid, options: BasisOptions) -> Result<Self> {
+        let solver = options.validate(grid.len())?;
+        kernel.check_domain(&grid)?;
+        let (k, dim) = (grid.len(), grid.dim());
+        let sqrt_w: Vec<f64> = grid.weights().iter().map(|w| w.sqrt()).collect();
+        let mut a = kernel_matrix(kernel.as_ref(), grid.points(), grid.points(), dim);
+        let mut bad = None;
+        a.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
+            for i in 0..k {
+                col[i] *= sqrt_w[i] * sqrt_w[j];
+            }
+        });
+        for j in 0..k {
+            if let Some(i) = (0..k).find(|&i| !a[(i, j)].is_finite()) {
+                bad = Some((i, j));
+                break;
+            }
+        }
+        if let Some((row, col)) = bad {
+            return Err(MercerError::NonFiniteKernel { kernel: kernel.spec().name, row, col });
+        }
+        let (values, u) = match solver {
+            Solver::Randomized { power_iterations } => {
+                let j = options.max_components.unwrap_or(k).min(k);
+                eigen_randomized(a.as_ref(), j, power_iterations)?
+            }
+            _ => eigen_descending(a.as_ref())?,
+        };
+        drop(a);
+        let largest = values.first().copied().unwrap_or(f64::NAN);
+        if !(largest.is_finite() && largest > 0.0) {
+            return Err(MercerError::NoComponents { largest });
+        }
+        let cap = options.max_components.unwrap_or(k);
+        let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
+        let lambda = values[..kept].to_vec();
+        let mut phi = Mat::from_fn(k, kept, |i, c| u[(i, c)] / sqrt_w[i]);
+        fix_signs(&mut phi);
+        Ok(Self::from_parts(kernel, grid, lambda, phi, options.rtol, BasisOrigin::Nystrom { solver }))
+    }
+
+    /// The closed-form basis of the Brownian kernel `σ² min(s, t)` on a midpoint grid of `[0, T]`:
+    /// `λ_j = σ² T² / ((j - 1/2)² π²)`, `φ_j(t) = sqrt(2/T) sin((j - 1/2) π t / T)`, j = 1..J.
+    ///
+    /// On the midpoint grid these sampled sines are exactly orthonormal (they are the columns of the
+    /// DST-IV matrix), so the basis is a valid orthonormal system on the grid for any `J <= K`.
+    pub fn brownian(kernel: Brownian, grid: Grid, components: usize) -> Result<Self> {
+        let length = match grid.layout() {
+            GridLayout::Midpoint { start, end } if *start == 0.0 => *end,
+            _ => {
+                return Err(MercerError::Unsupported("the closed-form Brownian basis needs a midpoint grid on [0, T]"));
+            }
+        };
+        if components == 0 || components > grid.len() {
+            return Err(MercerError::BadOption {
+                name: "components",
+                value: components as f64,
+                reason: "must be between 1 and the number of grid points",
+            });
+        }
+        let lambda: Vec<f64> = (1..=components).map(|j| brownian_eigenvalue(kernel.variance(), length, j)).collect();
+        let phi = Mat::from_fn(grid.len(), components, |i, c| brownian_eigenfunction(length, c + 1, grid.points()[i]));
+        Ok(Self::from_parts(Arc::new(kernel), grid, lambda, phi, 0.0, BasisOrigin::BrownianClosedForm { length }))
+    }
+
+    fn from_parts(
+        kernel: Arc<dyn Kernel>,
+        grid: Grid,
+        lambda: Vec<f64>,
+        phi: Mat<f64>,
+        rtol: f64,
+        origin: BasisOrigin,
+    ) -> Self {
+        let w = grid.weights();
+        let weighted_phi = Mat::from_fn(phi.nrows(), phi.ncols(), |i, c| w[i] * phi[(i, c)]);
+        Self(Arc::new(Inner { kernel, grid, lambda, phi, weighted_phi, rtol, origin }))
+    }
+
+    /// Number of kept components J.
+    pub fn len(&self) -> usize {
+        self.0.lambda.len()
+    }
+
+    /// Always false: a basis keeps at least one component.
+    pub fn is_empty(&self) -> bool {
+        self.0.lambda.is_empty()
+    }
+
+    /// Number of grid points K.
+    pub fn n_points(&self) -> usize {
+        self.0.grid.len()
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.0.grid
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Arc<dyn Kernel> {
+        &self.0.kernel
+    }
+
+    /// Kept eigenvalues `λ_1 >= ... >= λ_J > 0`.
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.0.lambda
+    }
+
+    /// `φ_k(t_i)` as a K x J matrix (column k is eigenfunction k on the grid).
+    pub fn eigenfunctions(&self) -> MatRef<'_, f64> {
+        self.0.phi.as_ref()
+    }
+
+    /// `w_i φ_k(t_i)` as a K x J matrix: `curves (n x K) · this = coefficients (n x J)`.
+    pub fn weighted_eigenfunctions(&self) -> MatRef<'_, f64> {
+        self.0.weighted_phi.as_ref()
+    }
+
+    /// How the basis was computed.
+    pub fn origin(&self) -> BasisOrigin {
+        self.0.origin
+    }
+
+    /// Serialisable description for release metadata.
+    pub fn summary(&self) -> BasisSummary {
+        BasisSummary {
+            kernel: self.0.kernel.spec(),
+            grid_points: self.n_points(),
+            grid_dim: self.0.grid.dim(),
+            components: self.len(),
+            rtol: self.0.rtol,
+            origin: self.0.origin,
+            largest_eigenvalue: self.0.lambda[0],
+            smallest_kept_eigenvalue: self.0.lambda[self.len() - 1],
+        }
+    }
+
+    /// Coefficients `f_k = <f, φ_k> = Σ_i w_i f(t_i) φ_k(t_i)` of one curve on the grid.
+    pub fn project(&self, f: &[f64]) -> Result<Vec<f64>> {
+        check_len("curve", self.n_points(), f.len())?;
+        let wphi = &self.0.weighted_phi;
+        Ok((0..self.len()).map(|c| wphi.col(c).iter().zip(f).map(|(a, b)| a * b).sum()).collect())
+    }
+
+    /// Coefficients of n curves at once: `(n x K) · (w φ) = n x J`, one matrix product.
+    pub fn project_rows(&self, curves: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        check_len("curve matrix columns", self.n_points(), curves.ncols())?;
+        Ok(curves * self.weighted_eigenfunctions())
+    }
+
+    /// The curve `Σ_k c_k φ_k(t_i)` on the grid.
+    pub fn synthesize(&self, coefficients: &[f64]) -> Result<Vec<f64>> {
+        check_len("coefficients", self.len(), coefficients.len())?;
+        let phi = &self.0.phi;
+        let mut out = vec![0.0; self.n_points()];
+        for (c, &a) in coefficients.iter().enumerate() {
+            for (o, p) in out.iter_mut().zip(phi.col(c).iter()) {
+                *o += a * p;
+            }
+        }
+        Ok(out)
+    }
+
+    /// n curves from their coefficients at once: `(n x J) · φ^T = n x K`.
+    pub fn synthesize_rows(&self, coefficients: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        check_len("coefficient matrix columns", self.len(), coefficients.ncols())?;
+        Ok(coefficients * self.0.phi.transpose())
+    }
+
+    /// The eigenfunctions at arbitrary points (flat, `dim` numbers each), m x J.
+    ///
+    /// Nyström extension `φ_k(s) = λ_k^{-1} Σ_i w_i C(s, t_i) φ_k(t_i)`, which reproduces the grid
+    /// values at grid points; the closed-form Brownian basis is evaluated exactly.
+    pub fn eigenfunctions_at(&self, points: &[f64]) -> Result<Mat<f64>> {
+        let m = self.0.grid.count_points(points)?;
+        if let BasisOrigin::BrownianClosedForm { length } = self.0.origin {
+            return Ok(Mat::from_fn(m, self.len(), |i, c| brownian_eigenfunction(length, c + 1, points[i])));
+        }
+        let kx = kernel_matrix(self.0.kernel.as_ref(), points, self.0.grid.points(), self.0.grid.dim());
+        let mut out = kx * self.weighted_eigenfunctions();
+        for (c, l) in self.0.lambda.iter().enumerate() {
+            out.col_mut(c).iter_mut().for_each(|v| *v /= l);
+        }
+        Ok(out)
+    }
+
+    /// The function `Σ_k c_k φ_k` at arbitrary points.
+    pub fn evaluate(&self, coefficients: &[f64], points: &[f64]) -> Result<Vec<f64>> {
+        check_len("coefficients", self.len(), coefficients.len())?;
+        let e = self.eigenfunctions_at(points)?;
+        Ok((0..e.nrows()).map(|i| (0..self.len()).map(|c| e[(i, c)] * coefficients[c]).sum()).collect())
+    }
+
+    /// `λ_k^η` for every kept component: the eigenvalues of the operator power `C^η`.
+    pub fn power_eigenvalues(&self, eta: f64) -> Vec<f64> {
+        self.0.lambda.iter().map(|l| l.powf(eta)).collect()
+    }
+
+    /// Applies `C^η` to a function given by its coefficients: `c_k ↦ λ_k^η c_k`.
+    pub fn apply_power(&self, eta: f64, coefficients: &[f64]) -> Result<Vec<f64>> {
+        check_len("coefficients", self.len(), coefficients.len())?;
+        Ok(coefficients.iter().zip(&self.0.lambda).map(|(c, l)| c * l.powf(eta)).collect())
+    }
+
+    /// `tr(C^a) = Σ_k λ_k^a` over the kept components.
+    pub fn trace_power(&self, a: f64) -> f64 {
+        self.0.lambda.iter().map(|l| l.powf(a)).sum()
+    }
+
+    /// The diagonal of the kernel of `C^η` on the grid, `C^η(t_i, t_i) = Σ_k λ_k^η φ_k(t_i)²`.
+    pub fn power_diagonal(&self, eta: f64) -> Vec<f64> {
+        let le = self.power_eigenvalues(eta);
+        (0..self.n_points()).map(|i| le.iter().enumerate().map(|(c, l)| l * self.0.phi[(i, c)].powi(2)).sum()).collect()
+    }
+
+    /// Cameron-Martin (RKHS) norm `||h||_C = (Σ_k h_k² / λ_k)^{1/2}`.
+    pub fn cameron_martin_norm(&self, coefficients: &[f64]) -> Result<f64> {
+        check_len("coefficients", self.len(), coefficients.len())?;
+        Ok(coefficients.iter().zip(&self.0.lambda).map(|(h, l)| h * h / l).sum::<f64>().sqrt())
+    }
+
+    /// The ICLP norm `||h||_{1,C} = Σ_k |h_k| / sqrt(λ_k)`.
+    pub fn l1_c_norm(&self, coefficients: &[f64]) -> Result<f64> {
+        check_len("coefficients", self.len(), coefficients.len())?;
+        Ok(coefficients.iter().zip(&self.0.lambda).map(|(h, l)| h.abs() / l.sqrt()).sum())
+    }
+
+    /// Fits `λ_k ≈ c k^{-2ν}` on the tail of the reliably computed spectrum.
+    ///
+    /// Window: components `k ∈ [k_max/4, k_max]` (1-based), where `k_max` is the last component with
+    /// `λ_k >= 1e-9 λ_1` and at most `K/8` (beyond that the quadrature error of the grid dominates).
+    /// The fit uses eigenvalues only, never data, so plug-in tuning built on it is privacy-safe.
+    /// A 1-D Matérn kernel of smoothness α has `λ_k ~ k^{-(2α + 1)}`: exponent 2 for the exponential
+    /// kernel, 4 for Matérn 3/2, 6 for Matérn 5/2 (the ICLP paper's `2ν = 2α + 1`).
+    pub fn decay(&self) -> DecayFit {
+        let l = &self.0.lambda;
+        let reliable = l.iter().take_while(|&&v| v >= 1e-9 * l[0]).count();
+        let last = reliable.min((self.n_points() / 8).max(2)).min(l.len()).max(1);
+        let first = (last / 4).max(1);
+        let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
+        for k in first..=last {
+            let (x, y) = ((k as f64).ln(), l[k - 1].ln());
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
+        }
+        let m = (last - first + 1) as f64;
+        let denom = m * sxx - sx * sx;
+        let slope = if denom > 0.0 { (m * sxy - sx * sy) / denom } else { 0.0 };
+        let intercept = (sy - slope * sx) / m;
+        DecayFit { exponent: -slope, constant: intercept.exp(), first, last }
+    }
+}
+
+/// `λ_j = σ² T² / ((j - 1/2)² π²)`.
+pub fn brownian_eigenvalue(variance: f64, length: f64, j: usize) -> f64 {
+    let a = (j as f64 - 0.5) * std::f64::consts::PI;
+    variance * length * length / (a * a)
+}
+
+/// `φ_j(t) = sqrt(2/T) sin((j - 1/2) π t / T)`.
+pub fn brownian_eigenfunction(length: f64, j: usize, t: f64) -> f64 {
+    (2.0 / length).sqrt() * ((j as f64 - 0.5) * std::f64::consts::PI * t / length).sin()
+}

@@ -1,0 +1,63 @@
+use thiserror::Error;
+
+/// Everything that can go wrong while building grids, kernels and Mercer bases.
+///
+/// Every variant describes a bad *parameter* (public information); none carries record contents.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum MercerError {
+    /// A grid needs at least `needed` points.
+    #[error("a grid needs at least {needed} point(s), got {got}")]
+    TooFewPoints { needed: usize, got: usize },
+    /// A grid point (or an evaluation point) is NaN or infinite.
+    #[error("point {index} is not finite ({value})")]
+    NonFinitePoint { index: usize, value: f64 },
+    /// Grid points must be strictly increasing (which also rules out duplicates).
+    #[error(
+        "grid points must be strictly increasing: t[{index}] = {value} does not exceed the previous point {previous}"
+    )]
+    NotIncreasing { index: usize, value: f64, previous: f64 },
+    /// A quadrature weight is not finite and positive.
+    #[error("quadrature weight {index} must be finite and > 0, got {value}")]
+    BadWeight { index: usize, value: f64 },
+    /// An interval [a, b] with non-finite ends or a >= b.
+    #[error("invalid interval [{start}, {end}]: the ends must be finite with start < end")]
+    BadInterval { start: f64, end: f64 },
+    /// A vector or matrix has the wrong size.
+    #[error("{what} has {got} entries but {expected} were expected")]
+    LengthMismatch { what: &'static str, expected: usize, got: usize },
+    /// A kernel parameter (length-scale, variance) is not finite and positive.
+    #[error("kernel parameter {name} must be finite and > 0, got {value}")]
+    BadKernelParameter { name: &'static str, value: f64 },
+    /// A truncation or solver option is out of range.
+    #[error("invalid basis option {name} = {value}: {reason}")]
+    BadOption { name: &'static str, value: f64, reason: &'static str },
+    /// The kernel produced a NaN or infinite value on the grid.
+    #[error("the kernel {kernel} is not finite at grid points ({row}, {col})")]
+    NonFiniteKernel { kernel: String, row: usize, col: usize },
+    /// No eigenvalue is positive enough to keep.
+    #[error("no eigenvalue survives truncation (largest eigenvalue {largest})")]
+    NoComponents { largest: f64 },
+    /// The eigensolver did not converge.
+    #[error("eigendecomposition failed: {0}")]
+    Decomposition(String),
+    /// The request does not apply to this grid or kernel.
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = MercerError> = std::result::Result<T, E>;
+
+/// Checks that `got == expected`, naming the argument in the error.
+pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+    if got == expected { Ok(()) } else { Err(MercerError::LengthMismatch { what, expected, got }) }
+}
+
+/// Checks that every value is finite, reporting the first one that is not.
+pub(crate) fn check_finite(values: &[f64]) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(index) => Err(MercerError::NonFinitePoint { index, value: values[index] }),
+    }
+}

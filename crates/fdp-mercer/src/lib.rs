@@ -1,0 +1,22 @@
+//! # fdp-mercer: kernels, grids and Mercer eigenbases
+//!
+//! The geometry every other fdp crate works in (DESIGN section 2):
+//!
+//! - [`grid`]: points on an interval or a box with quadrature weights, `<f, g> = Σ w_i f(t_i) g(t_i)`;
+//! - [`kernel`]: covariance kernels (exponential, Matérn 3/2 and 5/2, Gaussian, Brownian) and the
+//!   [`Kernel`] trait for your own;
+//! - [`basis`]: the [`MercerBasis`] of a kernel on a grid (weighted Nyström, dense or top-J), with
+//!   projection, synthesis, off-grid evaluation, operator powers `C^η`, the norms `||.||_C` and
+//!   `||.||_{1,C}`, traces and the eigenvalue decay fit used by plug-in tuning;
+//! - [`diagnostics`]: orthonormality and closed-form accuracy checks of a basis.
+
+pub mod basis;
+pub mod diagnostics;
+mod error;
+pub mod grid;
+pub mod kernel;
+
+pub use basis::{BasisOptions, BasisOrigin, BasisSummary, DecayFit, MercerBasis, Solver, kernel_matrix};
+pub use error::{MercerError, Result};
+pub use grid::{Grid, GridLayout};
+pub use kernel::{Brownian, Kernel, KernelSpec, Stationary, StationaryShape};

@@ -1,0 +1,239 @@
+//! Closed-form and invariant checks of the Mercer bases (issue "Foundation", DESIGN sections 2 and 7).
+
+use faer::Mat;
+use fdp_mercer::diagnostics::{brownian_errors, orthonormality_error};
+use fdp_mercer::{BasisOptions, Brownian, Grid, Kernel, KernelSpec, MercerBasis, MercerError, Solver, Stationary};
+
+/// Deterministic coefficients in [-1, 1] without pulling an RNG crate into the geometry tests.
+fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn brownian_nystrom_matches_closed_form_at_k1000() {
+    let grid = Grid::midpoint(0.0, 1.0, 1000).unwrap();
+    let basis = MercerBasis::build(Brownian::new(), grid, BasisOptions::default()).unwrap();
+    let err = brownian_errors(&basis, 1.0, 1.0, 10);
+    assert!(err.eigenvalue_rel <= 1e-4, "eigenvalue error {:e}", err.eigenvalue_rel);
+    assert!(err.eigenfunction_l2 <= 1e-6, "eigenfunction error {:e}", err.eigenfunction_l2);
+    assert!(orthonormality_error(&basis) <= 1e-10);
+    // The sign rule makes the first significant value positive, as sin((j - 1/2) π t) is near 0.
+    assert!(basis.eigenfunctions()[(0, 3)] > 0.0);
+}
+
+#[test]
+fn brownian_closed_form_basis_is_orthonormal_and_extends_exactly() {
+    let kernel = Brownian::with_variance(2.0).unwrap();
+    let grid = Grid::midpoint(0.0, 3.0, 300).unwrap();
+    let basis = MercerBasis::brownian(kernel, grid.clone(), 40).unwrap();
+    assert!(orthonormality_error(&basis) < 1e-12);
+    let lambda1 = 2.0 * 9.0 / (0.25 * std::f64::consts::PI.powi(2));
+    assert!((basis.eigenvalues()[0] - lambda1).abs() < 1e-12 * lambda1);
+    let at = basis.eigenfunctions_at(&[0.1234, 2.9]).unwrap();
+    let want = (2.0f64 / 3.0).sqrt() * (4.5 * std::f64::consts::PI * 2.9 / 3.0).sin();
+    assert!((at[(1, 4)] - want).abs() < 1e-14);
+    // The closed form needs a midpoint grid starting at 0.
+    let trap = Grid::trapezoid(0.0, 1.0, 50).unwrap();
+    assert!(matches!(MercerBasis::brownian(kernel, trap, 5), Err(MercerError::Unsupported(_))));
+    assert!(MercerBasis::brownian(kernel, grid, 301).is_err());
+}
+
+#[test]
+fn matern32_trace_and_decay() {
+    let grid = Grid::midpoint(0.0, 1.0, 1000).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid, BasisOptions::default()).unwrap();
+    assert!((basis.trace_power(1.0) - 1.0).abs() < 1e-9, "trace {}", basis.trace_power(1.0));
+    let fit = basis.decay();
+    assert!((fit.exponent - 4.0).abs() <= 0.15, "decay exponent {}", fit.exponent);
+    // The exponential and Matérn 5/2 kernels decay like k^-2 and k^-6.
+    let grid = basis.grid().clone();
+    for (kernel, want) in [(Stationary::exponential(0.1).unwrap(), 2.0), (Stationary::matern52(0.1).unwrap(), 6.0)] {
+        let fit = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap().decay();
+        assert!((fit.exponent - want).abs() <= 0.2, "{:?}: {}", kernel.shape(), fit.exponent);
+    }
+}
+
+#[test]
+fn gaussian_kernel_truncates_round_off_and_has_no_nan() {
+    let grid = Grid::midpoint(0.0, 1.0, 500).unwrap();
+    let basis = MercerBasis::build(Stationary::gaussian(0.1).unwrap(), grid, BasisOptions::default()).unwrap();
+    assert!(basis.len() < 100, "kept {} components", basis.len());
+    let l = basis.eigenvalues();
+    assert!(l.iter().all(|v| v.is_finite() && *v > 1e-12 * l[0]));
+    assert!(l.windows(2).all(|w| w[0] >= w[1]));
+    assert!(basis.eigenfunctions().col_iter().all(|c| c.iter().all(|v| v.is_finite())));
+    assert!(basis.power_eigenvalues(0.5).iter().all(|v| v.is_finite()));
+    assert!(orthonormality_error(&basis) < 1e-10);
+    // A looser tolerance keeps fewer components; a cap is honoured.
+    let grid = basis.grid().clone();
+    let fewer =
+        MercerBasis::build(Stationary::gaussian(0.1).unwrap(), grid.clone(), BasisOptions::default().rtol(1e-6));
+    assert!(fewer.unwrap().len() < basis.len());
+    let capped =
+        MercerBasis::build(Stationary::gaussian(0.1).unwrap(), grid, BasisOptions::default().max_components(7));
+    assert_eq!(capped.unwrap().len(), 7);
+}
+
+#[test]
+fn round_trips_and_batched_products_agree() {
+    let grid = Grid::trapezoid(-1.0, 2.0, 301).unwrap();
+    let basis = MercerBasis::build(Stationary::matern52(0.3).unwrap(), grid, BasisOptions::default()).unwrap();
+    let j = basis.len();
+    let coef = pseudo_random(j, 7);
+    let f = basis.synthesize(&coef).unwrap();
+    let back = basis.project(&f).unwrap();
+    assert!(max_abs_diff(&coef, &back) < 1e-10);
+    let f2 = basis.synthesize(&back).unwrap();
+    assert!(max_abs_diff(&f, &f2) < 1e-10, "synthesis(projection(f)) = f in the span");
+
+    let n = 5;
+    let coefs = Mat::from_fn(n, j, |i, c| pseudo_random(1, (i * j + c) as u64 + 1)[0]);
+    let curves = basis.synthesize_rows(coefs.as_ref()).unwrap();
+    let back_rows = basis.project_rows(curves.as_ref()).unwrap();
+    for i in 0..n {
+        let row: Vec<f64> = coefs.row(i).iter().copied().collect();
+        let curve: Vec<f64> = curves.row(i).iter().copied().collect();
+        assert!(max_abs_diff(&basis.synthesize(&row).unwrap(), &curve) < 1e-12);
+        let back_row: Vec<f64> = back_rows.row(i).iter().copied().collect();
+        assert!(max_abs_diff(&row, &back_row) < 1e-10);
+    }
+    assert!(matches!(basis.project(&[1.0; 3]), Err(MercerError::LengthMismatch { .. })));
+    assert!(basis.synthesize(&[1.0; 2]).is_err());
+}
+
+#[test]
+fn nystrom_extension_reproduces_grid_values() {
+    let grid = Grid::midpoint(0.0, 1.0, 200).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.2).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
+    let at = basis.eigenfunctions_at(grid.points()).unwrap();
+    let phi = basis.eigenfunctions();
+    let l = basis.eigenvalues();
+    // Extension divides by λ_k, so round-off grows like λ_1/λ_k; check the well-conditioned components.
+    for c in (0..basis.len()).filter(|&c| l[c] > 1e-6 * l[0]) {
+        for i in 0..grid.len() {
+            assert!((at[(i, c)] - phi[(i, c)]).abs() < 1e-8, "component {c} point {i}");
+        }
+    }
+    // Evaluating a function off the grid interpolates smoothly between grid values.
+    let coef = basis.project(&grid.points().iter().map(|t| (2.0 * t).cos()).collect::<Vec<_>>()).unwrap();
+    let off = basis.evaluate(&coef, &[0.5, 0.123]).unwrap();
+    assert!((off[0] - 1.0f64.cos()).abs() < 1e-4 && (off[1] - 0.246f64.cos()).abs() < 1e-4);
+    assert!(basis.eigenfunctions_at(&[f64::NAN]).is_err());
+}
+
+#[test]
+fn norms_powers_and_diagonal() {
+    let grid = Grid::midpoint(0.0, 1.0, 150).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid, BasisOptions::default()).unwrap();
+    let l = basis.eigenvalues().to_vec();
+    let mut e = vec![0.0; basis.len()];
+    e[3] = -2.0;
+    assert!((basis.cameron_martin_norm(&e).unwrap() - 2.0 / l[3].sqrt()).abs() < 1e-9 / l[3].sqrt());
+    assert!((basis.l1_c_norm(&e).unwrap() - 2.0 / l[3].sqrt()).abs() < 1e-9 / l[3].sqrt());
+    let c = pseudo_random(basis.len(), 3);
+    let cm: f64 = c.iter().zip(&l).map(|(h, l)| h * h / l).sum::<f64>().sqrt();
+    assert!((basis.cameron_martin_norm(&c).unwrap() - cm).abs() < 1e-12 * cm);
+    let p = basis.apply_power(1.5, &c).unwrap();
+    assert!((p[10] - c[10] * l[10].powf(1.5)).abs() < 1e-15);
+    assert!((basis.trace_power(2.0) - l.iter().map(|v| v * v).sum::<f64>()).abs() < 1e-15);
+    // With every component kept, C(t, t) = 1 is reproduced on the grid.
+    let diag = basis.power_diagonal(1.0);
+    assert!(diag.iter().all(|d| (d - 1.0).abs() < 1e-6), "{:?}", &diag[..3]);
+}
+
+#[test]
+fn randomized_top_j_agrees_with_dense() {
+    let grid = Grid::midpoint(0.0, 1.0, 600).unwrap();
+    let kernel = Stationary::matern32(0.1).unwrap();
+    let dense = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
+    let top = MercerBasis::build(kernel, grid.clone(), BasisOptions::top(50)).unwrap();
+    assert_eq!(top.len(), 50);
+    assert!(orthonormality_error(&top) < 1e-10);
+    for k in 0..25 {
+        let rel = (top.eigenvalues()[k] - dense.eigenvalues()[k]).abs() / dense.eigenvalues()[k];
+        assert!(rel < 1e-8, "component {k}: {rel:e}");
+        let a: Vec<f64> = top.eigenfunctions().col(k).iter().copied().collect();
+        let b: Vec<f64> = dense.eigenfunctions().col(k).iter().copied().collect();
+        assert!((grid.inner(&a, &b).unwrap().abs() - 1.0).abs() < 1e-8, "eigenfunction {k}");
+    }
+    // Ritz values never exceed the true eigenvalues (Cauchy interlacing).
+    assert!((0..50).all(|k| top.eigenvalues()[k] <= dense.eigenvalues()[k] * (1.0 + 1e-12)));
+}
+
+#[test]
+fn tensor_grid_basis_of_a_separable_kernel_has_product_eigenvalues() {
+    // exp(-|s-t|²/2ρ²) factorises over coordinates, so its 2-D eigenvalues are products of 1-D ones.
+    let kernel = Stationary::gaussian(0.3).unwrap();
+    let line = Grid::midpoint(0.0, 1.0, 24).unwrap();
+    let one = MercerBasis::build(kernel, line.clone(), BasisOptions::default()).unwrap();
+    let two = MercerBasis::build(kernel, Grid::tensor(&line, &line).unwrap(), BasisOptions::default()).unwrap();
+    let mut products: Vec<f64> =
+        one.eigenvalues().iter().flat_map(|a| one.eigenvalues().iter().map(move |b| a * b)).collect();
+    products.sort_by(|a, b| b.total_cmp(a));
+    for k in 0..10 {
+        assert!((two.eigenvalues()[k] - products[k]).abs() < 1e-10 * products[0], "component {k}");
+    }
+    assert!(orthonormality_error(&two) < 1e-10);
+    let at = two.eigenfunctions_at(&[0.5, 0.5, 0.1, 0.9]).unwrap();
+    assert_eq!((at.nrows(), at.ncols()), (2, two.len()));
+    assert!(two.eigenfunctions_at(&[0.5, 0.5, 0.1]).is_err());
+}
+
+#[derive(Debug)]
+struct Broken;
+impl Kernel for Broken {
+    fn eval(&self, s: &[f64], t: &[f64]) -> f64 {
+        if s[0] > 0.5 && t[0] > 0.5 { f64::NAN } else { 1.0 }
+    }
+    fn spec(&self) -> KernelSpec {
+        KernelSpec::new("broken")
+    }
+}
+
+#[test]
+fn bad_options_and_kernels_are_errors_not_panics() {
+    let grid = Grid::midpoint(0.0, 1.0, 20).unwrap();
+    let k = Stationary::matern32(0.1).unwrap();
+    for options in [
+        BasisOptions::default().rtol(f64::NAN),
+        BasisOptions::default().rtol(1.0),
+        BasisOptions::default().rtol(-0.1),
+        BasisOptions::default().max_components(0),
+        BasisOptions::default().solver(Solver::Randomized { power_iterations: 1 }),
+    ] {
+        assert!(matches!(MercerBasis::build(k, grid.clone(), options), Err(MercerError::BadOption { .. })));
+    }
+    assert!(matches!(
+        MercerBasis::build(Broken, grid.clone(), BasisOptions::default()),
+        Err(MercerError::NonFiniteKernel { .. })
+    ));
+    let negative = Grid::midpoint(-1.0, 1.0, 20).unwrap();
+    assert!(matches!(
+        MercerBasis::build(Brownian::new(), negative, BasisOptions::default()),
+        Err(MercerError::Unsupported(_))
+    ));
+    // A single-point grid is a valid (one-component) basis.
+    let single = MercerBasis::build(k, Grid::midpoint(0.0, 1.0, 1).unwrap(), BasisOptions::default()).unwrap();
+    assert_eq!(single.len(), 1);
+}
+
+#[test]
+fn clones_share_the_decomposition() {
+    let grid = Grid::midpoint(0.0, 1.0, 50).unwrap();
+    let basis = MercerBasis::build(Stationary::exponential(0.2).unwrap(), grid, BasisOptions::default()).unwrap();
+    let copy = basis.clone();
+    assert!(std::ptr::eq(basis.eigenvalues().as_ptr(), copy.eigenvalues().as_ptr()));
+    let summary = basis.summary();
+    assert_eq!(summary.kernel.name, "exponential");
+    assert_eq!(summary.components, basis.len());
+}
