@@ -3,11 +3,19 @@
 //! The facade of the fdp workspace: it re-exports the crates, in the order the data flows
 //! (kernel -> basis -> summary -> noise -> release -> report).
 //!
-//! - [`mercer`]: kernels, grids and Mercer eigenbases.
+//! - [`mercer`]: kernels, grids and Mercer eigenbases;
+//! - [`noise`]: privacy parameters, secure samplers, the ICLP and Gaussian-process mechanisms' noise.
 
 pub use fdp_mercer as mercer;
+pub use fdp_noise as noise;
 
 /// The names most programs need.
 pub mod prelude {
     pub use fdp_mercer::{BasisOptions, Brownian, Grid, Kernel, MercerBasis, Solver, Stationary};
+    pub use fdp_noise::{Delta, Epsilon, GaussianProcessSampler, IclpSampler, NoiseRng, PrivacyBudget, Sensitivity};
 }
+
+/// The README's code blocks, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

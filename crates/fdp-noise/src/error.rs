@@ -1,0 +1,40 @@
+use thiserror::Error;
+
+/// Errors of the noise layer. Every variant is about a public parameter, never about data.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum NoiseError {
+    /// ε must be finite and > 0.
+    #[error("epsilon must be finite and > 0, got {0}")]
+    BadEpsilon(f64),
+    /// δ must lie in (0, 1).
+    #[error("delta must lie in (0, 1), got {0}")]
+    BadDelta(f64),
+    /// A sensitivity must be finite and > 0.
+    #[error("sensitivity must be finite and > 0, got {0}")]
+    BadSensitivity(f64),
+    /// Another parameter is out of range.
+    #[error("invalid parameter {name} = {value}: {reason}")]
+    BadParameter { name: &'static str, value: f64, reason: &'static str },
+    /// A vector has the wrong length.
+    #[error("{what} has {got} entries but {expected} were expected")]
+    LengthMismatch { what: &'static str, expected: usize, got: usize },
+    /// A privacy budget would be overspent.
+    #[error(
+        "privacy budget exceeded: spending (ε = {epsilon}, δ = {delta}) leaves (ε = {remaining_epsilon}, δ = {remaining_delta})"
+    )]
+    BudgetExceeded { epsilon: f64, delta: f64, remaining_epsilon: f64, remaining_delta: f64 },
+    /// The operating system's random source failed.
+    #[error("the operating system's random source failed: {0}")]
+    Entropy(String),
+    /// An error from the basis layer.
+    #[error(transparent)]
+    Mercer(#[from] fdp_mercer::MercerError),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = NoiseError> = std::result::Result<T, E>;
+
+pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+    if got == expected { Ok(()) } else { Err(NoiseError::LengthMismatch { what, expected, got }) }
+}
