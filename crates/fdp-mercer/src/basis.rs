@@ -346,6 +346,31 @@ impl MercerBasis {
         Self(Arc::new(Inner { kernel, grid, lambda, phi, weighted_phi, rtol, origin }))
     }
 
+    /// The basis restricted to its leading `j` components (`1 <= j <= J`): same grid and kernel,
+    /// eigenpairs `1..=j`. Mechanisms that release only a leading block (IID Laplace, ICLP-l1's
+    /// active set) use it, so what lies beyond the block is never released.
+    pub fn truncated(&self, j: usize) -> Result<Self> {
+        if j == 0 || j > self.len() {
+            return Err(MercerError::BadOption {
+                name: "components",
+                value: j as f64,
+                reason: "must be between 1 and the number of kept components",
+            });
+        }
+        if j == self.len() {
+            return Ok(self.clone());
+        }
+        let phi = self.0.phi.subcols(0, j).to_owned();
+        Ok(Self::from_parts(
+            self.0.kernel.clone(),
+            self.0.grid.clone(),
+            self.0.lambda[..j].to_vec(),
+            phi,
+            self.0.rtol,
+            self.0.origin,
+        ))
+    }
+
     /// Number of kept components J.
     pub fn len(&self) -> usize {
         self.0.lambda.len()

@@ -116,6 +116,38 @@ impl Grid {
         Ok(Self { dim: 1, points, weights, layout: GridLayout::Custom, domain })
     }
 
+    /// Arbitrary strictly increasing 1-D points with trapezoid weights
+    /// (`w_i = (t_{i+1} - t_{i-1}) / 2`, half cells at the ends). Needs at least two points.
+    pub fn trapezoid_points(points: Vec<f64>) -> Result<Self> {
+        if points.len() < 2 {
+            return Err(MercerError::TooFewPoints { needed: 2, got: points.len() });
+        }
+        check_increasing(&points)?;
+        let k = points.len();
+        let weights = (0..k).map(|i| 0.5 * (points[(i + 1).min(k - 1)] - points[i.saturating_sub(1)])).collect();
+        Self::with_weights(points, weights)
+    }
+
+    /// The same 1-D grid mapped affinely onto `[start, end]` (points and weights rescaled; the layout
+    /// is kept for midpoint and trapezoid grids).
+    pub fn rescaled(&self, start: f64, end: f64) -> Result<Self> {
+        check_interval(start, end)?;
+        if self.dim != 1 {
+            return Err(MercerError::Unsupported("only 1-D grids can be rescaled"));
+        }
+        let (a, b) = self.domain[0];
+        let scale = (end - start) / (b - a);
+        let points: Vec<f64> = self.points.iter().map(|t| start + (t - a) * scale).collect();
+        check_increasing(&points)?;
+        let weights = self.weights.iter().map(|w| w * scale).collect();
+        let layout = match self.layout {
+            GridLayout::Midpoint { .. } => GridLayout::Midpoint { start, end },
+            GridLayout::Trapezoid { .. } => GridLayout::Trapezoid { start, end },
+            _ => GridLayout::Custom,
+        };
+        Ok(Self { dim: 1, points, weights, layout, domain: vec![(start, end)] })
+    }
+
     /// Tensor product of two 1-D grids on the box `domain(x) × domain(y)`, weights `w_i^x w_j^y`.
     /// Point `(x_i, y_j)` is stored at index `i * ny + j`.
     pub fn tensor(x: &Grid, y: &Grid) -> Result<Self> {
@@ -242,6 +274,12 @@ mod tests {
             assert!((g.inner(&t, &t).unwrap() - 8.0 / 3.0).abs() < 1e-4);
         }
         assert_eq!(trap.points()[200], 2.0);
+        let uneven = Grid::trapezoid_points(vec![0.0, 0.5, 0.75, 2.0]).unwrap();
+        assert_eq!(uneven.weights(), &[0.25, 0.375, 0.75, 0.625]);
+        let moved = uneven.rescaled(0.0, 1.0).unwrap();
+        assert_eq!(moved.points(), &[0.0, 0.25, 0.375, 1.0]);
+        assert!((moved.weights().iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        assert!(Grid::trapezoid_points(vec![1.0]).is_err());
     }
 
     #[test]

@@ -237,3 +237,14 @@ fn clones_share_the_decomposition() {
     assert_eq!(summary.kernel.name, "exponential");
     assert_eq!(summary.components, basis.len());
 }
+
+#[test]
+fn truncated_basis_keeps_the_leading_block() {
+    let grid = Grid::midpoint(0.0, 1.0, 80).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid, BasisOptions::default()).unwrap();
+    let lead = basis.truncated(5).unwrap();
+    assert_eq!(lead.len(), 5);
+    assert_eq!(lead.eigenvalues(), &basis.eigenvalues()[..5]);
+    assert_eq!(lead.eigenfunctions().col(4), basis.eigenfunctions().col(4));
+    assert!(basis.truncated(0).is_err() && basis.truncated(basis.len() + 1).is_err());
+}

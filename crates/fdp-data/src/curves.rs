@@ -1,0 +1,226 @@
+//! Curve sets: n curves on a shared grid, stored n x K row-major, with per-record repair of
+//! missing and non-finite values.
+
+use faer::MatRef;
+use serde::{Deserialize, Serialize};
+
+use fdp_mercer::Grid;
+
+use crate::error::{DataError, Result};
+
+/// What happened to one record on the way in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Repair {
+    /// Every value was present and finite.
+    Complete,
+    /// Some values were missing or non-finite and were filled by interpolation along the grid.
+    Interpolated,
+    /// No usable value: the record was replaced by the public default curve.
+    Defaulted,
+}
+
+/// Counts of repairs, for the data curator. They describe the private data: do not publish them
+/// without charging privacy budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairReport {
+    pub complete: usize,
+    pub interpolated: usize,
+    pub defaulted: usize,
+}
+
+impl RepairReport {
+    fn count(&mut self, r: Repair) {
+        match r {
+            Repair::Complete => self.complete += 1,
+            Repair::Interpolated => self.interpolated += 1,
+            Repair::Defaulted => self.defaulted += 1,
+        }
+    }
+}
+
+/// Fills the non-finite entries of one record from its finite ones: linear interpolation in `t`
+/// between the nearest finite neighbours, the nearest finite value beyond the ends; with no finite
+/// entry at all, the record becomes `default`. Never fails, so a record's content cannot turn into
+/// an error (DESIGN section 4).
+pub fn repair_record(values: &mut [f64], points: &[f64], default: &[f64]) -> Repair {
+    let finite: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_finite()).collect();
+    if finite.len() == values.len() {
+        return Repair::Complete;
+    }
+    let (Some(&first), Some(&last)) = (finite.first(), finite.last()) else {
+        values.copy_from_slice(default);
+        return Repair::Defaulted;
+    };
+    for pair in finite.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        for i in a + 1..b {
+            let s = (points[i] - points[a]) / (points[b] - points[a]);
+            values[i] = values[a] + s * (values[b] - values[a]);
+        }
+    }
+    let (head, tail) = (values[first], values[last]);
+    values[..first].fill(head);
+    values[last + 1..].fill(tail);
+    Repair::Interpolated
+}
+
+/// n curves observed on one 1-D [`Grid`] (K points), stored row-major (`n x K`, contiguous).
+///
+/// Every constructor repairs records with missing or non-finite values (see [`repair_record`]) and
+/// keeps n unchanged: n is public, and so is the default curve used for unusable records.
+///
+/// ```
+/// use fdp_data::CurveSet;
+/// use fdp_mercer::Grid;
+/// let grid = Grid::midpoint(0.0, 1.0, 4)?;
+/// let rows = vec![vec![1.0, f64::NAN, 3.0, 4.0], vec![f64::NAN; 4]];
+/// let (set, report) = CurveSet::from_rows(grid, &rows, None)?;
+/// assert_eq!(set.row(0), &[1.0, 2.0, 3.0, 4.0]);   // interpolated along the grid
+/// assert_eq!(set.row(1), &[0.0; 4]);               // unusable: the public default (zero) curve
+/// assert_eq!((set.n(), report.defaulted), (2, 1));
+/// # Ok::<(), fdp_data::DataError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveSet {
+    grid: Grid,
+    values: Vec<f64>,
+}
+
+impl CurveSet {
+    /// From a flat row-major buffer of `n * K` values; `default` (length K, zero if `None`) replaces
+    /// unusable records.
+    pub fn from_flat(grid: Grid, mut values: Vec<f64>, default: Option<&[f64]>) -> Result<(Self, RepairReport)> {
+        let k = grid.len();
+        if grid.dim() != 1 {
+            return Err(DataError::BadParameter {
+                name: "grid dimension",
+                value: grid.dim() as f64,
+                reason: "curve sets live on 1-D grids",
+            });
+        }
+        if values.len() % k != 0 {
+            return Err(DataError::LengthMismatch {
+                what: "curve values (a multiple of the grid size)",
+                expected: values.len().div_ceil(k) * k,
+                got: values.len(),
+            });
+        }
+        let zero = vec![0.0; k];
+        let default = default.unwrap_or(&zero);
+        if default.len() != k {
+            return Err(DataError::LengthMismatch { what: "default curve", expected: k, got: default.len() });
+        }
+        if let Some(i) = default.iter().position(|v| !v.is_finite()) {
+            return Err(DataError::BadParameter {
+                name: "default curve value",
+                value: default[i],
+                reason: "the public default curve must be finite",
+            });
+        }
+        let mut report = RepairReport::default();
+        for row in values.chunks_mut(k) {
+            report.count(repair_record(row, grid.points(), default));
+        }
+        Ok((Self { grid, values }, report))
+    }
+
+    /// From rows (each of length K).
+    pub fn from_rows(grid: Grid, rows: &[Vec<f64>], default: Option<&[f64]>) -> Result<(Self, RepairReport)> {
+        let k = grid.len();
+        if let Some(bad) = rows.iter().find(|r| r.len() != k) {
+            return Err(DataError::LengthMismatch { what: "curve", expected: k, got: bad.len() });
+        }
+        Self::from_flat(grid, rows.concat(), default)
+    }
+
+    /// From an `n x K` matrix.
+    pub fn from_mat(grid: Grid, m: MatRef<'_, f64>, default: Option<&[f64]>) -> Result<(Self, RepairReport)> {
+        if m.ncols() != grid.len() {
+            return Err(DataError::LengthMismatch { what: "matrix columns", expected: grid.len(), got: m.ncols() });
+        }
+        let values = (0..m.nrows()).flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)])).collect();
+        Self::from_flat(grid, values, default)
+    }
+
+    /// Number of curves n.
+    pub fn n(&self) -> usize {
+        self.values.len() / self.grid.len()
+    }
+
+    /// The shared grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// Curve i on the grid.
+    pub fn row(&self, i: usize) -> &[f64] {
+        let k = self.grid.len();
+        &self.values[i * k..(i + 1) * k]
+    }
+
+    /// All values, row-major.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// The curves as an `n x K` matrix view (no copy).
+    pub fn as_mat(&self) -> MatRef<'_, f64> {
+        MatRef::from_row_major_slice(&self.values, self.n(), self.grid.len())
+    }
+
+    /// The pointwise sample mean (the non-private estimate).
+    pub fn mean_curve(&self) -> Vec<f64> {
+        let k = self.grid.len();
+        let mut mean = vec![0.0; k];
+        for row in self.values.chunks(k) {
+            mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+        }
+        let n = self.n().max(1) as f64;
+        mean.iter_mut().for_each(|m| *m /= n);
+        mean
+    }
+
+    /// The same curves on the grid mapped onto `[start, end]` (e.g. `[0, 1]`, where kernel
+    /// length-scales are set).
+    pub fn rescaled(&self, start: f64, end: f64) -> Result<Self> {
+        Ok(Self { grid: self.grid.rescaled(start, end)?, values: self.values.clone() })
+    }
+
+    /// The curves with indices in `rows` (e.g. a cross-validation fold).
+    pub fn subset(&self, rows: &[usize]) -> Self {
+        let values = rows.iter().flat_map(|&i| self.row(i).iter().copied()).collect();
+        Self { grid: self.grid.clone(), values }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repair_interpolates_extrapolates_and_defaults() {
+        let t = [0.0, 1.0, 2.0, 4.0, 5.0];
+        let mut v = [f64::NAN, 1.0, f64::INFINITY, 5.0, f64::NAN];
+        assert_eq!(repair_record(&mut v, &t, &[9.0; 5]), Repair::Interpolated);
+        assert_eq!(v, [1.0, 1.0, 1.0 + 4.0 / 3.0, 5.0, 5.0]);
+        let mut empty = [f64::NAN; 5];
+        assert_eq!(repair_record(&mut empty, &t, &[9.0; 5]), Repair::Defaulted);
+        assert_eq!(empty, [9.0; 5]);
+    }
+
+    #[test]
+    fn shapes_are_checked_but_contents_never_fail() {
+        let grid = Grid::midpoint(0.0, 1.0, 3).unwrap();
+        assert!(CurveSet::from_flat(grid.clone(), vec![1.0; 4], None).is_err());
+        assert!(CurveSet::from_rows(grid.clone(), &[vec![1.0; 2]], None).is_err());
+        assert!(CurveSet::from_flat(grid.clone(), vec![1.0; 3], Some(&[f64::NAN; 3])).is_err());
+        let (set, report) =
+            CurveSet::from_flat(grid, vec![f64::NAN, f64::NEG_INFINITY, 1e308, 1.0, 2.0, 3.0], None).unwrap();
+        assert_eq!(set.n(), 2);
+        assert_eq!(set.row(0), &[1e308; 3]);
+        assert_eq!(report, RepairReport { complete: 1, interpolated: 1, defaulted: 0 });
+        assert_eq!(set.mean_curve()[2], (1e308 + 3.0) / 2.0);
+        assert_eq!(set.as_mat()[(1, 2)], 3.0);
+        assert_eq!(set.subset(&[1]).row(0), &[1.0, 2.0, 3.0]);
+    }
+}

@@ -1,0 +1,36 @@
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Errors of the data layer. They concern files, shapes and parameters — never the values inside a
+/// record: a record that cannot be used becomes the public default curve instead.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum DataError {
+    /// A dataset file is not where it was looked for.
+    #[error(
+        "{dataset}: {path} not found. The real datasets live in ../shared/data (see its README.md); point FDP_DATA_DIR or --data-dir at that folder"
+    )]
+    MissingFile { dataset: &'static str, path: PathBuf },
+    /// The file could not be read or parsed as CSV.
+    #[error("reading {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    /// No column matched the value-column selection.
+    #[error("{path}: no column starts with {prefix:?}")]
+    NoValueColumns { path: PathBuf, prefix: String },
+    /// A requested id column is absent.
+    #[error("{path}: no column named {column:?}")]
+    MissingColumn { path: PathBuf, column: String },
+    /// A matrix or curve has the wrong size.
+    #[error("{what} has {got} entries but {expected} were expected")]
+    LengthMismatch { what: &'static str, expected: usize, got: usize },
+    /// A parameter is out of range.
+    #[error("invalid parameter {name} = {value}: {reason}")]
+    BadParameter { name: &'static str, value: f64, reason: &'static str },
+    /// An error from the grid or basis layer.
+    #[error(transparent)]
+    Mercer(#[from] fdp_mercer::MercerError),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = DataError> = std::result::Result<T, E>;

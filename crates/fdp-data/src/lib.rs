@@ -1,0 +1,19 @@
+//! # fdp-data: curves in, with nothing about a record able to raise an error
+//!
+//! - [`curves`]: [`CurveSet`] — n curves on a shared grid, n x K contiguous, with per-record repair
+//!   of missing values (interpolation along the grid, else the public default curve; n never changes);
+//! - [`csv_load`]: wide CSV files (value columns by prefix, id columns);
+//! - [`simulate`]: the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
+//! - [`datasets`]: loaders for the real curve datasets in `../shared/data`.
+
+pub mod csv_load;
+pub mod curves;
+pub mod datasets;
+mod error;
+pub mod simulate;
+
+pub use csv_load::{CsvSpec, LoadedCurves, read_wide_csv};
+pub use curves::{CurveSet, Repair, RepairReport, repair_record};
+pub use datasets::{Dataset, data_dir};
+pub use error::{DataError, Result};
+pub use simulate::{Scenario, Simulation, simulate};
