@@ -54,6 +54,9 @@ pub enum Calibration {
     /// `σ_k >= s(ε, δ) (Δ₂ + R₂) sqrt(λ_k)`, `s` the analytic multiplier and
     /// `R₂ = (Σ_k r_k² / λ_k)^{1/2}` the rounding charge.
     GaussianProcess { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, rounding_charge: f64 },
+    /// Pure ε-DP Laplace with one scale for every component, for an l1 sensitivity Δ₁ of the
+    /// coefficient vector: `b = (Δ₁ + Σ_k r_k) / ε`.
+    IidLaplace { sensitivity: f64, epsilon: f64, rounding_charge: f64 },
 }
 
 /// Independent noise components over a Mercer basis: coefficient k gets noise of its own scale,
@@ -133,6 +136,18 @@ impl BasisSampler<LatticeLaplace> {
         Ok(Self { basis: basis.clone(), noise, calibration })
     }
 
+    /// IID Laplace on every component of `basis` with the same scale, pure ε-DP for an l1
+    /// sensitivity Δ₁ of the coefficient vector (the classic baseline; privacy loss
+    /// `Σ_k (|d_k| + r) / b <= (Δ₁ + J r) / b = ε`).
+    pub fn iid(basis: &MercerBasis, l1_sensitivity: Sensitivity, epsilon: Epsilon) -> Result<Self> {
+        let (delta, eps) = (l1_sensitivity.get(), epsilon.get());
+        let step = lattice_step(delta / eps, LAPLACE_LATTICE_BITS);
+        let rounding_charge = step * basis.len() as f64;
+        let one = LatticeLaplace::new((delta + rounding_charge) / eps, step)?;
+        let calibration = Calibration::IidLaplace { sensitivity: delta, epsilon: eps, rounding_charge };
+        Ok(Self { basis: basis.clone(), noise: vec![one; basis.len()], calibration })
+    }
+
     /// The Laplace scales `b_k`.
     pub fn scales(&self) -> Vec<f64> {
         self.noise.iter().map(|n| n.scale()).collect()
@@ -199,7 +214,7 @@ impl<N: ComponentNoise> BasisSampler<N> {
         let pure = |e: f64| Epsilon::new(e).ok().map(PrivacyGuarantee::pure);
         match self.calibration {
             Calibration::UnitVariance => None,
-            Calibration::Iclp { epsilon, .. } => pure(epsilon),
+            Calibration::Iclp { epsilon, .. } | Calibration::IidLaplace { epsilon, .. } => pure(epsilon),
             Calibration::GaussianProcess { epsilon, delta, .. } => {
                 Some(PrivacyGuarantee::approximate(Epsilon::new(epsilon).ok()?, Delta::new(delta).ok()?))
             }

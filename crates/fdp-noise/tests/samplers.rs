@@ -182,3 +182,16 @@ fn reachable_set_attack_breaks_naive_laplace_but_not_the_lattice_sampler() {
     let y = secure.release(x0, &mut rng);
     assert_eq!(y / secure.step(), (y / secure.step()).round());
 }
+
+#[test]
+fn iid_laplace_has_one_scale_and_bounds_the_l1_loss() {
+    let basis = basis(100, Some(12));
+    let iid = IclpSampler::iid(&basis, Sensitivity::new(0.4).unwrap(), Epsilon::new(0.8).unwrap()).unwrap();
+    let b = iid.scales();
+    assert!(b.iter().all(|x| *x == b[0]) && (b[0] / 0.5 - 1.0).abs() < 1e-9);
+    // Any split of an l1 difference of 0.4 over the components costs at most ε.
+    let mut d = vec![0.0; 12];
+    d[0] = 0.1;
+    d[11] = -0.3;
+    assert!(iid.privacy_loss_bound(&d).unwrap() <= 0.8 * (1.0 + 1e-12));
+}

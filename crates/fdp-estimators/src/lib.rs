@@ -1,0 +1,19 @@
+//! # fdp-estimators: private functional summaries
+//!
+//! - [`clip`]: per-record clipping in the norm each sensitivity uses;
+//! - [`mean`]: private mean curves — ICLP-RKHS, ICLP-l1, IID Laplace and the Gaussian process
+//!   ([`BasisMean`]) and the Bernstein mechanism ([`BernsteinMean`]), behind [`MeanMechanism`];
+//! - [`tuning`]: plug-in tuning from public quantities (Theorem 13) and private cross-validation;
+//! - [`release`]: [`Release`], a private curve with off-grid evaluation and JSON metadata.
+
+pub mod clip;
+mod error;
+pub mod mean;
+pub mod release;
+pub mod tuning;
+
+pub use clip::ClipNorm;
+pub use error::{EstimatorError, Result};
+pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanMechanism, MeanSetup};
+pub use release::{Release, ReleaseMetadata};
+pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

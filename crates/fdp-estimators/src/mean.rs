@@ -1,0 +1,552 @@
+//! Private mean curves (Lin & Reimherr 2023, Section 4; DESIGN sections 3-4).
+//!
+//! Every mechanism runs the same pipeline: centre each record at an optional public reference curve,
+//! project it onto the kept basis components, **clip it per record** in the norm its sensitivity uses
+//! (τ fixed before the data are seen), average, regularise, add calibrated secure noise, and
+//! synthesise. n is public (replace-one neighbours) and is fixed when the mechanism is built.
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+use rayon::prelude::*;
+
+use fdp_data::CurveSet;
+use fdp_mercer::{Grid, MercerBasis};
+use fdp_noise::{
+    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
+    NoiseRng, PrivacyGuarantee, Sensitivity,
+    secure::{LAPLACE_LATTICE_BITS, lattice_step},
+};
+
+use crate::clip::ClipNorm;
+use crate::error::{EstimatorError, Result, non_negative, positive};
+use crate::release::{Release, ReleaseMetadata, Representation, bernstein_weights, interpolate};
+
+/// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
+/// reference curve to centre at. Validated by [`MeanSetup::new`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeanSetup {
+    n: usize,
+    epsilon: Epsilon,
+    tau: f64,
+    reference: Option<Vec<f64>>,
+    tuning: String,
+}
+
+impl MeanSetup {
+    /// `n >= 1` records, `ε > 0`, `τ > 0`.
+    pub fn new(n: usize, epsilon: f64, tau: f64) -> Result<Self> {
+        if n == 0 {
+            return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
+        }
+        Ok(Self {
+            n,
+            epsilon: Epsilon::new(epsilon)?,
+            tau: positive("tau", tau)?,
+            reference: None,
+            tuning: "plug_in".into(),
+        })
+    }
+
+    /// Centre records at a public reference curve (on the grid) before clipping; it is added back to
+    /// the release. Must not be computed from the private data.
+    pub fn centred_at(mut self, reference: Vec<f64>) -> Result<Self> {
+        if let Some(bad) = reference.iter().find(|v| !v.is_finite()) {
+            return Err(EstimatorError::BadParameter { name: "reference", value: *bad, reason: "must be finite" });
+        }
+        self.reference = Some(reference);
+        Ok(self)
+    }
+
+    /// Records how the tuning parameters were chosen (`plug_in`, or `pcv` for data-dependent choices).
+    pub fn tuned_by(mut self, how: &str) -> Self {
+        self.tuning = how.into();
+        self
+    }
+
+    /// n.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// ε.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon.get()
+    }
+
+    /// τ.
+    pub fn tau(&self) -> f64 {
+        self.tau
+    }
+
+    fn check_reference(&self, grid: &Grid) -> Result<()> {
+        match &self.reference {
+            Some(r) if r.len() != grid.len() => {
+                Err(EstimatorError::Shape { what: "reference curve length", expected: grid.len(), got: r.len() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn check_curves(&self, curves: &CurveSet, grid: &Grid) -> Result<()> {
+        if curves.n() != self.n {
+            return Err(EstimatorError::Shape { what: "number of curves", expected: self.n, got: curves.n() });
+        }
+        if curves.grid() != grid {
+            return Err(EstimatorError::GridMismatch);
+        }
+        Ok(())
+    }
+}
+
+/// A private mean-curve mechanism. `summarize` is the deterministic part (clip, average,
+/// regularise); `privatize` adds the noise. Splitting them lets audits and Monte Carlo studies
+/// compute a summary once and draw many releases from it.
+pub trait MeanMechanism: Send + Sync {
+    /// Short name (`iclp_rkhs`, ...).
+    fn name(&self) -> &'static str;
+    /// The public n the mechanism was built for.
+    fn n(&self) -> usize;
+    /// The privacy guarantee of one release.
+    fn guarantee(&self) -> PrivacyGuarantee;
+    /// The clipped, regularised summary (released coefficients before noise).
+    fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>>;
+    /// One private release of a summary.
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release>;
+    /// The non-private estimate `μ̂` on the grid for a summary.
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>>;
+    /// `E||μ̃ - μ̂||²_{L2}`, the expected squared norm of the noise curve (closed form).
+    fn expected_noise_sq(&self) -> f64;
+    /// `summarize` then `privatize`.
+    fn release(&self, curves: &CurveSet, rng: &mut NoiseRng) -> Result<Release> {
+        let summary = self.summarize(curves)?;
+        self.privatize(&summary, rng)
+    }
+}
+
+/// Mean of the clipped coefficients `clip(P(X_i - ref))` over all records, computed in parallel row
+/// blocks with one matrix product per block (memory: a block of coefficients, not n x J).
+fn clipped_mean_coefficients(
+    basis: &MercerBasis,
+    curves: &CurveSet,
+    reference: Option<&[f64]>,
+    norm: ClipNorm,
+    tau: f64,
+) -> Result<Vec<f64>> {
+    const BLOCK: usize = 2048;
+    let (j, k) = (basis.len(), basis.n_points());
+    let offset = match reference {
+        Some(r) => basis.project(r)?,
+        None => vec![0.0; j],
+    };
+    let wphi = basis.weighted_eigenfunctions();
+    let sums = curves
+        .values()
+        .par_chunks(BLOCK * k)
+        .map(|block| {
+            let rows = block.len() / k;
+            let x = MatRef::from_row_major_slice(block, rows, k);
+            let mut c = Mat::<f64>::zeros(rows, j);
+            matmul(c.as_mut(), Accum::Replace, x, wphi, 1.0, Par::Seq);
+            let mut acc = vec![0.0; j];
+            let mut row = vec![0.0; j];
+            for i in 0..rows {
+                row.iter_mut().enumerate().for_each(|(col, v)| *v = c[(i, col)] - offset[col]);
+                norm.clip(&mut row, tau);
+                acc.iter_mut().zip(&row).for_each(|(a, v)| *a += v);
+            }
+            acc
+        })
+        .reduce(
+            || vec![0.0; j],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let n = curves.n() as f64;
+    Ok(sums.into_iter().map(|s| s / n).collect())
+}
+
+/// How a basis mechanism turns the clipped mean coefficients into the released ones.
+#[derive(Debug, Clone, PartialEq)]
+enum Shaping {
+    /// `c_k ↦ s_k c_k` (RKHS shrinkage `λ^η/(λ^η + ψ)`; 1 for the plain mean).
+    Shrink(Vec<f64>),
+    /// `c_k ↦ sign(c_k) (|c_k| - θ_k)_+` (l1 penalty).
+    SoftThreshold(Vec<f64>),
+}
+
+/// A mean mechanism that releases basis coefficients with independent noise per component:
+/// ICLP-RKHS, ICLP-l1 and IID Laplace (Laplace noise) or the Gaussian process (Gaussian noise).
+#[derive(Debug, Clone)]
+pub struct BasisMean<N> {
+    name: &'static str,
+    setup: MeanSetup,
+    /// The basis records are projected onto (all kept components).
+    basis: MercerBasis,
+    /// The leading block that is released (and sampled).
+    sampler: BasisSampler<N>,
+    clip: ClipNorm,
+    shaping: Shaping,
+    sensitivity: f64,
+    sensitivity_norm: &'static str,
+    psi: Option<f64>,
+    eta: Option<f64>,
+    guarantee: PrivacyGuarantee,
+}
+
+/// The Laplace-noise basis means (ICLP-RKHS, ICLP-l1, IID Laplace).
+pub type LaplaceMean = BasisMean<LatticeLaplace>;
+/// The Gaussian-process mean.
+pub type GaussianMean = BasisMean<LatticeGaussian>;
+
+fn check_eta_psi(eta: f64, psi: f64) -> Result<()> {
+    positive("eta", eta)?;
+    non_negative("psi", psi)?;
+    Ok(())
+}
+
+/// `max_k λ_k^{η - 1/2} / (λ_k^η + ψ)` and the shrinkage factors `λ_k^η / (λ_k^η + ψ)`.
+fn rkhs_factors(basis: &MercerBasis, eta: f64, psi: f64) -> (f64, Vec<f64>) {
+    let l = basis.eigenvalues();
+    let worst = l.iter().map(|l| l.powf(eta - 0.5) / (l.powf(eta) + psi)).fold(0.0, f64::max);
+    (worst, l.iter().map(|l| l.powf(eta) / (l.powf(eta) + psi)).collect())
+}
+
+impl BasisMean<LatticeLaplace> {
+    /// **ICLP-RKHS (Theorem 11).** `μ_k = λ_k^η / (λ_k^η + ψ) · X̄_k` with records clipped to
+    /// `Σ_k |X_k| <= τ`. A replaced record moves `μ` by `d_k = λ_k^η/(λ_k^η+ψ) (X_k - X'_k)/n`, so
+    /// `||d||_{1,C} = Σ_k λ_k^{η-1/2}/(λ_k^η+ψ) |X_k - X'_k|/n <= (2τ/n) max_k λ_k^{η-1/2}/(λ_k^η+ψ) = Δ`,
+    /// and the ICLP calibrated to Δ is pure ε-DP. Theory asks for η > 1; any η > 0, ψ >= 0 gives a
+    /// valid (if noisier) mechanism because Δ is computed exactly over the kept components.
+    pub fn iclp_rkhs(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64) -> Result<Self> {
+        check_eta_psi(eta, psi)?;
+        setup.check_reference(basis.grid())?;
+        let (worst, shrink) = rkhs_factors(basis, eta, psi);
+        let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
+        let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon)?;
+        Ok(Self {
+            name: "iclp_rkhs",
+            guarantee: PrivacyGuarantee::pure(setup.epsilon),
+            setup,
+            basis: basis.clone(),
+            sampler,
+            clip: ClipNorm::CoefficientL1,
+            shaping: Shaping::Shrink(shrink),
+            sensitivity,
+            sensitivity_norm: "l1_c",
+            psi: Some(psi),
+            eta: Some(eta),
+        })
+    }
+
+    /// **ICLP-l1 (Theorem 9, with a corrected active set).** `μ_k = sign(X̄_k)(|X̄_k| - θ_k)_+`,
+    /// `θ_k = ψ / (2 λ_k^{η/2})`, records clipped to `||X||_{L2} <= τ` (so `|X_k| <= τ`).
+    /// Components with `θ_k >= τ` are 0 for every dataset and are not released; the rest form a
+    /// leading block A (θ_k grows with k). Soft thresholding is 1-Lipschitz, so
+    /// `||d||_{1,C} <= Σ_{k∈A} |X_k - X'_k| / (n sqrt(λ_k)) <= (2τ/n) (Σ_{k∈A} 1/λ_k)^{1/2} = Δ`
+    /// by Cauchy-Schwarz and `||X - X'||_2 <= 2τ`.
+    pub fn iclp_l1(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64) -> Result<Self> {
+        check_eta_psi(eta, psi)?;
+        setup.check_reference(basis.grid())?;
+        let thresholds: Vec<f64> = basis.eigenvalues().iter().map(|l| psi / (2.0 * l.powf(eta / 2.0))).collect();
+        let active = thresholds.iter().take_while(|t| **t < setup.tau).count();
+        if active == 0 {
+            return Err(EstimatorError::BadParameter {
+                name: "psi",
+                value: psi,
+                reason: "so large that every component is thresholded to zero",
+            });
+        }
+        let released = basis.truncated(active)?;
+        let inv_sum: f64 = released.eigenvalues().iter().map(|l| 1.0 / l).sum();
+        let sensitivity = 2.0 * setup.tau / setup.n as f64 * inv_sum.sqrt();
+        let sampler = IclpSampler::calibrated(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
+        Ok(Self {
+            name: "iclp_l1",
+            guarantee: PrivacyGuarantee::pure(setup.epsilon),
+            setup,
+            basis: basis.clone(),
+            sampler,
+            clip: ClipNorm::L2,
+            shaping: Shaping::SoftThreshold(thresholds[..active].to_vec()),
+            sensitivity,
+            sensitivity_norm: "l1_c",
+            psi: Some(psi),
+            eta: Some(eta),
+        })
+    }
+
+    /// **IID Laplace baseline.** The first M coefficients of the mean with records clipped to
+    /// `||X||_{L2} <= τ`, each with Laplace noise of one scale: the l1 sensitivity of M coefficients
+    /// is `Δ₁ <= sqrt(M) ||X - X'||_2 / n <= 2τ sqrt(M)/n` (the authors' code uses `2τM/n`, sqrt(M)
+    /// times noisier than needed).
+    pub fn iid_laplace(basis: &MercerBasis, setup: MeanSetup, components: usize) -> Result<Self> {
+        setup.check_reference(basis.grid())?;
+        if components == 0 || components > basis.len() {
+            return Err(EstimatorError::BadParameter {
+                name: "components",
+                value: components as f64,
+                reason: "must be between 1 and the number of kept basis components",
+            });
+        }
+        let released = basis.truncated(components)?;
+        let sensitivity = 2.0 * setup.tau * (components as f64).sqrt() / setup.n as f64;
+        let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
+        Ok(Self {
+            name: "iid_laplace",
+            guarantee: PrivacyGuarantee::pure(setup.epsilon),
+            setup,
+            basis: basis.clone(),
+            sampler,
+            clip: ClipNorm::L2,
+            shaping: Shaping::Shrink(vec![1.0; components]),
+            sensitivity,
+            sensitivity_norm: "l1",
+            psi: None,
+            eta: None,
+        })
+    }
+}
+
+impl BasisMean<LatticeGaussian> {
+    /// **Gaussian process ((ε, δ)-DP; Hall et al. 2013, Mirshani et al. 2019).** The RKHS-smoothed
+    /// mean `μ_k = λ_k^η/(λ_k^η + ψ) X̄_k` with records clipped to `||X||_{L2} <= τ`:
+    /// `||d||_C² = Σ_k (λ_k^{η-1/2}/(λ_k^η+ψ))² (X_k - X'_k)²/n² <= ((2τ/n) max_k λ_k^{η-1/2}/(λ_k^η+ψ))²`,
+    /// released with GP noise calibrated by the analytic Gaussian mechanism.
+    pub fn gaussian_process(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64, delta: f64) -> Result<Self> {
+        check_eta_psi(eta, psi)?;
+        setup.check_reference(basis.grid())?;
+        let delta = Delta::new(delta)?;
+        let (worst, shrink) = rkhs_factors(basis, eta, psi);
+        let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
+        let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon, delta)?;
+        Ok(Self {
+            name: "gaussian_process",
+            guarantee: PrivacyGuarantee::approximate(setup.epsilon, delta),
+            setup,
+            basis: basis.clone(),
+            sampler,
+            clip: ClipNorm::L2,
+            shaping: Shaping::Shrink(shrink),
+            sensitivity,
+            sensitivity_norm: "cameron_martin",
+            psi: Some(psi),
+            eta: Some(eta),
+        })
+    }
+}
+
+impl<N: ComponentNoise> BasisMean<N> {
+    /// The sensitivity the noise is calibrated to (before the rounding charge).
+    pub fn sensitivity(&self) -> f64 {
+        self.sensitivity
+    }
+
+    /// The sampler of the released block.
+    pub fn sampler(&self) -> &BasisSampler<N> {
+        &self.sampler
+    }
+
+    /// The released basis (the leading block of the projection basis).
+    pub fn released_basis(&self) -> &MercerBasis {
+        self.sampler.basis()
+    }
+
+    fn metadata(&self, rng: &NoiseRng) -> ReleaseMetadata {
+        ReleaseMetadata {
+            mechanism: self.name.into(),
+            guarantee: self.guarantee,
+            sensitivity: self.sensitivity,
+            sensitivity_norm: self.sensitivity_norm.into(),
+            tau: self.setup.tau,
+            clip_norm: self.clip,
+            psi: self.psi,
+            eta: self.eta,
+            components: self.sampler.basis().len(),
+            n: self.setup.n,
+            basis: Some(self.sampler.basis().summary()),
+            calibration: Some(self.sampler.calibration()),
+            rng: rng.provenance(),
+            tuning: self.setup.tuning.clone(),
+            centred: self.setup.reference.is_some(),
+        }
+    }
+}
+
+impl<N: ComponentNoise> MeanMechanism for BasisMean<N> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn n(&self) -> usize {
+        self.setup.n
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.guarantee
+    }
+
+    fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
+        self.setup.check_curves(curves, self.basis.grid())?;
+        let mean =
+            clipped_mean_coefficients(&self.basis, curves, self.setup.reference.as_deref(), self.clip, self.setup.tau)?;
+        Ok(match &self.shaping {
+            Shaping::Shrink(s) => s.iter().zip(&mean).map(|(s, c)| s * c).collect(),
+            Shaping::SoftThreshold(t) => {
+                t.iter().zip(&mean).map(|(t, c)| c.signum() * (c.abs() - t).max(0.0)).collect()
+            }
+        })
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+        let coefficients = self.sampler.privatize(summary, rng)?;
+        let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
+        Release::new(self.basis.grid().clone(), self.setup.reference.clone(), representation, self.metadata(rng))
+    }
+
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        let mut curve = self.sampler.basis().synthesize(summary)?;
+        if let Some(r) = &self.setup.reference {
+            curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
+        }
+        Ok(curve)
+    }
+
+    fn expected_noise_sq(&self) -> f64 {
+        self.sampler.std_devs().iter().map(|s| s * s).sum()
+    }
+}
+
+/// **Bernstein mechanism (Aldà & Rubinstein 2017; R diffpriv).** Records clipped to
+/// `max_i |X(t_i)| <= τ`; the mean curve is evaluated (by linear interpolation, a convex combination)
+/// at the k + 1 lattice points `a + j(b - a)/k`; each value moves by at most `S = 2τ/n` when a record
+/// is replaced, so Laplace noise of scale `(k + 1) S / ε` on every lattice value is ε-DP (plus the
+/// lattice rounding charge); the release is the Bernstein polynomial through the noisy values.
+#[derive(Debug, Clone)]
+pub struct BernsteinMean {
+    setup: MeanSetup,
+    grid: Grid,
+    lattice: usize,
+    noise: LatticeLaplace,
+    sensitivity: f64,
+}
+
+impl BernsteinMean {
+    /// A Bernstein mechanism of degree `lattice = k >= 1` on a 1-D grid.
+    pub fn new(grid: &Grid, setup: MeanSetup, lattice: usize) -> Result<Self> {
+        setup.check_reference(grid)?;
+        if lattice == 0 || grid.dim() != 1 {
+            return Err(EstimatorError::BadParameter {
+                name: "lattice",
+                value: lattice as f64,
+                reason: "needs k >= 1 on a 1-D grid",
+            });
+        }
+        let points = (lattice + 1) as f64;
+        let sensitivity = 2.0 * setup.tau / setup.n as f64;
+        let eps = setup.epsilon();
+        let step = lattice_step(points * sensitivity / eps, LAPLACE_LATTICE_BITS);
+        let noise = LatticeLaplace::new(points * (sensitivity + step) / eps, step)?;
+        Ok(Self { setup, grid: grid.clone(), lattice, noise, sensitivity })
+    }
+
+    fn lattice_points(&self) -> Vec<f64> {
+        let (a, b) = self.grid.domain()[0];
+        (0..=self.lattice).map(|j| a + (b - a) * j as f64 / self.lattice as f64).collect()
+    }
+
+    fn bernstein_curve(&self, values: &[f64]) -> Vec<f64> {
+        let (a, b) = self.grid.domain()[0];
+        let mut curve: Vec<f64> = self
+            .grid
+            .points()
+            .iter()
+            .map(|t| bernstein_weights(self.lattice, (t - a) / (b - a)).iter().zip(values).map(|(w, v)| w * v).sum())
+            .collect();
+        if let Some(r) = &self.setup.reference {
+            curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
+        }
+        curve
+    }
+}
+
+impl MeanMechanism for BernsteinMean {
+    fn name(&self) -> &'static str {
+        "bernstein"
+    }
+
+    fn n(&self) -> usize {
+        self.setup.n
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        PrivacyGuarantee::pure(self.setup.epsilon)
+    }
+
+    fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
+        self.setup.check_curves(curves, &self.grid)?;
+        let k = self.grid.len();
+        let mut mean = vec![0.0; k];
+        let mut row = vec![0.0; k];
+        for i in 0..curves.n() {
+            row.copy_from_slice(curves.row(i));
+            if let Some(r) = &self.setup.reference {
+                row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
+            }
+            ClipNorm::Sup.clip(&mut row, self.setup.tau);
+            mean.iter_mut().zip(&row).for_each(|(m, x)| *m += x);
+        }
+        mean.iter_mut().for_each(|m| *m /= curves.n() as f64);
+        Ok(self.lattice_points().iter().map(|t| interpolate(self.grid.points(), &mean, *t)).collect())
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+        if summary.len() != self.lattice + 1 {
+            return Err(EstimatorError::Shape {
+                what: "summary length",
+                expected: self.lattice + 1,
+                got: summary.len(),
+            });
+        }
+        let values: Vec<f64> = summary.iter().map(|v| self.noise.release(*v, rng)).collect();
+        let (start, end) = self.grid.domain()[0];
+        let metadata = ReleaseMetadata {
+            mechanism: "bernstein".into(),
+            guarantee: self.guarantee(),
+            sensitivity: (self.lattice + 1) as f64 * self.sensitivity,
+            sensitivity_norm: "l1_lattice".into(),
+            tau: self.setup.tau,
+            clip_norm: ClipNorm::Sup,
+            psi: None,
+            eta: None,
+            components: self.lattice + 1,
+            n: self.setup.n,
+            basis: None,
+            calibration: None,
+            rng: rng.provenance(),
+            tuning: self.setup.tuning.clone(),
+            centred: self.setup.reference.is_some(),
+        };
+        Release::new(
+            self.grid.clone(),
+            self.setup.reference.clone(),
+            Representation::Bernstein { values, start, end },
+            metadata,
+        )
+    }
+
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        Ok(self.bernstein_curve(summary))
+    }
+
+    fn expected_noise_sq(&self) -> f64 {
+        // E||Σ_j e_j B_j||² = 2 b² Σ_j ||B_j||² for independent Laplace e_j of scale b.
+        let (a, b) = self.grid.domain()[0];
+        let mut total = 0.0;
+        for (t, w) in self.grid.points().iter().zip(self.grid.weights()) {
+            total += w * bernstein_weights(self.lattice, (t - a) / (b - a)).iter().map(|x| x * x).sum::<f64>();
+        }
+        2.0 * self.noise.scale().powi(2) * total
+    }
+}

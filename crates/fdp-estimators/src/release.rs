@@ -1,0 +1,197 @@
+//! `Release`: a private curve with everything needed to use it and to know what it guarantees.
+
+use serde::{Deserialize, Serialize};
+
+use fdp_mercer::{BasisSummary, Grid, MercerBasis};
+use fdp_noise::{Calibration, PrivacyGuarantee, RngProvenance};
+
+use crate::clip::ClipNorm;
+use crate::error::{EstimatorError, Result};
+
+/// What a release records about how it was made (serialised into `release.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseMetadata {
+    /// `iclp_rkhs`, `iclp_l1`, `iid_laplace`, `bernstein`, `gaussian_process`, ...
+    pub mechanism: String,
+    /// ε, δ (0 for pure DP) and the neighbour relation.
+    pub guarantee: PrivacyGuarantee,
+    /// The sensitivity the noise is calibrated to, before the lattice rounding charge.
+    pub sensitivity: f64,
+    /// The norm that sensitivity is measured in (`l1_c`, `cameron_martin`, `l1`, ...).
+    pub sensitivity_norm: String,
+    /// The clipping bound τ (fixed before the data were seen) and its norm.
+    pub tau: f64,
+    pub clip_norm: ClipNorm,
+    /// Regularisation ψ and kernel power η, where the mechanism has them.
+    pub psi: Option<f64>,
+    pub eta: Option<f64>,
+    /// Number of released components (basis coefficients or Bernstein lattice values).
+    pub components: usize,
+    /// The number of records (public under replace-one).
+    pub n: usize,
+    /// The basis the release lives in, if any.
+    pub basis: Option<BasisSummary>,
+    /// How the noise scales were set, where a basis sampler was used.
+    pub calibration: Option<Calibration>,
+    /// Seeded (reproducible, for experiments) or OS entropy (for real releases).
+    pub rng: RngProvenance,
+    /// How ψ / M were chosen: `plug_in` (private) or `pcv` (data-dependent).
+    pub tuning: String,
+    /// Whether a public reference curve was subtracted before clipping (and added back).
+    pub centred: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Representation {
+    /// `reference + Σ_k c_k φ_k`.
+    Basis { basis: MercerBasis, coefficients: Vec<f64> },
+    /// `reference + Σ_j y_j C(k, j) u^j (1 - u)^{k-j}`, `u = (t - a)/(b - a)`.
+    Bernstein { values: Vec<f64>, start: f64, end: f64 },
+}
+
+/// A private summary curve: values on the grid, evaluation anywhere, and metadata.
+#[derive(Debug, Clone)]
+pub struct Release {
+    grid: Grid,
+    curve: Vec<f64>,
+    reference: Option<Vec<f64>>,
+    representation: Representation,
+    metadata: ReleaseMetadata,
+}
+
+/// Bernstein basis polynomial values `C(k, j) u^j (1 - u)^{k - j}` for j = 0..=k.
+pub(crate) fn bernstein_weights(k: usize, u: f64) -> Vec<f64> {
+    let u = u.clamp(0.0, 1.0);
+    let mut out = vec![0.0; k + 1];
+    let mut binom = 1.0;
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = binom * u.powi(j as i32) * (1.0 - u).powi((k - j) as i32);
+        binom = binom * (k - j) as f64 / (j + 1) as f64;
+    }
+    out
+}
+
+/// Linear interpolation of grid values at `t` (constant beyond the ends).
+pub(crate) fn interpolate(points: &[f64], values: &[f64], t: f64) -> f64 {
+    let k = points.len();
+    if t <= points[0] || k == 1 {
+        return values[0];
+    }
+    if t >= points[k - 1] {
+        return values[k - 1];
+    }
+    let i = points.partition_point(|p| *p <= t) - 1;
+    let s = (t - points[i]) / (points[i + 1] - points[i]);
+    values[i] + s * (values[i + 1] - values[i])
+}
+
+impl Release {
+    pub(crate) fn new(
+        grid: Grid,
+        reference: Option<Vec<f64>>,
+        representation: Representation,
+        metadata: ReleaseMetadata,
+    ) -> Result<Self> {
+        let mut curve = match &representation {
+            Representation::Basis { basis, coefficients } => basis.synthesize(coefficients)?,
+            Representation::Bernstein { values, start, end } => grid
+                .points()
+                .iter()
+                .map(|t| {
+                    let w = bernstein_weights(values.len() - 1, (t - start) / (end - start));
+                    w.iter().zip(values).map(|(a, b)| a * b).sum()
+                })
+                .collect(),
+        };
+        if let Some(r) = &reference {
+            curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
+        }
+        Ok(Self { grid, curve, reference, representation, metadata })
+    }
+
+    /// The private curve on the grid.
+    pub fn curve(&self) -> &[f64] {
+        &self.curve
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// Released coefficients (basis coefficients or Bernstein lattice values).
+    pub fn coefficients(&self) -> &[f64] {
+        match &self.representation {
+            Representation::Basis { coefficients, .. } => coefficients,
+            Representation::Bernstein { values, .. } => values,
+        }
+    }
+
+    /// The metadata.
+    pub fn metadata(&self) -> &ReleaseMetadata {
+        &self.metadata
+    }
+
+    /// The private curve at arbitrary points (post-processing: costs no privacy). Basis releases use
+    /// the Nyström extension, Bernstein releases their polynomial; a reference curve is interpolated.
+    pub fn evaluate(&self, points: &[f64]) -> Result<Vec<f64>> {
+        let mut out = match &self.representation {
+            Representation::Basis { basis, coefficients } => basis.evaluate(coefficients, points)?,
+            Representation::Bernstein { values, start, end } => {
+                if let Some(bad) = points.iter().find(|p| !p.is_finite()) {
+                    return Err(EstimatorError::BadParameter { name: "point", value: *bad, reason: "must be finite" });
+                }
+                points
+                    .iter()
+                    .map(|t| {
+                        let w = bernstein_weights(values.len() - 1, (t - start) / (end - start));
+                        w.iter().zip(values).map(|(a, b)| a * b).sum()
+                    })
+                    .collect()
+            }
+        };
+        if let Some(r) = &self.reference {
+            out.iter_mut().zip(points).for_each(|(o, t)| *o += interpolate(self.grid.points(), r, *t));
+        }
+        Ok(out)
+    }
+
+    /// The release as JSON: metadata, grid, curve and coefficients.
+    pub fn to_json(&self) -> Result<String> {
+        #[derive(Serialize)]
+        struct Record<'a> {
+            metadata: &'a ReleaseMetadata,
+            grid_points: &'a [f64],
+            grid_weights: &'a [f64],
+            curve: &'a [f64],
+            coefficients: &'a [f64],
+            reference: Option<&'a [f64]>,
+        }
+        let record = Record {
+            metadata: &self.metadata,
+            grid_points: self.grid.points(),
+            grid_weights: self.grid.weights(),
+            curve: &self.curve,
+            coefficients: self.coefficients(),
+            reference: self.reference.as_deref(),
+        };
+        serde_json::to_string_pretty(&record).map_err(|e| EstimatorError::Json(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bernstein_weights_partition_unity_and_interpolation_is_linear() {
+        let w = bernstein_weights(7, 0.3);
+        assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-14);
+        assert_eq!(bernstein_weights(3, 0.0), vec![1.0, 0.0, 0.0, 0.0]);
+        let p = [0.0, 1.0, 3.0];
+        let v = [0.0, 2.0, 6.0];
+        assert_eq!(interpolate(&p, &v, 2.0), 4.0);
+        assert_eq!(interpolate(&p, &v, -1.0), 0.0);
+        assert_eq!(interpolate(&p, &v, 9.0), 6.0);
+    }
+}
