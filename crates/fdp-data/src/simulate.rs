@@ -77,6 +77,38 @@ impl Scenario {
     }
 }
 
+/// Norm bounds implied by the simulation design: no curve the model can produce exceeds them.
+/// They come from the model (μ0 and `|U| <= 2`), never from a sample, so they are valid
+/// pre-specified clipping bounds τ for experiments.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DesignBounds {
+    /// `Σ_k |X_k|` over the basis coefficients: `Σ_k |μ0_k| + 2 Σ_{j<=100} j^{-2}`.
+    pub coefficient_l1: f64,
+    /// `||X||_{L2}` of the projected curve: `||P μ0||_2 + 2 (Σ_{j<=100} j^{-4})^{1/2}`.
+    pub l2: f64,
+    /// `max_t |X(t)|` on the grid: `max_t (|μ0(t)| + 2 Σ_j j^{-2} |φ_j(t)|)`.
+    pub sup: f64,
+}
+
+impl Scenario {
+    /// The design bounds of this scenario on `basis`.
+    pub fn design_bounds(self, basis: &MercerBasis) -> Result<DesignBounds> {
+        let mean = self.mean_curve(basis);
+        let coef = basis.project(&mean)?;
+        let terms = 100.min(basis.len());
+        let w = |j: usize| 2.0 * ((j + 1) as f64).powi(-2);
+        let phi = basis.eigenfunctions();
+        let sup = (0..mean.len())
+            .map(|i| mean[i].abs() + (0..terms).map(|j| w(j) * phi[(i, j)].abs()).sum::<f64>())
+            .fold(0.0, f64::max);
+        Ok(DesignBounds {
+            coefficient_l1: coef.iter().map(|c| c.abs()).sum::<f64>() + (0..terms).map(w).sum::<f64>(),
+            l2: coef.iter().map(|c| c * c).sum::<f64>().sqrt() + (0..terms).map(|j| w(j).powi(2)).sum::<f64>().sqrt(),
+            sup,
+        })
+    }
+}
+
 /// A simulated sample and its truth.
 #[derive(Debug, Clone)]
 pub struct Simulation {
@@ -92,14 +124,19 @@ pub fn simulate(scenario: Scenario, basis: &MercerBasis, n: usize, seed: u64) ->
     }
     let terms = 100.min(basis.len());
     let mut rng = StdRng::seed_from_u64(seed);
-    let scores = Mat::from_fn(n, terms, |_, j| ((j + 1) as f64).powi(-2) * rng.random_range(-2.0..=2.0));
     let truth = scenario.mean_curve(basis);
-    let phi = basis.eigenfunctions().subcols(0, terms);
-    let paths = scores * phi.transpose();
+    let phi_t = basis.eigenfunctions().subcols(0, terms).transpose();
     let k = truth.len();
-    let mut values = Vec::with_capacity(n * k);
-    for i in 0..n {
-        values.extend((0..k).map(|t| truth[t] + paths[(i, t)]));
+    // Row blocks keep the working memory at one block of scores and paths beside the data.
+    const BLOCK: usize = 4096;
+    let mut values = vec![0.0; n * k];
+    for block in values.chunks_mut(BLOCK * k) {
+        let rows = block.len() / k;
+        let scores = Mat::from_fn(rows, terms, |_, j| ((j + 1) as f64).powi(-2) * rng.random_range(-2.0..=2.0));
+        let paths = scores * phi_t;
+        for (i, row) in block.chunks_mut(k).enumerate() {
+            row.iter_mut().enumerate().for_each(|(t, v)| *v = truth[t] + paths[(i, t)]);
+        }
     }
     let (curves, _) = CurveSet::from_flat(basis.grid().clone(), values, None)?;
     Ok(Simulation { curves, truth })

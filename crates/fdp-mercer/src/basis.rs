@@ -149,6 +149,32 @@ struct Inner {
     weighted_phi: Mat<f64>,
     rtol: f64,
     origin: BasisOrigin,
+    /// The decay fit, computed on first use.
+    decay: std::sync::OnceLock<DecayFit>,
+}
+
+/// Grid size on which [`MercerBasis::decay`] resolves the spectrum of a coarse 1-D basis.
+const DECAY_GRID: usize = 1000;
+
+/// Least-squares fit of `ln λ_k` on `ln k` over the reliable tail of a descending spectrum on a grid
+/// of `k_grid` points: `k ∈ [k_max/4, k_max]`, `k_max` the last `λ_k >= 1e-9 λ_1`, at most `K/8`.
+fn fit_decay(l: &[f64], k_grid: usize) -> DecayFit {
+    let reliable = l.iter().take_while(|&&v| v >= 1e-9 * l[0]).count();
+    let last = reliable.min((k_grid / 8).max(2)).min(l.len()).max(1);
+    let first = (last / 4).max(1);
+    let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
+    for k in first..=last {
+        let (x, y) = ((k as f64).ln(), l[k - 1].ln());
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    let m = (last - first + 1) as f64;
+    let denom = m * sxx - sx * sx;
+    let slope = if denom > 0.0 { (m * sxy - sx * sy) / denom } else { 0.0 };
+    let intercept = (sy - slope * sx) / m;
+    DecayFit { exponent: -slope, constant: intercept.exp(), first, last }
 }
 
 /// The Mercer eigenbasis `(λ_k, φ_k)` of a kernel `C` on a [`Grid`], truncated to the kept components.
@@ -343,7 +369,7 @@ impl MercerBasis {
     ) -> Self {
         let w = grid.weights();
         let weighted_phi = Mat::from_fn(phi.nrows(), phi.ncols(), |i, c| w[i] * phi[(i, c)]);
-        Self(Arc::new(Inner { kernel, grid, lambda, phi, weighted_phi, rtol, origin }))
+        Self(Arc::new(Inner { kernel, grid, lambda, phi, weighted_phi, rtol, origin, decay: Default::default() }))
     }
 
     /// The basis restricted to its leading `j` components (`1 <= j <= J`): same grid and kernel,
@@ -520,31 +546,28 @@ impl MercerBasis {
         Ok(coefficients.iter().zip(&self.0.lambda).map(|(h, l)| h.abs() / l.sqrt()).sum())
     }
 
-    /// Fits `λ_k ≈ c k^{-2ν}` on the tail of the reliably computed spectrum.
+    /// Fits `λ_k ≈ c k^{-2ν}` on the tail of the reliably computed spectrum of the kernel.
     ///
     /// Window: components `k ∈ [k_max/4, k_max]` (1-based), where `k_max` is the last component with
     /// `λ_k >= 1e-9 λ_1` and at most `K/8` (beyond that the quadrature error of the grid dominates).
+    /// A 1-D basis on fewer than 1000 points resolves too few components for that, so the kernel's
+    /// spectrum is computed once on a 1000-point midpoint grid of the same interval and cached.
     /// The fit uses eigenvalues only, never data, so plug-in tuning built on it is privacy-safe.
     /// A 1-D Matérn kernel of smoothness α has `λ_k ~ k^{-(2α + 1)}`: exponent 2 for the exponential
     /// kernel, 4 for Matérn 3/2, 6 for Matérn 5/2 (the ICLP paper's `2ν = 2α + 1`).
     pub fn decay(&self) -> DecayFit {
-        let l = &self.0.lambda;
-        let reliable = l.iter().take_while(|&&v| v >= 1e-9 * l[0]).count();
-        let last = reliable.min((self.n_points() / 8).max(2)).min(l.len()).max(1);
-        let first = (last / 4).max(1);
-        let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
-        for k in first..=last {
-            let (x, y) = ((k as f64).ln(), l[k - 1].ln());
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
-        }
-        let m = (last - first + 1) as f64;
-        let denom = m * sxx - sx * sx;
-        let slope = if denom > 0.0 { (m * sxy - sx * sy) / denom } else { 0.0 };
-        let intercept = (sy - slope * sx) / m;
-        DecayFit { exponent: -slope, constant: intercept.exp(), first, last }
+        *self.0.decay.get_or_init(|| {
+            let grid = &self.0.grid;
+            if grid.dim() == 1 && grid.len() < DECAY_GRID {
+                let (a, b) = grid.domain()[0];
+                let fine = Grid::midpoint(a, b, DECAY_GRID)
+                    .and_then(|g| Self::build_shared(self.0.kernel.clone(), g, BasisOptions::default()));
+                if let Ok(fine) = fine {
+                    return fit_decay(&fine.0.lambda, DECAY_GRID);
+                }
+            }
+            fit_decay(&self.0.lambda, grid.len())
+        })
     }
 }
 

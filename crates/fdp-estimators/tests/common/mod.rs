@@ -1,4 +1,5 @@
-//! Shared fixtures: a basis, τ-extreme neighbour datasets, and the simulation's public bound.
+//! Shared fixtures: each test binary uses a subset of them.
+#![allow(dead_code)]
 
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};

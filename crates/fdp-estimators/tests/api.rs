@@ -1,0 +1,162 @@
+//! Parameter validation, bad records, release contents, the closed-form noise level, and PCV.
+
+mod common;
+
+use common::basis;
+use fdp_data::{CurveSet, Scenario, simulate};
+use fdp_estimators::{
+    BasisMean, BernsteinMean, EstimatorError, MeanMechanism, MeanSetup, PlugIn, private_cross_validation,
+};
+use fdp_mercer::Grid;
+use fdp_noise::{NoiseError, NoiseRng};
+
+#[test]
+fn bad_parameters_are_errors() {
+    let b = basis(40, 0.1);
+    for (n, eps, tau) in [
+        (0, 1.0, 1.0),
+        (10, 0.0, 1.0),
+        (10, -1.0, 1.0),
+        (10, f64::NAN, 1.0),
+        (10, f64::INFINITY, 1.0),
+        (10, 1.0, 0.0),
+        (10, 1.0, f64::NAN),
+    ] {
+        assert!(MeanSetup::new(n, eps, tau).is_err(), "n={n} ε={eps} τ={tau}");
+    }
+    let setup = MeanSetup::new(10, 1.0, 1.0).unwrap();
+    assert!(matches!(
+        BasisMean::iclp_rkhs(&b, setup.clone(), 0.0, 1e-3),
+        Err(EstimatorError::BadParameter { name: "eta", .. })
+    ));
+    assert!(matches!(
+        BasisMean::iclp_rkhs(&b, setup.clone(), 1.2, -1.0),
+        Err(EstimatorError::BadParameter { name: "psi", .. })
+    ));
+    assert!(BasisMean::iclp_l1(&b, setup.clone(), 3.0, 1e9).is_err(), "ψ that zeroes every component");
+    assert!(BasisMean::iid_laplace(&b, setup.clone(), 0).is_err());
+    assert!(BasisMean::iid_laplace(&b, setup.clone(), b.len() + 1).is_err());
+    for delta in [0.0, 1.0, -0.5, f64::NAN] {
+        assert!(matches!(
+            BasisMean::gaussian_process(&b, setup.clone(), 1.2, 1e-3, delta),
+            Err(EstimatorError::Noise(NoiseError::BadDelta(_)))
+        ));
+    }
+    assert!(BernsteinMean::new(b.grid(), setup.clone(), 0).is_err());
+    assert!(setup.clone().centred_at(vec![f64::NAN; 40]).is_err());
+    let wrong_ref = setup.clone().centred_at(vec![0.0; 3]).unwrap();
+    assert!(BasisMean::iclp_rkhs(&b, wrong_ref, 1.2, 1e-3).is_err());
+    assert!(PlugIn::new(&b, 0, 1.0, 1.0).is_err() && PlugIn::new(&b, 10, 0.0, 1.0).is_err());
+}
+
+#[test]
+fn shapes_are_checked_and_bad_records_never_panic_or_change_n() {
+    let b = basis(40, 0.1);
+    let m = BasisMean::iclp_rkhs(&b, MeanSetup::new(5, 1.0, 1.0).unwrap(), 1.25, 1e-3).unwrap();
+    let mut rng = NoiseRng::seeded(1);
+    // Every kind of bad record: all NaN, infinities, huge values, partial gaps.
+    let k = b.n_points();
+    let mut rows = vec![vec![f64::NAN; k], vec![f64::INFINITY; k], vec![1e300; k], vec![0.5; k], vec![-1e308; k]];
+    rows[3][7] = f64::NAN;
+    let (curves, report) = CurveSet::from_rows(b.grid().clone(), &rows, None).unwrap();
+    assert_eq!((curves.n(), report.defaulted), (5, 2));
+    let release = m.release(&curves, &mut rng).unwrap();
+    assert!(release.curve().iter().all(|v| v.is_finite()));
+    // n and the grid are public and checked.
+    let (four, _) = CurveSet::from_rows(b.grid().clone(), &rows[..4], None).unwrap();
+    assert!(matches!(m.release(&four, &mut rng), Err(EstimatorError::Shape { .. })));
+    let other = CurveSet::from_rows(Grid::midpoint(0.0, 2.0, k).unwrap(), &rows, None).unwrap().0;
+    assert!(matches!(m.release(&other, &mut rng), Err(EstimatorError::GridMismatch)));
+}
+
+#[test]
+fn releases_carry_metadata_and_evaluate_off_the_grid() {
+    let b = basis(60, 0.1);
+    let sim = simulate(Scenario::S1, &b, 200, 3).unwrap();
+    let tau = Scenario::S1.design_bounds(&b).unwrap();
+    let p = PlugIn::new(&b, 200, 1.0, tau.coefficient_l1).unwrap();
+    let reference = vec![0.5; 60];
+    let setup = MeanSetup::new(200, 1.0, tau.coefficient_l1).unwrap().centred_at(reference).unwrap();
+    let m = BasisMean::iclp_rkhs(&b, setup.clone(), p.rkhs_eta, p.rkhs_psi).unwrap();
+    let release = m.release(&sim.curves, &mut NoiseRng::seeded(8)).unwrap();
+    let meta = release.metadata();
+    assert_eq!(
+        (meta.mechanism.as_str(), meta.n, meta.guarantee.epsilon, meta.guarantee.delta),
+        ("iclp_rkhs", 200, 1.0, 0.0)
+    );
+    assert!(meta.rng.is_seeded() && meta.centred && meta.tuning == "plug_in");
+    let json = release.to_json().unwrap();
+    for key in [
+        "\"mechanism\"",
+        "\"ReplaceOne\"",
+        "\"sensitivity\"",
+        "\"tau\"",
+        "\"psi\"",
+        "\"eta\"",
+        "\"FixedSeed\"",
+        "\"matern32\"",
+        "\"curve\"",
+    ] {
+        assert!(json.contains(key), "release.json lacks {key}");
+    }
+    // Off-grid evaluation reproduces the grid values (Nyström extension + interpolated reference).
+    let at = release.evaluate(b.grid().points()).unwrap();
+    let worst = at.iter().zip(release.curve()).map(|(a, c)| (a - c).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-6, "off-grid evaluation differs by {worst}");
+    // The same for Bernstein.
+    let bern = BernsteinMean::new(b.grid(), setup, 12).unwrap();
+    let r = bern.release(&sim.curves, &mut NoiseRng::from_os().unwrap()).unwrap();
+    assert!(!r.metadata().rng.is_seeded());
+    let at = r.evaluate(b.grid().points()).unwrap();
+    assert!(at.iter().zip(r.curve()).all(|(a, c)| (a - c).abs() < 1e-9));
+    assert!(r.evaluate(&[f64::NAN]).is_err());
+}
+
+#[test]
+fn closed_form_noise_level_matches_sampled_releases() {
+    let b = basis(50, 0.1);
+    let sim = simulate(Scenario::S2, &b, 100, 5).unwrap();
+    let setup = MeanSetup::new(100, 0.5, 5.0).unwrap();
+    let mechanisms: Vec<Box<dyn MeanMechanism>> = vec![
+        Box::new(BasisMean::iclp_rkhs(&b, setup.clone(), 1.25, 1e-3).unwrap()),
+        Box::new(BasisMean::iclp_l1(&b, setup.clone(), 3.0, 1e-2).unwrap()),
+        Box::new(BasisMean::iid_laplace(&b, setup.clone(), 6).unwrap()),
+        Box::new(BasisMean::gaussian_process(&b, setup.clone(), 1.25, 1e-3, 1e-5).unwrap()),
+        Box::new(BernsteinMean::new(b.grid(), setup, 8).unwrap()),
+    ];
+    let mut rng = NoiseRng::seeded(77);
+    for m in &mechanisms {
+        let s = m.summarize(&sim.curves).unwrap();
+        let est = m.estimate_curve(&s).unwrap();
+        let draws = 3000;
+        let sq: Vec<f64> = (0..draws)
+            .map(|_| {
+                let r = m.privatize(&s, &mut rng).unwrap();
+                let d: Vec<f64> = r.curve().iter().zip(&est).map(|(a, b)| a - b).collect();
+                b.grid().inner(&d, &d).unwrap()
+            })
+            .collect();
+        let mean = sq.iter().sum::<f64>() / draws as f64;
+        let se = (sq.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (draws - 1) as f64 / draws as f64).sqrt();
+        let expected = m.expected_noise_sq();
+        assert!((mean - expected).abs() < 5.0 * se, "{}: sampled {mean} vs closed form {expected} (se {se})", m.name());
+    }
+}
+
+#[test]
+fn pcv_prefers_a_sensible_psi_and_validates_folds() {
+    let b = basis(50, 0.1);
+    let sim = simulate(Scenario::S3, &b, 300, 9).unwrap();
+    let tau = Scenario::S3.design_bounds(&b).unwrap().coefficient_l1;
+    let build = |psi: f64, n: usize| -> fdp_estimators::Result<Box<dyn MeanMechanism>> {
+        let setup = MeanSetup::new(n, 1.0, tau)?.tuned_by("pcv");
+        Ok(Box::new(BasisMean::iclp_rkhs(&b, setup, 1.25, psi)?))
+    };
+    let candidates = [1e-7, 1e-5, 1e-3, 1e-1, 10.0];
+    let choice = private_cross_validation(&sim.curves, 5, &candidates, build).unwrap();
+    // The extremes are dominated by noise (ψ → 0) or bias (ψ large).
+    assert!(choice.chosen > 1e-7 && choice.chosen < 10.0, "{choice:?}");
+    assert_eq!(choice.errors.len(), candidates.len());
+    assert!(private_cross_validation(&sim.curves, 1, &candidates, build).is_err());
+    assert!(private_cross_validation(&sim.curves, 5, &[], build).is_err());
+}

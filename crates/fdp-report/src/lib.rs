@@ -1,0 +1,327 @@
+//! # fdp-report: figures and report folders
+//!
+//! - [`CurveFigure`]: curves on a grid — sample curves in light grey, then labelled series (the
+//!   non-private mean, private releases, the truth) with a legend — written as SVG (no system fonts
+//!   needed: text is left to the viewer);
+//! - [`LogLogFigure`]: error against n on log-log axes, one line per method, with error bars;
+//! - [`ReportDir`]: a report folder holding `report.md`, figures and `results.json`.
+//!
+//! Reports print nothing themselves; examples print one-line records (DESIGN section 8).
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use serde::Serialize;
+use thiserror::Error;
+
+/// Errors writing reports.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// File system.
+    #[error("writing {path}: {message}")]
+    Io { path: PathBuf, message: String },
+    /// Drawing.
+    #[error("drawing {path}: {message}")]
+    Draw { path: PathBuf, message: String },
+    /// Inputs that cannot be drawn (empty, mismatched lengths, nothing finite).
+    #[error("cannot draw: {0}")]
+    BadInput(String),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = ReportError> = std::result::Result<T, E>;
+
+/// Colours for series, chosen to stay distinct for colour-blind readers (Okabe-Ito).
+pub const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
+
+/// One labelled line.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub values: Vec<f64>,
+    pub color: RGBColor,
+    /// Line width in pixels.
+    pub width: u32,
+    /// Dashed (drawn as dots), e.g. for the truth.
+    pub dashed: bool,
+}
+
+impl Series {
+    /// A solid line of width 2.
+    pub fn new(label: impl Into<String>, values: Vec<f64>, color: RGBColor) -> Self {
+        Self { label: label.into(), values, color, width: 2, dashed: false }
+    }
+
+    /// The same line dashed.
+    pub fn dashed(mut self) -> Self {
+        self.dashed = true;
+        self
+    }
+}
+
+/// Curves on a common grid.
+///
+/// ```
+/// use fdp_report::{CurveFigure, PALETTE, Series};
+/// let grid: Vec<f64> = (0..100).map(|i| i as f64 / 99.0).collect();
+/// let figure = CurveFigure {
+///     title: "A private mean".into(),
+///     x_label: "t".into(),
+///     y_label: "value".into(),
+///     background: vec![grid.iter().map(|t| t.cos()).collect()],
+///     series: vec![Series::new("mean", grid.iter().map(|t| t.sin()).collect(), PALETTE[0])],
+///     grid,
+/// };
+/// let path = std::env::temp_dir().join("fdp-doc-figure.svg");
+/// figure.write_svg(&path, 640, 400)?;
+/// # Ok::<(), fdp_report::ReportError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct CurveFigure {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub grid: Vec<f64>,
+    /// Drawn first, thin and light grey, unlabelled (e.g. a sample of the data curves).
+    pub background: Vec<Vec<f64>>,
+    /// Drawn on top, with a legend entry each.
+    pub series: Vec<Series>,
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Io { path: path.to_path_buf(), message: e.to_string() }
+}
+
+fn draw_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Draw { path: path.to_path_buf(), message: e.to_string() }
+}
+
+/// The finite range of some values, padded by 5%.
+fn padded_range<'a>(values: impl Iterator<Item = &'a f64>) -> Option<(f64, f64)> {
+    let (lo, hi) =
+        values.filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+    if !lo.is_finite() {
+        return None;
+    }
+    let pad = if hi > lo { 0.05 * (hi - lo) } else { 0.5 * lo.abs().max(1.0) };
+    Some((lo - pad, hi + pad))
+}
+
+impl CurveFigure {
+    /// Writes the figure as an SVG of `width x height` pixels.
+    pub fn write_svg(&self, path: &Path, width: u32, height: u32) -> Result<()> {
+        let k = self.grid.len();
+        if k < 2 || self.series.iter().any(|s| s.values.len() != k) || self.background.iter().any(|b| b.len() != k) {
+            return Err(ReportError::BadInput(format!("every curve needs {k} >= 2 values on the grid")));
+        }
+        let (x0, x1) = (self.grid[0], self.grid[k - 1]);
+        let (y0, y1) = padded_range(self.series.iter().flat_map(|s| &s.values).chain(self.background.iter().flatten()))
+            .ok_or_else(|| ReportError::BadInput("no finite value to draw".into()))?;
+        let root = SVGBackend::new(path, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&self.title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|e| draw_err(path, e))?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|e| draw_err(path, e))?;
+        let grey = RGBColor(200, 200, 200);
+        for curve in &self.background {
+            let points = self.grid.iter().copied().zip(curve.iter().copied()).filter(|(_, y)| y.is_finite());
+            chart.draw_series(LineSeries::new(points, grey.stroke_width(1))).map_err(|e| draw_err(path, e))?;
+        }
+        for s in &self.series {
+            let style = s.color.stroke_width(s.width);
+            let points: Vec<(f64, f64)> =
+                self.grid.iter().copied().zip(s.values.iter().copied()).filter(|(_, y)| y.is_finite()).collect();
+            let drawn = if s.dashed {
+                chart.draw_series(DashedLineSeries::new(points, 6, 4, style))
+            } else {
+                chart.draw_series(LineSeries::new(points, style))
+            };
+            let color = s.color;
+            drawn
+                .map_err(|e| draw_err(path, e))?
+                .label(&s.label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(120, 120, 120))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| draw_err(path, e))?;
+        root.present().map_err(|e| draw_err(path, e))
+    }
+}
+
+/// One method's error curve against n, with standard errors.
+#[derive(Debug, Clone)]
+pub struct ErrorSeries {
+    pub label: String,
+    pub n: Vec<f64>,
+    pub error: Vec<f64>,
+    pub standard_error: Vec<f64>,
+    pub color: RGBColor,
+}
+
+/// Error against n on log-log axes.
+#[derive(Debug, Clone)]
+pub struct LogLogFigure {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<ErrorSeries>,
+}
+
+impl LogLogFigure {
+    /// Writes the figure as an SVG.
+    pub fn write_svg(&self, path: &Path, width: u32, height: u32) -> Result<()> {
+        let xs = self.series.iter().flat_map(|s| &s.n).filter(|v| **v > 0.0);
+        let ys =
+            self.series.iter().flat_map(|s| s.error.iter().zip(&s.standard_error).flat_map(|(e, se)| [e - se, e + se]));
+        let ys: Vec<f64> = ys.filter(|v| *v > 0.0 && v.is_finite()).collect();
+        let (x0, x1) = xs.fold((f64::INFINITY, 0.0_f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        let (y0, y1) = ys.iter().fold((f64::INFINITY, 0.0_f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        if !(x0.is_finite() && y0.is_finite() && x1 > x0) {
+            return Err(ReportError::BadInput("log-log figure needs positive n and errors".into()));
+        }
+        let root = SVGBackend::new(path, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&self.title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (y0 * 0.7..y1 * 1.4).log_scale())
+            .map_err(|e| draw_err(path, e))?;
+        chart.configure_mesh().x_desc(&self.x_label).y_desc(&self.y_label).draw().map_err(|e| draw_err(path, e))?;
+        for s in &self.series {
+            let color = s.color;
+            let points: Vec<(f64, f64)> =
+                s.n.iter().copied().zip(s.error.iter().copied()).filter(|(_, e)| *e > 0.0).collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                .map_err(|e| draw_err(path, e))?
+                .label(&s.label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
+            chart
+                .draw_series(points.iter().map(|&(x, y)| Circle::new((x, y), 3, color.filled())))
+                .map_err(|e| draw_err(path, e))?;
+            let bars = s.n.iter().zip(&s.error).zip(&s.standard_error).filter(|((_, e), se)| *e - *se > 0.0);
+            for ((&x, &e), &se) in bars {
+                chart
+                    .draw_series(LineSeries::new([(x, e - se), (x, e + se)], color.stroke_width(1)))
+                    .map_err(|e| draw_err(path, e))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(120, 120, 120))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| draw_err(path, e))?;
+        root.present().map_err(|e| draw_err(path, e))
+    }
+}
+
+/// A report folder: `report.md`, figures and `results.json`.
+#[derive(Debug, Clone)]
+pub struct ReportDir {
+    path: PathBuf,
+}
+
+impl ReportDir {
+    /// Creates (or reuses) the folder.
+    pub fn create(path: impl Into<PathBuf>) -> Result<Self> {
+        let path = path.into();
+        std::fs::create_dir_all(&path).map_err(|e| io_err(&path, e))?;
+        Ok(Self { path })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of a file in the folder.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Writes a text file (e.g. `report.md`).
+    pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf> {
+        let path = self.file(name);
+        std::fs::write(&path, text).map_err(|e| io_err(&path, e))?;
+        Ok(path)
+    }
+
+    /// Writes a serialisable value as pretty JSON (e.g. `results.json`).
+    pub fn write_json(&self, name: &str, value: &impl Serialize) -> Result<PathBuf> {
+        let text = serde_json::to_string_pretty(value).map_err(|e| io_err(&self.file(name), e))?;
+        self.write_text(name, &text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_figures_and_files_and_rejects_bad_input() {
+        let dir = ReportDir::create(std::env::temp_dir().join(format!("fdp-report-{}", std::process::id()))).unwrap();
+        let grid: Vec<f64> = (0..50).map(|i| i as f64 / 49.0).collect();
+        let fig = CurveFigure {
+            title: "test".into(),
+            x_label: "t".into(),
+            y_label: "x".into(),
+            grid: grid.clone(),
+            background: vec![grid.iter().map(|t| t * t).collect()],
+            series: vec![
+                Series::new("mean", grid.iter().map(|t| t.sin()).collect(), PALETTE[0]),
+                Series::new("truth", grid.clone(), PALETTE[6]).dashed(),
+            ],
+        };
+        let path = dir.file("curves.svg");
+        fig.write_svg(&path, 640, 420).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("mean") && svg.contains("truth"));
+        let bad = CurveFigure { series: vec![Series::new("short", vec![1.0], PALETTE[1])], ..fig };
+        assert!(matches!(bad.write_svg(&path, 640, 420), Err(ReportError::BadInput(_))));
+        let loglog = LogLogFigure {
+            title: "mse".into(),
+            x_label: "n".into(),
+            y_label: "MSE".into(),
+            series: vec![ErrorSeries {
+                label: "a".into(),
+                n: vec![100.0, 1000.0],
+                error: vec![1.0, 0.1],
+                standard_error: vec![0.1, 0.01],
+                color: PALETTE[2],
+            }],
+        };
+        loglog.write_svg(&dir.file("mse.svg"), 640, 420).unwrap();
+        dir.write_json("results.json", &vec![1, 2]).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.file("results.json")).unwrap().replace([' ', '\n'], ""), "[1,2]");
+        std::fs::remove_dir_all(dir.path()).ok();
+    }
+}
