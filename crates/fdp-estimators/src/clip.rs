@@ -28,9 +28,15 @@ impl ClipNorm {
     }
 
     /// Scales `x` in place so that its norm is at most `tau` (`tau > 0`).
+    ///
+    /// A record whose norm is not finite (its projection overflowed) becomes 0, the centre of the
+    /// ball: any point of the ball keeps the sensitivity bound, and no record can turn the summary
+    /// into NaN.
     pub fn clip(self, x: &mut [f64], tau: f64) {
         let norm = self.norm(x);
-        if norm > tau {
+        if !norm.is_finite() {
+            x.fill(0.0);
+        } else if norm > tau {
             let s = tau / norm;
             x.iter_mut().for_each(|v| *v *= s);
         }
@@ -50,6 +56,9 @@ mod tests {
             let mut small = vec![0.1, 0.0, -0.1];
             norm.clip(&mut small, 2.0);
             assert_eq!(small, vec![0.1, 0.0, -0.1]);
+            let mut overflowed = vec![f64::INFINITY, f64::NAN, 1.0];
+            norm.clip(&mut overflowed, 2.0);
+            assert_eq!(overflowed, vec![0.0; 3]);
         }
     }
 }

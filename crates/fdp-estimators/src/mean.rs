@@ -19,7 +19,7 @@ use fdp_noise::{
 
 use crate::clip::ClipNorm;
 use crate::error::{EstimatorError, Result, non_negative, positive};
-use crate::release::{Release, ReleaseMetadata, Representation, bernstein_weights, interpolate};
+use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value, bernstein_weights, interpolate};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
 /// reference curve to centre at. Validated by [`MeanSetup::new`].
@@ -359,8 +359,8 @@ impl<N: ComponentNoise> BasisMean<N> {
             guarantee: self.guarantee,
             sensitivity: self.sensitivity,
             sensitivity_norm: self.sensitivity_norm.into(),
-            tau: self.setup.tau,
-            clip_norm: self.clip,
+            tau: Some(self.setup.tau),
+            clip_norm: Some(self.clip),
             psi: self.psi,
             eta: self.eta,
             components: self.sampler.basis().len(),
@@ -457,13 +457,9 @@ impl BernsteinMean {
     }
 
     fn bernstein_curve(&self, values: &[f64]) -> Vec<f64> {
-        let (a, b) = self.grid.domain()[0];
-        let mut curve: Vec<f64> = self
-            .grid
-            .points()
-            .iter()
-            .map(|t| bernstein_weights(self.lattice, (t - a) / (b - a)).iter().zip(values).map(|(w, v)| w * v).sum())
-            .collect();
+        let domain = self.grid.domain();
+        let mut curve: Vec<f64> =
+            (0..self.grid.len()).map(|i| bernstein_value(values, self.lattice, domain, self.grid.point(i))).collect();
         if let Some(r) = &self.setup.reference {
             curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
         }
@@ -510,14 +506,13 @@ impl MeanMechanism for BernsteinMean {
             });
         }
         let values: Vec<f64> = summary.iter().map(|v| self.noise.release(*v, rng)).collect();
-        let (start, end) = self.grid.domain()[0];
         let metadata = ReleaseMetadata {
             mechanism: "bernstein".into(),
             guarantee: self.guarantee(),
             sensitivity: (self.lattice + 1) as f64 * self.sensitivity,
             sensitivity_norm: "l1_lattice".into(),
-            tau: self.setup.tau,
-            clip_norm: ClipNorm::Sup,
+            tau: Some(self.setup.tau),
+            clip_norm: Some(ClipNorm::Sup),
             psi: None,
             eta: None,
             components: self.lattice + 1,
@@ -531,7 +526,7 @@ impl MeanMechanism for BernsteinMean {
         Release::new(
             self.grid.clone(),
             self.setup.reference.clone(),
-            Representation::Bernstein { values, start, end },
+            Representation::Bernstein { values, degree: self.lattice, domain: self.grid.domain().to_vec() },
             metadata,
         )
     }

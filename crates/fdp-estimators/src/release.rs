@@ -19,9 +19,10 @@ pub struct ReleaseMetadata {
     pub sensitivity: f64,
     /// The norm that sensitivity is measured in (`l1_c`, `cameron_martin`, `l1`, ...).
     pub sensitivity_norm: String,
-    /// The clipping bound τ (fixed before the data were seen) and its norm.
-    pub tau: f64,
-    pub clip_norm: ClipNorm,
+    /// The clipping bound τ (fixed before the data were seen) and its norm; `None` where records
+    /// need no clipping (density estimates: points snapped to the grid, a bounded kernel).
+    pub tau: Option<f64>,
+    pub clip_norm: Option<ClipNorm>,
     /// Regularisation ψ and kernel power η, where the mechanism has them.
     pub psi: Option<f64>,
     pub eta: Option<f64>,
@@ -45,8 +46,28 @@ pub struct ReleaseMetadata {
 pub(crate) enum Representation {
     /// `reference + Σ_k c_k φ_k`.
     Basis { basis: MercerBasis, coefficients: Vec<f64> },
-    /// `reference + Σ_j y_j C(k, j) u^j (1 - u)^{k-j}`, `u = (t - a)/(b - a)`.
-    Bernstein { values: Vec<f64>, start: f64, end: f64 },
+    /// `reference + Σ_j y_j Π_a C(k, j_a) u_a^{j_a} (1 - u_a)^{k-j_a}`, `u_a = (t_a - lo_a)/(hi_a - lo_a)`,
+    /// over the `(k + 1)^d` lattice (row-major, last axis fastest).
+    Bernstein { values: Vec<f64>, degree: usize, domain: Vec<(f64, f64)> },
+}
+
+/// The tensor Bernstein polynomial of `values` on the `(degree + 1)^d` lattice of `domain`, at `point`.
+pub(crate) fn bernstein_value(values: &[f64], degree: usize, domain: &[(f64, f64)], point: &[f64]) -> f64 {
+    let weights: Vec<Vec<f64>> =
+        domain.iter().zip(point).map(|((lo, hi), t)| bernstein_weights(degree, (t - lo) / (hi - lo))).collect();
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, v)| {
+            let mut rest = index;
+            let mut w = 1.0;
+            for axis in weights.iter().rev() {
+                w *= axis[rest % (degree + 1)];
+                rest /= degree + 1;
+            }
+            w * v
+        })
+        .sum()
 }
 
 /// A private summary curve: values on the grid, evaluation anywhere, and metadata.
@@ -94,14 +115,9 @@ impl Release {
     ) -> Result<Self> {
         let mut curve = match &representation {
             Representation::Basis { basis, coefficients } => basis.synthesize(coefficients)?,
-            Representation::Bernstein { values, start, end } => grid
-                .points()
-                .iter()
-                .map(|t| {
-                    let w = bernstein_weights(values.len() - 1, (t - start) / (end - start));
-                    w.iter().zip(values).map(|(a, b)| a * b).sum()
-                })
-                .collect(),
+            Representation::Bernstein { values, degree, domain } => {
+                (0..grid.len()).map(|i| bernstein_value(values, *degree, domain, grid.point(i))).collect()
+            }
         };
         if let Some(r) = &reference {
             curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
@@ -137,17 +153,10 @@ impl Release {
     pub fn evaluate(&self, points: &[f64]) -> Result<Vec<f64>> {
         let mut out = match &self.representation {
             Representation::Basis { basis, coefficients } => basis.evaluate(coefficients, points)?,
-            Representation::Bernstein { values, start, end } => {
-                if let Some(bad) = points.iter().find(|p| !p.is_finite()) {
-                    return Err(EstimatorError::BadParameter { name: "point", value: *bad, reason: "must be finite" });
-                }
-                points
-                    .iter()
-                    .map(|t| {
-                        let w = bernstein_weights(values.len() - 1, (t - start) / (end - start));
-                        w.iter().zip(values).map(|(a, b)| a * b).sum()
-                    })
-                    .collect()
+            Representation::Bernstein { values, degree, domain } => {
+                let count = self.grid.count_points(points)?;
+                let dim = self.grid.dim();
+                (0..count).map(|i| bernstein_value(values, *degree, domain, &points[i * dim..(i + 1) * dim])).collect()
             }
         };
         if let Some(r) = &self.reference {
@@ -182,6 +191,16 @@ impl Release {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tensor_bernstein_reproduces_lattice_corners_and_constants() {
+        let domain = [(0.0, 1.0), (-1.0, 1.0)];
+        let values: Vec<f64> = (0..9).map(|i| i as f64).collect();
+        assert_eq!(bernstein_value(&values, 2, &domain, &[0.0, -1.0]), 0.0);
+        assert_eq!(bernstein_value(&values, 2, &domain, &[0.0, 1.0]), 2.0);
+        assert_eq!(bernstein_value(&values, 2, &domain, &[1.0, -1.0]), 6.0);
+        assert!((bernstein_value(&[3.0; 9], 2, &domain, &[0.3, 0.2]) - 3.0).abs() < 1e-14);
+    }
 
     #[test]
     fn bernstein_weights_partition_unity_and_interpolation_is_linear() {

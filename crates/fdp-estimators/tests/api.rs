@@ -56,12 +56,17 @@ fn shapes_are_checked_and_bad_records_never_panic_or_change_n() {
     let mut rng = NoiseRng::seeded(1);
     // Every kind of bad record: all NaN, infinities, huge values, partial gaps.
     let k = b.n_points();
-    let mut rows = vec![vec![f64::NAN; k], vec![f64::INFINITY; k], vec![1e300; k], vec![0.5; k], vec![-1e308; k]];
+    let mut rows = vec![vec![f64::NAN; k], vec![f64::INFINITY; k], vec![f64::MAX; k], vec![0.5; k], vec![-1e308; k]];
     rows[3][7] = f64::NAN;
     let (curves, report) = CurveSet::from_rows(b.grid().clone(), &rows, None).unwrap();
     assert_eq!((curves.n(), report.defaulted), (5, 2));
     let release = m.release(&curves, &mut rng).unwrap();
     assert!(release.curve().iter().all(|v| v.is_finite()));
+    // Records whose projections overflow are clipped to the centre, never turned into NaN.
+    let summary = m.summarize(&curves).unwrap();
+    assert!(summary.iter().all(|v| v.is_finite()));
+    let l1: f64 = summary.iter().map(|v| v.abs()).sum();
+    assert!(l1 <= 5.0 * 1.0 / 5.0 + 1e-9, "each of 5 records contributes at most τ/n in l1: {l1}");
     // n and the grid are public and checked.
     let (four, _) = CurveSet::from_rows(b.grid().clone(), &rows[..4], None).unwrap();
     assert!(matches!(m.release(&four, &mut rng), Err(EstimatorError::Shape { .. })));
