@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use fdp::data::{Scenario, simulate};
-use fdp::estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn};
+use fdp::estimators::{BasisMean, MeanSetup, Mechanism, PlugIn};
 use fdp::prelude::*;
 
 /// A `kB` field of /proc/self/status, in bytes.

@@ -1,5 +1,6 @@
 //! # fdp-estimators: private functional summaries
 //!
+//! - [`mechanism`]: the [`Mechanism`] trait (summarise, then privatise) and [`BasisOutput`];
 //! - [`clip`]: per-record clipping in the norm each sensitivity uses;
 //! - [`mean`]: private mean curves — ICLP-RKHS, ICLP-l1, IID Laplace and the Gaussian process
 //!   ([`BasisMean`]) and the Bernstein mechanism ([`BernsteinMean`]), behind [`MeanMechanism`];
@@ -9,11 +10,13 @@
 pub mod clip;
 mod error;
 pub mod mean;
+pub mod mechanism;
 pub mod release;
 pub mod tuning;
 
 pub use clip::ClipNorm;
 pub use error::{EstimatorError, Result};
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanMechanism, MeanSetup};
+pub use mechanism::{BasisOutput, Mechanism};
 pub use release::{Release, ReleaseMetadata};
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

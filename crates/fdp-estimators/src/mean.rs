@@ -19,6 +19,7 @@ use fdp_noise::{
 
 use crate::clip::ClipNorm;
 use crate::error::{EstimatorError, Result, non_negative, positive};
+use crate::mechanism::{BasisOutput, Mechanism};
 use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value, bernstein_weights, interpolate};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
@@ -98,30 +99,10 @@ impl MeanSetup {
     }
 }
 
-/// A private mean-curve mechanism. `summarize` is the deterministic part (clip, average,
-/// regularise); `privatize` adds the noise. Splitting them lets audits and Monte Carlo studies
-/// compute a summary once and draw many releases from it.
-pub trait MeanMechanism: Send + Sync {
-    /// Short name (`iclp_rkhs`, ...).
-    fn name(&self) -> &'static str;
-    /// The public n the mechanism was built for.
-    fn n(&self) -> usize;
-    /// The privacy guarantee of one release.
-    fn guarantee(&self) -> PrivacyGuarantee;
-    /// The clipped, regularised summary (released coefficients before noise).
-    fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>>;
-    /// One private release of a summary.
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release>;
-    /// The non-private estimate `μ̂` on the grid for a summary.
-    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>>;
-    /// `E||μ̃ - μ̂||²_{L2}`, the expected squared norm of the noise curve (closed form).
-    fn expected_noise_sq(&self) -> f64;
-    /// `summarize` then `privatize`.
-    fn release(&self, curves: &CurveSet, rng: &mut NoiseRng) -> Result<Release> {
-        let summary = self.summarize(curves)?;
-        self.privatize(&summary, rng)
-    }
-}
+/// A private mean-curve mechanism: a [`Mechanism`] on curve sets.
+pub trait MeanMechanism: Mechanism<CurveSet> {}
+
+impl<T: Mechanism<CurveSet> + ?Sized> MeanMechanism for T {}
 
 /// Mean of the clipped coefficients `clip(P(X_i - ref))` over all records, computed in parallel row
 /// blocks with one matrix product per block (memory: a block of coefficients, not n x J).
@@ -184,15 +165,11 @@ pub struct BasisMean<N> {
     setup: MeanSetup,
     /// The basis records are projected onto (all kept components).
     basis: MercerBasis,
-    /// The leading block that is released (and sampled).
-    sampler: BasisSampler<N>,
+    /// Noise on the leading block that is released.
+    output: BasisOutput<N>,
     clip: ClipNorm,
     shaping: Shaping,
     sensitivity: f64,
-    sensitivity_norm: &'static str,
-    psi: Option<f64>,
-    eta: Option<f64>,
-    guarantee: PrivacyGuarantee,
 }
 
 /// The Laplace-noise basis means (ICLP-RKHS, ICLP-l1, IID Laplace).
@@ -225,19 +202,16 @@ impl BasisMean<LatticeLaplace> {
         let (worst, shrink) = rkhs_factors(basis, eta, psi);
         let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon)?;
-        Ok(Self {
+        let parts = Parts {
             name: "iclp_rkhs",
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
-            setup,
-            basis: basis.clone(),
-            sampler,
             clip: ClipNorm::CoefficientL1,
-            shaping: Shaping::Shrink(shrink),
             sensitivity,
             sensitivity_norm: "l1_c",
             psi: Some(psi),
             eta: Some(eta),
-        })
+        };
+        Ok(Self::assemble(basis, setup, sampler, Shaping::Shrink(shrink), parts))
     }
 
     /// **ICLP-l1 (Theorem 9, with a corrected active set).** `μ_k = sign(X̄_k)(|X̄_k| - θ_k)_+`,
@@ -262,19 +236,17 @@ impl BasisMean<LatticeLaplace> {
         let inv_sum: f64 = released.eigenvalues().iter().map(|l| 1.0 / l).sum();
         let sensitivity = 2.0 * setup.tau / setup.n as f64 * inv_sum.sqrt();
         let sampler = IclpSampler::calibrated(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
-        Ok(Self {
+        let parts = Parts {
             name: "iclp_l1",
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
-            setup,
-            basis: basis.clone(),
-            sampler,
             clip: ClipNorm::L2,
-            shaping: Shaping::SoftThreshold(thresholds[..active].to_vec()),
             sensitivity,
             sensitivity_norm: "l1_c",
             psi: Some(psi),
             eta: Some(eta),
-        })
+        };
+        let shaping = Shaping::SoftThreshold(thresholds[..active].to_vec());
+        Ok(Self::assemble(basis, setup, sampler, shaping, parts))
     }
 
     /// **IID Laplace baseline.** The first M coefficients of the mean with records clipped to
@@ -293,19 +265,16 @@ impl BasisMean<LatticeLaplace> {
         let released = basis.truncated(components)?;
         let sensitivity = 2.0 * setup.tau * (components as f64).sqrt() / setup.n as f64;
         let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
-        Ok(Self {
+        let parts = Parts {
             name: "iid_laplace",
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
-            setup,
-            basis: basis.clone(),
-            sampler,
             clip: ClipNorm::L2,
-            shaping: Shaping::Shrink(vec![1.0; components]),
             sensitivity,
             sensitivity_norm: "l1",
             psi: None,
             eta: None,
-        })
+        };
+        Ok(Self::assemble(basis, setup, sampler, Shaping::Shrink(vec![1.0; components]), parts))
     }
 }
 
@@ -321,23 +290,67 @@ impl BasisMean<LatticeGaussian> {
         let (worst, shrink) = rkhs_factors(basis, eta, psi);
         let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon, delta)?;
-        Ok(Self {
+        let parts = Parts {
             name: "gaussian_process",
             guarantee: PrivacyGuarantee::approximate(setup.epsilon, delta),
-            setup,
-            basis: basis.clone(),
-            sampler,
             clip: ClipNorm::L2,
-            shaping: Shaping::Shrink(shrink),
             sensitivity,
             sensitivity_norm: "cameron_martin",
             psi: Some(psi),
             eta: Some(eta),
-        })
+        };
+        Ok(Self::assemble(basis, setup, sampler, Shaping::Shrink(shrink), parts))
     }
 }
 
+/// The descriptive parts of a basis mean, gathered by its constructors.
+struct Parts {
+    name: &'static str,
+    guarantee: PrivacyGuarantee,
+    clip: ClipNorm,
+    sensitivity: f64,
+    sensitivity_norm: &'static str,
+    psi: Option<f64>,
+    eta: Option<f64>,
+}
+
 impl<N: ComponentNoise> BasisMean<N> {
+    fn assemble(
+        basis: &MercerBasis,
+        setup: MeanSetup,
+        sampler: BasisSampler<N>,
+        shaping: Shaping,
+        parts: Parts,
+    ) -> Self {
+        let metadata = ReleaseMetadata {
+            mechanism: parts.name.into(),
+            guarantee: parts.guarantee,
+            sensitivity: parts.sensitivity,
+            sensitivity_norm: parts.sensitivity_norm.into(),
+            tau: Some(setup.tau),
+            clip_norm: Some(parts.clip),
+            psi: parts.psi,
+            eta: parts.eta,
+            components: 0,
+            n: setup.n,
+            basis: None,
+            calibration: None,
+            rng: fdp_noise::RngProvenance::OsEntropy,
+            tuning: setup.tuning.clone(),
+            centred: setup.reference.is_some(),
+        };
+        let output = BasisOutput::new(sampler, setup.reference.clone(), metadata);
+        Self {
+            name: parts.name,
+            setup,
+            basis: basis.clone(),
+            output,
+            clip: parts.clip,
+            shaping,
+            sensitivity: parts.sensitivity,
+        }
+    }
+
     /// The sensitivity the noise is calibrated to (before the rounding charge).
     pub fn sensitivity(&self) -> f64 {
         self.sensitivity
@@ -345,36 +358,16 @@ impl<N: ComponentNoise> BasisMean<N> {
 
     /// The sampler of the released block.
     pub fn sampler(&self) -> &BasisSampler<N> {
-        &self.sampler
+        self.output.sampler()
     }
 
     /// The released basis (the leading block of the projection basis).
     pub fn released_basis(&self) -> &MercerBasis {
-        self.sampler.basis()
-    }
-
-    fn metadata(&self, rng: &NoiseRng) -> ReleaseMetadata {
-        ReleaseMetadata {
-            mechanism: self.name.into(),
-            guarantee: self.guarantee,
-            sensitivity: self.sensitivity,
-            sensitivity_norm: self.sensitivity_norm.into(),
-            tau: Some(self.setup.tau),
-            clip_norm: Some(self.clip),
-            psi: self.psi,
-            eta: self.eta,
-            components: self.sampler.basis().len(),
-            n: self.setup.n,
-            basis: Some(self.sampler.basis().summary()),
-            calibration: Some(self.sampler.calibration()),
-            rng: rng.provenance(),
-            tuning: self.setup.tuning.clone(),
-            centred: self.setup.reference.is_some(),
-        }
+        self.output.sampler().basis()
     }
 }
 
-impl<N: ComponentNoise> MeanMechanism for BasisMean<N> {
+impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -384,7 +377,7 @@ impl<N: ComponentNoise> MeanMechanism for BasisMean<N> {
     }
 
     fn guarantee(&self) -> PrivacyGuarantee {
-        self.guarantee
+        self.output.metadata().guarantee
     }
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
@@ -400,21 +393,15 @@ impl<N: ComponentNoise> MeanMechanism for BasisMean<N> {
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
-        let coefficients = self.sampler.privatize(summary, rng)?;
-        let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
-        Release::new(self.basis.grid().clone(), self.setup.reference.clone(), representation, self.metadata(rng))
+        self.output.privatize(summary, rng)
     }
 
     fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        let mut curve = self.sampler.basis().synthesize(summary)?;
-        if let Some(r) = &self.setup.reference {
-            curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
-        }
-        Ok(curve)
+        self.output.estimate_curve(summary)
     }
 
     fn expected_noise_sq(&self) -> f64 {
-        self.sampler.std_devs().iter().map(|s| s * s).sum()
+        self.output.expected_noise_sq()
     }
 }
 
@@ -467,7 +454,7 @@ impl BernsteinMean {
     }
 }
 
-impl MeanMechanism for BernsteinMean {
+impl Mechanism<CurveSet> for BernsteinMean {
     fn name(&self) -> &'static str {
         "bernstein"
     }

@@ -5,7 +5,7 @@ mod common;
 use common::basis;
 use fdp_data::{CurveSet, Scenario, simulate};
 use fdp_estimators::{
-    BasisMean, BernsteinMean, EstimatorError, MeanMechanism, MeanSetup, PlugIn, private_cross_validation,
+    BasisMean, BernsteinMean, EstimatorError, MeanMechanism, MeanSetup, Mechanism, PlugIn, private_cross_validation,
 };
 use fdp_mercer::Grid;
 use fdp_noise::{NoiseError, NoiseRng};

@@ -7,7 +7,7 @@ mod common;
 use common::{basis, curve_from, unit, with_record};
 use fdp_audit::{AuditConfig, AuditReport, Auditor, NeighbourPair};
 use fdp_data::CurveSet;
-use fdp_estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup};
+use fdp_estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, Mechanism};
 use fdp_mercer::MercerBasis;
 use fdp_noise::NoiseRng;
 
