@@ -66,6 +66,26 @@ fn check_increasing(points: &[f64]) -> Result<()> {
     }
 }
 
+/// Nearest index in an increasing sequence of `len >= 1` values given by `at`.
+fn nearest_sorted(len: usize, at: impl Fn(usize) -> f64, x: f64) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if at(mid) < x { lo = mid + 1 } else { hi = mid }
+    }
+    match lo {
+        0 => 0,
+        i if i == len => len - 1,
+        i => {
+            if x - at(i - 1) <= at(i) - x {
+                i - 1
+            } else {
+                i
+            }
+        }
+    }
+}
+
 impl Grid {
     /// Midpoint rule on `[start, end]` with `k` cells: `t_i = start + (i + 1/2) h`, `w_i = h`.
     pub fn midpoint(start: f64, end: f64, k: usize) -> Result<Self> {
@@ -225,6 +245,23 @@ impl Grid {
         self.inner(f, f).map(f64::sqrt)
     }
 
+    /// Index of the grid point nearest to `point` (length `dim`): a binary search on 1-D grids, one per
+    /// axis on tensor grids. Points outside the domain map to the nearest boundary point. `None` for a
+    /// non-finite coordinate or a wrong length.
+    pub fn nearest(&self, point: &[f64]) -> Option<usize> {
+        if point.len() != self.dim || point.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        match self.layout {
+            GridLayout::Tensor { nx, ny } => {
+                let i = nearest_sorted(nx, |i| self.points[2 * i * ny], point[0]);
+                let j = nearest_sorted(ny, |j| self.points[2 * j + 1], point[1]);
+                Some(i * ny + j)
+            }
+            _ => Some(nearest_sorted(self.len(), |i| self.points[i], point[0])),
+        }
+    }
+
     /// Checks that `points` is a flat list of finite d-dimensional points and returns how many.
     pub fn count_points(&self, points: &[f64]) -> Result<usize> {
         if points.len() % self.dim != 0 {
@@ -292,6 +329,14 @@ mod tests {
         assert!((g.weights().iter().sum::<f64>() - 2.0).abs() < 1e-12);
         assert_eq!(g.domain(), &[(-1.0, 1.0), (0.0, 1.0)]);
         assert!(g.count_points(&[0.0, 1.0, 2.0]).is_err());
+        // x points: -2/3, 0, 2/3; y points: 0, 1/3, 2/3, 1.
+        assert_eq!(g.nearest(&[0.1, 0.9]), Some(4 + 3));
+        assert_eq!(g.nearest(&[-5.0, -5.0]), Some(0));
+        assert_eq!(g.nearest(&[0.5, 0.45]), Some(2 * 4 + 1));
+        assert_eq!(g.nearest(&[f64::NAN, 0.0]), None);
+        assert_eq!(g.nearest(&[0.0]), None);
+        assert_eq!(x.nearest(&[0.34]), Some(2));
+        assert_eq!(x.nearest(&[0.33]), Some(1));
         assert_eq!(g.count_points(&[0.0, 1.0, 2.0, 3.0]).unwrap(), 2);
     }
 }

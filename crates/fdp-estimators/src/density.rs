@@ -1,0 +1,464 @@
+//! Private density estimates (Lin & Reimherr 2023, Section 4.4, Theorem 14) and their baselines:
+//! the ICLP KDE with an operator power `K^η` of the kernel, Hall et al.'s Gaussian-process KDE,
+//! IID Laplace on a truncated basis, and the Bernstein mechanism.
+//!
+//! Records are points of the domain, each mapped to its nearest grid point (a per-record map), so
+//! every sensitivity below is a maximum over grid points and is computed exactly.
+
+use rayon::prelude::*;
+
+use fdp_mercer::{Grid, Kernel, MercerBasis, Stationary, StationaryShape};
+use fdp_noise::{
+    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
+    NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity,
+    secure::{LAPLACE_LATTICE_BITS, lattice_step},
+};
+
+use crate::error::{EstimatorError, Result, positive};
+use crate::mechanism::{BasisOutput, Mechanism};
+use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value};
+
+/// n points of a grid's domain, each snapped to its nearest grid point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridPoints {
+    grid: Grid,
+    index: Vec<usize>,
+}
+
+impl GridPoints {
+    /// Snaps n points (flat, `grid.dim()` numbers each). Points outside the domain go to the nearest
+    /// boundary point; a point with a non-finite coordinate goes to the public default point (the
+    /// grid point nearest the centre of the domain) — never an error, never dropped, so n is kept.
+    pub fn snap(grid: &Grid, points: &[f64]) -> Result<Self> {
+        let dim = grid.dim();
+        if points.len() % dim != 0 {
+            return Err(EstimatorError::Shape {
+                what: "point coordinates (a multiple of the dimension)",
+                expected: dim,
+                got: points.len(),
+            });
+        }
+        let centre: Vec<f64> = grid.domain().iter().map(|(a, b)| 0.5 * (a + b)).collect();
+        let default = grid.nearest(&centre).unwrap_or(0);
+        let index = points.chunks(dim).map(|p| grid.nearest(p).unwrap_or(default)).collect();
+        Ok(Self { grid: grid.clone(), index })
+    }
+
+    /// Points given directly as grid indices (each `< K`).
+    pub fn from_indices(grid: &Grid, index: Vec<usize>) -> Result<Self> {
+        if let Some(bad) = index.iter().find(|&&i| i >= grid.len()) {
+            return Err(EstimatorError::Shape { what: "grid index", expected: grid.len(), got: *bad });
+        }
+        Ok(Self { grid: grid.clone(), index })
+    }
+
+    /// n.
+    pub fn n(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The grid index of every point.
+    pub fn indices(&self) -> &[usize] {
+        &self.index
+    }
+
+    /// How many points sit on each grid point.
+    pub fn counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.grid.len()];
+        self.index.iter().for_each(|&i| counts[i] += 1);
+        counts
+    }
+}
+
+/// A stationary kernel normalised to integrate to one over `R^d` (d ∈ {1, 2}), as a KDE needs:
+/// Gaussian `(2π)^{-d/2} h^{-d} exp(-r²/(2h²))`, exponential `exp(-r/h) / (2h)` in 1-D and
+/// `exp(-r/h) / (2π h²)` in 2-D.
+pub fn density_kernel(shape: StationaryShape, bandwidth: f64, dim: usize) -> Result<Stationary> {
+    let h = positive("bandwidth", bandwidth)?;
+    let d = dim as i32;
+    let mass = match (shape, dim) {
+        (StationaryShape::Gaussian, 1 | 2) => (2.0 * std::f64::consts::PI).powf(dim as f64 / 2.0) * h.powi(d),
+        (StationaryShape::Exponential, 1) => 2.0 * h,
+        (StationaryShape::Exponential, 2) => 2.0 * std::f64::consts::PI * h * h,
+        _ => {
+            return Err(EstimatorError::BadParameter {
+                name: "density kernel",
+                value: dim as f64,
+                reason: "normalised kernels: Gaussian or exponential, in 1 or 2 dimensions",
+            });
+        }
+    };
+    Ok(Stationary::new(shape, h)?.with_variance(1.0 / mass)?)
+}
+
+/// The plug-in bandwidth `h = scale · n^{-1/(4+d)}` (the rate of Theorem 14; `scale` is public, e.g.
+/// a fraction of the domain's width).
+pub fn plug_in_bandwidth(n: usize, dim: usize, scale: f64) -> f64 {
+    scale * (n.max(1) as f64).powf(-1.0 / (4.0 + dim as f64))
+}
+
+/// `max_{g, g'} ||a_g - a_g'||_p` over the rows `a_g = (w_k φ_k(g))_k` of a basis (p ∈ {1, 2}),
+/// computed over all pairs when that is at most 2·10^8 operations, else bounded by `2 max_g ||a_g||_p`.
+/// Returns the value, the maximising pair and whether it is exact.
+fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usize, usize), bool) {
+    let (k, j) = (basis.n_points(), weights.len());
+    let phi = basis.eigenfunctions();
+    let rows: Vec<Vec<f64>> = (0..k).map(|g| (0..j).map(|c| weights[c] * phi[(g, c)]).collect()).collect();
+    let norm = |v: &mut dyn Iterator<Item = f64>| -> f64 {
+        if p == 1 { v.map(f64::abs).sum() } else { v.map(|x| x * x).sum::<f64>().sqrt() }
+    };
+    if (k * k) as f64 * j as f64 <= 2e8 {
+        let best = (0..k)
+            .into_par_iter()
+            .map(|g| {
+                (g + 1..k)
+                    .map(|h| (norm(&mut rows[g].iter().zip(&rows[h]).map(|(a, b)| a - b)), (g, h)))
+                    .fold((0.0, (g, g)), |acc, x| if x.0 > acc.0 { x } else { acc })
+            })
+            .reduce(|| (0.0, (0, 0)), |a, b| if b.0 > a.0 { b } else { a });
+        (best.0, best.1, true)
+    } else {
+        let (g, v) = (0..k)
+            .map(|g| (g, norm(&mut rows[g].iter().copied())))
+            .fold((0, 0.0), |acc, x| if x.1 > acc.1 { x } else { acc });
+        (2.0 * v, (g, g), false)
+    }
+}
+
+/// The sensitivity of a basis KDE: the exact value on the grid, and (for the ICLP KDE) the paper's
+/// Cauchy-Schwarz bound `2 sqrt(sup K^η(x,x)) sqrt(tr K^{η-1}) / n`, reported beside it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KdeSensitivity {
+    /// What the noise is calibrated to.
+    pub calibrated: f64,
+    /// True when `calibrated` is the exact maximum over pairs of grid points (else the triangle bound).
+    pub exact: bool,
+    /// The paper's closed-form bound, where it has one.
+    pub paper_bound: Option<f64>,
+    /// The pair of grid points where the maximum is attained (for audits).
+    pub worst_pair: (usize, usize),
+}
+
+/// A KDE that releases basis coefficients `s_k (1/n) Σ_i φ_k(x_i)` with independent noise.
+#[derive(Debug, Clone)]
+pub struct BasisKde<N> {
+    name: &'static str,
+    n: usize,
+    factors: Vec<f64>,
+    output: BasisOutput<N>,
+    sensitivity: KdeSensitivity,
+}
+
+fn kde_metadata(
+    name: &str,
+    guarantee: PrivacyGuarantee,
+    sensitivity: f64,
+    norm: &str,
+    eta: Option<f64>,
+    n: usize,
+) -> ReleaseMetadata {
+    ReleaseMetadata {
+        mechanism: name.into(),
+        guarantee,
+        sensitivity,
+        sensitivity_norm: norm.into(),
+        tau: None,
+        clip_norm: None,
+        psi: None,
+        eta,
+        components: 0,
+        n,
+        basis: None,
+        calibration: None,
+        rng: RngProvenance::OsEntropy,
+        tuning: "plug_in".into(),
+        centred: false,
+    }
+}
+
+fn check_n(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
+    }
+    Ok(())
+}
+
+impl BasisKde<LatticeLaplace> {
+    /// **ICLP KDE (Theorem 14).** With the basis of a (normalised) kernel K, the summary is
+    /// `f = (1/n) Σ_i K^η(·, x_i)`, coefficients `f_k = λ_k^η (1/n) Σ_i φ_k(x_i)`. Moving one point
+    /// from x to x' changes `||f||_{1,K}` by `Σ_k λ_k^{η-1/2} |φ_k(x) - φ_k(x')| / n`; its maximum over
+    /// pairs of grid points is Δ, and the ICLP calibrated to it is pure ε-DP. It never exceeds the
+    /// paper's bound `2 sqrt(sup_x K^η(x,x)) sqrt(tr K^{η-1}) / n` (Cauchy-Schwarz), reported beside.
+    pub fn iclp(basis: &MercerBasis, n: usize, epsilon: f64, eta: f64) -> Result<Self> {
+        check_n(n)?;
+        let eps = Epsilon::new(epsilon)?;
+        positive("eta", eta)?;
+        let l = basis.eigenvalues();
+        let weights: Vec<f64> = l.iter().map(|l| l.powf(eta - 0.5)).collect();
+        let (d, pair, exact) = max_pair_distance(basis, &weights, 1);
+        let sensitivity = d / n as f64;
+        let sup_diag = basis.power_diagonal(eta).into_iter().fold(0.0, f64::max);
+        let paper = 2.0 * sup_diag.sqrt() * basis.trace_power(eta - 1.0).sqrt() / n as f64;
+        let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
+        let meta = kde_metadata("iclp_kde", PrivacyGuarantee::pure(eps), sensitivity, "l1_c", Some(eta), n);
+        Ok(Self {
+            name: "iclp_kde",
+            n,
+            factors: l.iter().map(|l| l.powf(eta)).collect(),
+            output: BasisOutput::new(sampler, None, meta),
+            sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: Some(paper), worst_pair: pair },
+        })
+    }
+
+    /// **IID Laplace on a truncated basis.** The first M coefficients of the empirical measure,
+    /// `(1/n) Σ_i φ_k(x_i)`, with one Laplace scale for the l1 sensitivity
+    /// `max_{g,g'} Σ_{k<M} |φ_k(g) - φ_k(g')| / n`.
+    pub fn iid_laplace(basis: &MercerBasis, n: usize, epsilon: f64, components: usize) -> Result<Self> {
+        check_n(n)?;
+        let eps = Epsilon::new(epsilon)?;
+        if components == 0 || components > basis.len() {
+            return Err(EstimatorError::BadParameter {
+                name: "components",
+                value: components as f64,
+                reason: "must be between 1 and the number of kept basis components",
+            });
+        }
+        let released = basis.truncated(components)?;
+        let (d, pair, exact) = max_pair_distance(&released, &vec![1.0; components], 1);
+        let sensitivity = d / n as f64;
+        let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, eps)?;
+        let meta = kde_metadata("iid_laplace_kde", PrivacyGuarantee::pure(eps), sensitivity, "l1", None, n);
+        Ok(Self {
+            name: "iid_laplace_kde",
+            n,
+            factors: vec![1.0; components],
+            output: BasisOutput::new(sampler, None, meta),
+            sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
+        })
+    }
+}
+
+impl BasisKde<LatticeGaussian> {
+    /// **Gaussian-process KDE (Hall, Rinaldo & Wasserman 2013), (ε, δ)-DP.** The same summary as the
+    /// ICLP KDE; one moved point changes its Cameron-Martin norm by
+    /// `(Σ_k λ_k^{2η-1} (φ_k(x) - φ_k(x'))²)^{1/2} / n` (for η = 1, Hall's `||K(·,x) - K(·,x')||_H / n`),
+    /// maximised exactly over grid pairs and calibrated by the analytic Gaussian mechanism.
+    pub fn gaussian_process(basis: &MercerBasis, n: usize, epsilon: f64, eta: f64, delta: f64) -> Result<Self> {
+        check_n(n)?;
+        let eps = Epsilon::new(epsilon)?;
+        let delta = Delta::new(delta)?;
+        positive("eta", eta)?;
+        let l = basis.eigenvalues();
+        let weights: Vec<f64> = l.iter().map(|l| l.powf(eta - 0.5)).collect();
+        let (d, pair, exact) = max_pair_distance(basis, &weights, 2);
+        let sensitivity = d / n as f64;
+        let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
+        let meta = kde_metadata(
+            "gaussian_process_kde",
+            PrivacyGuarantee::approximate(eps, delta),
+            sensitivity,
+            "cameron_martin",
+            Some(eta),
+            n,
+        );
+        Ok(Self {
+            name: "gaussian_process_kde",
+            n,
+            factors: l.iter().map(|l| l.powf(eta)).collect(),
+            output: BasisOutput::new(sampler, None, meta),
+            sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
+        })
+    }
+}
+
+impl<N: ComponentNoise> BasisKde<N> {
+    /// The sensitivity (exact on the grid) and the paper's bound.
+    pub fn sensitivity(&self) -> KdeSensitivity {
+        self.sensitivity
+    }
+
+    /// The sampler of the released block.
+    pub fn sampler(&self) -> &BasisSampler<N> {
+        self.output.sampler()
+    }
+}
+
+impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn n(&self) -> usize {
+        self.n
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.output.metadata().guarantee
+    }
+
+    fn summarize(&self, points: &GridPoints) -> Result<Vec<f64>> {
+        let basis = self.output.sampler().basis();
+        if points.n() != self.n {
+            return Err(EstimatorError::Shape { what: "number of points", expected: self.n, got: points.n() });
+        }
+        if points.grid() != basis.grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let phi = basis.eigenfunctions();
+        let counts = points.counts();
+        let n = self.n as f64;
+        Ok(self
+            .factors
+            .iter()
+            .enumerate()
+            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c as f64 * phi[(g, k)]).sum::<f64>() / n)
+            .collect())
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+        self.output.privatize(summary, rng)
+    }
+
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        self.output.estimate_curve(summary)
+    }
+
+    fn expected_noise_sq(&self) -> f64 {
+        self.output.expected_noise_sq()
+    }
+}
+
+/// **Bernstein KDE (Aldà & Rubinstein 2017).** The ordinary KDE `(1/n) Σ_i K(t, x_i)` on the
+/// `(k + 1)^d` lattice of the domain; a moved point changes each value by at most `sup K / n` (K >= 0),
+/// so Laplace noise of scale `(k + 1)^d sup K / (n ε)` per value is ε-DP (plus the lattice charge),
+/// and the release is the tensor Bernstein polynomial through the noisy values.
+#[derive(Debug, Clone)]
+pub struct BernsteinKde {
+    kernel: Stationary,
+    grid: Grid,
+    degree: usize,
+    n: usize,
+    epsilon: Epsilon,
+    noise: LatticeLaplace,
+    sensitivity: f64,
+}
+
+impl BernsteinKde {
+    /// Degree `k >= 1` per axis on the grid's box.
+    pub fn new(kernel: Stationary, grid: &Grid, n: usize, epsilon: f64, degree: usize) -> Result<Self> {
+        check_n(n)?;
+        let eps = Epsilon::new(epsilon)?;
+        if degree == 0 {
+            return Err(EstimatorError::BadParameter { name: "degree", value: 0.0, reason: "must be at least 1" });
+        }
+        let values = ((degree + 1) as f64).powi(grid.dim() as i32);
+        let per_value = kernel.at_distance(0.0) / n as f64;
+        let step = lattice_step(values * per_value / eps.get(), LAPLACE_LATTICE_BITS);
+        let noise = LatticeLaplace::new(values * (per_value + step) / eps.get(), step)?;
+        Ok(Self { kernel, grid: grid.clone(), degree, n, epsilon: eps, noise, sensitivity: values * per_value })
+    }
+
+    fn lattice(&self) -> Vec<Vec<f64>> {
+        let axes: Vec<Vec<f64>> = self
+            .grid
+            .domain()
+            .iter()
+            .map(|(a, b)| (0..=self.degree).map(|j| a + (b - a) * j as f64 / self.degree as f64).collect())
+            .collect();
+        let mut points: Vec<Vec<f64>> = vec![vec![]];
+        for axis in &axes {
+            points = points.iter().flat_map(|p| axis.iter().map(move |t| [p.as_slice(), &[*t]].concat())).collect();
+        }
+        points
+    }
+}
+
+impl Mechanism<GridPoints> for BernsteinKde {
+    fn name(&self) -> &'static str {
+        "bernstein_kde"
+    }
+
+    fn n(&self) -> usize {
+        self.n
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        PrivacyGuarantee::pure(self.epsilon)
+    }
+
+    fn summarize(&self, points: &GridPoints) -> Result<Vec<f64>> {
+        if points.n() != self.n {
+            return Err(EstimatorError::Shape { what: "number of points", expected: self.n, got: points.n() });
+        }
+        if points.grid() != &self.grid {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let counts = points.counts();
+        let occupied: Vec<(usize, f64)> =
+            counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(g, c)| (g, *c as f64)).collect();
+        Ok(self
+            .lattice()
+            .par_iter()
+            .map(|t| {
+                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
+            })
+            .collect())
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+        let expected = (self.degree + 1).pow(self.grid.dim() as u32);
+        if summary.len() != expected {
+            return Err(EstimatorError::Shape { what: "summary length", expected, got: summary.len() });
+        }
+        let values: Vec<f64> = summary.iter().map(|v| self.noise.release(*v, rng)).collect();
+        let mut metadata =
+            kde_metadata("bernstein_kde", self.guarantee(), self.sensitivity, "l1_lattice", None, self.n);
+        metadata.components = expected;
+        metadata.rng = rng.provenance();
+        let representation =
+            Representation::Bernstein { values, degree: self.degree, domain: self.grid.domain().to_vec() };
+        Release::new(self.grid.clone(), None, representation, metadata)
+    }
+
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        let domain = self.grid.domain();
+        Ok((0..self.grid.len()).map(|i| bernstein_value(summary, self.degree, domain, self.grid.point(i))).collect())
+    }
+
+    fn expected_noise_sq(&self) -> f64 {
+        // E||Σ_j e_j B_j||² = 2 b² Σ_j ||B_j||² for independent Laplace e_j of scale b.
+        let count = (self.degree + 1).pow(self.grid.dim() as u32);
+        let mut unit = vec![0.0; count];
+        let mut total = 0.0;
+        for j in 0..count {
+            unit[j] = 1.0;
+            let b = self.estimate_curve(&unit).unwrap_or_default();
+            total += b.iter().zip(self.grid.weights()).map(|(v, w)| w * v * v).sum::<f64>();
+            unit[j] = 0.0;
+        }
+        2.0 * self.noise.scale().powi(2) * total
+    }
+}
+
+/// Post-processing (free under DP): clamps negative values to 0 and rescales to integrate to one on
+/// the grid; a release with no positive mass becomes the uniform density.
+pub fn normalise_density(values: &[f64], grid: &Grid) -> Vec<f64> {
+    let clamped: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
+    let mass: f64 = clamped.iter().zip(grid.weights()).map(|(v, w)| v * w).sum();
+    if mass > 0.0 {
+        clamped.iter().map(|v| v / mass).collect()
+    } else {
+        let volume: f64 = grid.weights().iter().sum();
+        vec![1.0 / volume; values.len()]
+    }
+}
+
+/// Integrated squared error `Σ_i w_i (a_i - b_i)²` on the grid.
+pub fn integrated_squared_error(a: &[f64], b: &[f64], grid: &Grid) -> f64 {
+    a.iter().zip(b).zip(grid.weights()).map(|((x, y), w)| w * (x - y) * (x - y)).sum()
+}

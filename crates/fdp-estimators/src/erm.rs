@@ -1,0 +1,306 @@
+//! Regularised empirical risk minimisation in the RKHS of `C^η` (Theorem 16; Hall et al. 2013):
+//! kernel ridge regression and regularised logistic regression, solved exactly in the eigenbasis and
+//! released through the ICLP (pure ε-DP) or the Gaussian process ((ε, δ)-DP).
+//!
+//! `f = argmin (1/n) Σ_i L(y_i, f(x_i)) + ψ ||f||²_{C^η}` over `f = Σ_{k<=J} β_k φ_k`, where
+//! `||f||²_{C^η} = Σ_k β_k² / λ_k^η`. Inputs x are snapped to grid points (a per-record map).
+
+use faer::linalg::solvers::Solve;
+use faer::{Mat, Side};
+
+use fdp_mercer::MercerBasis;
+use fdp_noise::{
+    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
+    NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity,
+};
+
+use crate::clip::ClipNorm;
+use crate::density::GridPoints;
+use crate::error::{EstimatorError, Result, positive};
+use crate::mechanism::{BasisOutput, Mechanism};
+use crate::release::{Release, ReleaseMetadata};
+
+/// The loss, with what makes it M-admissible (Lipschitz in f(x) on the relevant range).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum Loss {
+    /// `(y - f(x))²` with responses clipped to `|y| <= bound`. Since `ψ ||f̂||² <= (1/n) Σ y_i² <= B²`,
+    /// `|f̂(x)| <= κ B / sqrt(ψ)` with `κ² = sup_x C^η(x,x)`, so the loss is M-admissible with
+    /// `M = 2B (1 + κ/sqrt(ψ))`.
+    Squared { bound: f64 },
+    /// `log(1 + exp(-y f(x)))` with labels `y ∈ {-1, +1}` (anything > 0 is +1, anything else -1):
+    /// 1-admissible.
+    Logistic,
+}
+
+/// Labelled points: inputs snapped to the grid, responses or labels (non-finite → 0, the public
+/// default; labels use its sign).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Labelled {
+    pub points: GridPoints,
+    pub y: Vec<f64>,
+}
+
+impl Labelled {
+    /// Pairs points with responses (same length).
+    pub fn new(points: GridPoints, y: Vec<f64>) -> Result<Self> {
+        if y.len() != points.n() {
+            return Err(EstimatorError::Shape { what: "responses", expected: points.n(), got: y.len() });
+        }
+        let y = y.into_iter().map(|v| if v.is_finite() { v } else { 0.0 }).collect();
+        Ok(Self { points, y })
+    }
+}
+
+/// The public choices of a regularised ERM: the loss, n, the kernel power η and the penalty ψ.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ErmSetup {
+    loss: Loss,
+    n: usize,
+    eta: f64,
+    psi: f64,
+}
+
+impl ErmSetup {
+    /// `n >= 1`, `η > 0`, `ψ > 0`, and a positive response bound for the squared loss.
+    pub fn new(loss: Loss, n: usize, eta: f64, psi: f64) -> Result<Self> {
+        if n == 0 {
+            return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
+        }
+        positive("eta", eta)?;
+        positive("psi", psi)?;
+        if let Loss::Squared { bound } = loss {
+            positive("response bound", bound)?;
+        }
+        Ok(Self { loss, n, eta, psi })
+    }
+
+    /// The stability bound `||f_D - f_D'||_{C^η} <= M κ / (ψ n)` on `basis`.
+    fn rkhs_sensitivity(&self, basis: &MercerBasis) -> f64 {
+        let k = basis.power_diagonal(self.eta).into_iter().fold(0.0, f64::max).sqrt();
+        let m = match self.loss {
+            Loss::Squared { bound } => 2.0 * bound * (1.0 + k / self.psi.sqrt()),
+            Loss::Logistic => 1.0,
+        };
+        m * k / (self.psi * self.n as f64)
+    }
+
+    fn metadata(&self, name: &str, guarantee: PrivacyGuarantee, sensitivity: f64, norm: &str) -> ReleaseMetadata {
+        let (tau, clip_norm) = match self.loss {
+            Loss::Squared { bound } => (Some(bound), Some(ClipNorm::Sup)),
+            Loss::Logistic => (None, None),
+        };
+        ReleaseMetadata {
+            mechanism: name.into(),
+            guarantee,
+            sensitivity,
+            sensitivity_norm: norm.into(),
+            tau,
+            clip_norm,
+            psi: Some(self.psi),
+            eta: Some(self.eta),
+            components: 0,
+            n: self.n,
+            basis: None,
+            calibration: None,
+            rng: RngProvenance::OsEntropy,
+            tuning: "fixed".into(),
+            centred: false,
+        }
+    }
+}
+
+/// Kernel ridge or logistic regression with a private release of its coefficients.
+///
+/// **Sensitivity (Theorem 16; Bousquet & Elisseeff).** The objective is 2ψ-strongly convex in the
+/// RKHS of `C^η` and the loss is M-admissible, so replacing one record moves the minimiser by
+/// `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`, `κ² = sup_x C^η(x,x)` (on the grid, over the kept components).
+#[derive(Debug, Clone)]
+pub struct KernelErm<N> {
+    setup: ErmSetup,
+    /// `1 / λ_k^η`, the penalty weights.
+    penalty: Vec<f64>,
+    output: BasisOutput<N>,
+    sensitivity_rkhs: f64,
+}
+
+impl KernelErm<LatticeLaplace> {
+    /// Released by the ICLP: `||h||_{1,C} = Σ_k |h_k|/sqrt(λ_k) <= ||h||_{C^η} (Σ_k λ_k^{η-1})^{1/2}`
+    /// (Cauchy-Schwarz), so `Δ_{1,C} = M κ sqrt(tr C^{η-1}) / (ψ n)`.
+    pub fn iclp(basis: &MercerBasis, setup: ErmSetup, epsilon: f64) -> Result<Self> {
+        let eps = Epsilon::new(epsilon)?;
+        let rkhs = setup.rkhs_sensitivity(basis);
+        let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
+        let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
+        let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, "l1_c");
+        Ok(Self::assemble(basis, setup, sampler, meta, rkhs))
+    }
+}
+
+impl KernelErm<LatticeGaussian> {
+    /// Released by the Gaussian process: `||h||_C² = Σ_k h_k² / λ_k <= ||h||²_{C^η} max_k λ_k^{η-1}`,
+    /// so `Δ₂ = M κ (max_k λ_k^{η-1})^{1/2} / (ψ n)`, calibrated by the analytic Gaussian mechanism.
+    pub fn gaussian_process(basis: &MercerBasis, setup: ErmSetup, epsilon: f64, delta: f64) -> Result<Self> {
+        let eps = Epsilon::new(epsilon)?;
+        let delta = Delta::new(delta)?;
+        let rkhs = setup.rkhs_sensitivity(basis);
+        let worst = basis.eigenvalues().iter().map(|l| l.powf(setup.eta - 1.0)).fold(0.0, f64::max);
+        let sensitivity = rkhs * worst.sqrt();
+        let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
+        let guarantee = PrivacyGuarantee::approximate(eps, delta);
+        let meta = setup.metadata("gaussian_process_erm", guarantee, sensitivity, "cameron_martin");
+        Ok(Self::assemble(basis, setup, sampler, meta, rkhs))
+    }
+}
+
+impl<N: ComponentNoise> KernelErm<N> {
+    fn assemble(
+        basis: &MercerBasis,
+        setup: ErmSetup,
+        sampler: BasisSampler<N>,
+        meta: ReleaseMetadata,
+        rkhs: f64,
+    ) -> Self {
+        let penalty = basis.eigenvalues().iter().map(|l| l.powf(-setup.eta)).collect();
+        Self { setup, penalty, output: BasisOutput::new(sampler, None, meta), sensitivity_rkhs: rkhs }
+    }
+
+    /// The stability bound `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`.
+    pub fn rkhs_sensitivity(&self) -> f64 {
+        self.sensitivity_rkhs
+    }
+
+    /// The loss.
+    pub fn loss(&self) -> Loss {
+        self.setup.loss
+    }
+
+    /// Solves the symmetric positive definite system `a x = rhs` (Cholesky).
+    fn solve(&self, a: &Mat<f64>, rhs: &[f64]) -> Result<Vec<f64>> {
+        let j = rhs.len();
+        let llt = a.llt(Side::Lower).map_err(|_| EstimatorError::BadParameter {
+            name: "psi",
+            value: self.setup.psi,
+            reason: "the regularised system is not positive definite",
+        })?;
+        let x = llt.solve(Mat::from_fn(j, 1, |i, _| rhs[i]));
+        Ok((0..j).map(|i| x[(i, 0)]).collect())
+    }
+}
+
+/// Per grid point: number of records, sum of responses (squared loss) or label counts (logistic).
+struct Aggregates {
+    count: Vec<f64>,
+    sum_y: Vec<f64>,
+    positives: Vec<f64>,
+}
+
+fn aggregate(data: &Labelled, loss: Loss, k: usize) -> Aggregates {
+    let mut a = Aggregates { count: vec![0.0; k], sum_y: vec![0.0; k], positives: vec![0.0; k] };
+    for (&g, &y) in data.points.indices().iter().zip(&data.y) {
+        a.count[g] += 1.0;
+        match loss {
+            Loss::Squared { bound } => a.sum_y[g] += y.clamp(-bound, bound),
+            Loss::Logistic => a.positives[g] += f64::from(y > 0.0),
+        }
+    }
+    a
+}
+
+impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
+    fn name(&self) -> &'static str {
+        match self.setup.loss {
+            Loss::Squared { .. } => "kernel_ridge",
+            Loss::Logistic => "kernel_logistic",
+        }
+    }
+
+    fn n(&self) -> usize {
+        self.setup.n
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.output.metadata().guarantee
+    }
+
+    /// The exact minimiser's coefficients: one J x J solve for the squared loss, Newton's method
+    /// (to a gradient norm below 1e-12) for the logistic loss.
+    fn summarize(&self, data: &Labelled) -> Result<Vec<f64>> {
+        let basis = self.output.sampler().basis();
+        if data.points.n() != self.setup.n {
+            return Err(EstimatorError::Shape {
+                what: "number of records",
+                expected: self.setup.n,
+                got: data.points.n(),
+            });
+        }
+        if data.points.grid() != basis.grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let (k, j) = (basis.n_points(), basis.len());
+        let phi = basis.eigenfunctions();
+        let agg = aggregate(data, self.setup.loss, k);
+        let n = self.setup.n as f64;
+        // Weighted Gram Σ_g w_g φ(g) φ(g)^T / n plus the penalty 2ψ diag(λ^{-η}) (the factor 2 of the
+        // squared loss's gradient is divided out).
+        let gram = |w: &[f64], penalty_scale: f64| {
+            Mat::from_fn(j, j, |r, c| {
+                let s: f64 = (0..k).filter(|&g| w[g] != 0.0).map(|g| w[g] * phi[(g, r)] * phi[(g, c)]).sum::<f64>() / n;
+                s + if r == c { penalty_scale * self.setup.psi * self.penalty[r] } else { 0.0 }
+            })
+        };
+        match self.setup.loss {
+            Loss::Squared { .. } => {
+                let a = gram(&agg.count, 1.0);
+                let b: Vec<f64> = (0..j).map(|r| (0..k).map(|g| agg.sum_y[g] * phi[(g, r)]).sum::<f64>() / n).collect();
+                self.solve(&a, &b)
+            }
+            Loss::Logistic => {
+                let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+                let mut beta = vec![0.0; j];
+                for _ in 0..100 {
+                    let f: Vec<f64> = (0..k).map(|g| (0..j).map(|r| phi[(g, r)] * beta[r]).sum()).collect();
+                    // d/df of Σ_i log(1 + e^{-y f}) at a grid point: -(positives - count σ(f)).
+                    let resid: Vec<f64> = (0..k).map(|g| agg.count[g] * sigmoid(f[g]) - agg.positives[g]).collect();
+                    let grad: Vec<f64> = (0..j)
+                        .map(|r| {
+                            (0..k).map(|g| resid[g] * phi[(g, r)]).sum::<f64>() / n
+                                + 2.0 * self.setup.psi * self.penalty[r] * beta[r]
+                        })
+                        .collect();
+                    if grad.iter().map(|v| v * v).sum::<f64>().sqrt() < 1e-12 {
+                        break;
+                    }
+                    let w: Vec<f64> = (0..k).map(|g| agg.count[g] * sigmoid(f[g]) * (1.0 - sigmoid(f[g]))).collect();
+                    let step = self.solve(&gram(&w, 2.0), &grad)?;
+                    beta.iter_mut().zip(&step).for_each(|(b, s)| *b -= s);
+                }
+                Ok(beta)
+            }
+        }
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+        self.output.privatize(summary, rng)
+    }
+
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        self.output.estimate_curve(summary)
+    }
+
+    fn expected_noise_sq(&self) -> f64 {
+        self.output.expected_noise_sq()
+    }
+}
+
+/// Mean squared error `(1/m) Σ (y - f(x))²` of a fitted curve (values on the grid) on test data.
+pub fn squared_risk(curve: &[f64], data: &Labelled) -> f64 {
+    let m = data.y.len().max(1) as f64;
+    data.points.indices().iter().zip(&data.y).map(|(&g, y)| (y - curve[g]).powi(2)).sum::<f64>() / m
+}
+
+/// Misclassification rate of `sign f(x)` on test labels (`y > 0` is the positive class).
+pub fn misclassification(curve: &[f64], data: &Labelled) -> f64 {
+    let m = data.y.len().max(1) as f64;
+    data.points.indices().iter().zip(&data.y).filter(|(g, y)| (curve[**g] > 0.0) != (**y > 0.0)).count() as f64 / m
+}
