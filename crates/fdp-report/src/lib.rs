@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
+pub use plotters::style::RGBColor;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -157,11 +158,14 @@ impl CurveFigure {
             } else {
                 chart.draw_series(LineSeries::new(points, style))
             };
-            let color = s.color;
-            drawn
-                .map_err(|e| draw_err(path, e))?
-                .label(&s.label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
+            let drawn = drawn.map_err(|e| draw_err(path, e))?;
+            // Unlabelled series (e.g. repeated draws after the first) stay out of the legend.
+            if !s.label.is_empty() {
+                let color = s.color;
+                drawn
+                    .label(&s.label)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
+            }
         }
         chart
             .configure_series_labels()
@@ -182,6 +186,16 @@ pub struct ErrorSeries {
     pub error: Vec<f64>,
     pub standard_error: Vec<f64>,
     pub color: RGBColor,
+}
+
+/// A tick label for a log axis: plain numbers from 0.01 to 10⁵, powers of ten beyond.
+fn log_tick(v: f64) -> String {
+    if (0.01..1e5).contains(&v.abs()) {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.0e}")
+    }
 }
 
 /// Error against n on log-log axes.
@@ -214,7 +228,14 @@ impl LogLogFigure {
             .y_label_area_size(70)
             .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (y0 * 0.7..y1 * 1.4).log_scale())
             .map_err(|e| draw_err(path, e))?;
-        chart.configure_mesh().x_desc(&self.x_label).y_desc(&self.y_label).draw().map_err(|e| draw_err(path, e))?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .x_label_formatter(&|v| log_tick(*v))
+            .y_label_formatter(&|v| log_tick(*v))
+            .draw()
+            .map_err(|e| draw_err(path, e))?;
         for s in &self.series {
             let color = s.color;
             let points: Vec<(f64, f64)> =
@@ -286,7 +307,7 @@ impl HeatMaps {
         }
         let span = if hi > lo { hi - lo } else { 1.0 };
         let count = self.panels.len() as u32;
-        let width = count * panel + 110;
+        let width = count * panel + 150;
         let root = SVGBackend::new(path, (width, panel + 60)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
         let root = root.titled(&self.title, ("sans-serif", 20)).map_err(|e| draw_err(path, e))?;
@@ -302,7 +323,14 @@ impl HeatMaps {
                 .y_label_area_size(36)
                 .build_cartesian_2d(self.x[0]..self.x[nx - 1], self.y[0]..self.y[ny - 1])
                 .map_err(|e| draw_err(path, e))?;
-            chart.configure_mesh().disable_mesh().x_labels(5).y_labels(5).draw().map_err(|e| draw_err(path, e))?;
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_labels(5)
+                .y_labels(5)
+                .label_style(("sans-serif", 12))
+                .draw()
+                .map_err(|e| draw_err(path, e))?;
             let rects = (0..nx).flat_map(|i| (0..ny).map(move |j| (i, j))).map(|(i, j)| {
                 let (hx, hy) = (half(&self.x, i), half(&self.y, j));
                 let color = viridis((values[i * ny + j] - lo) / span);
@@ -316,7 +344,15 @@ impl HeatMaps {
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..1.0, lo..lo + span)
             .map_err(|e| draw_err(path, e))?;
-        scale.configure_mesh().disable_mesh().disable_x_axis().y_labels(6).draw().map_err(|e| draw_err(path, e))?;
+        scale
+            .configure_mesh()
+            .disable_mesh()
+            .disable_x_axis()
+            .y_labels(6)
+            .label_style(("sans-serif", 12))
+            .y_label_formatter(&|v| format!("{v:.3}"))
+            .draw()
+            .map_err(|e| draw_err(path, e))?;
         let steps = 64;
         scale
             .draw_series((0..steps).map(|s| {
