@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use fdp::estimators::density::integrated_squared_error;
 use fdp::estimators::{
-    BasisKde, BernsteinKde, ErmSetup, GridPoints, KernelErm, Labelled, Loss, Mechanism, density_kernel,
+    BasisKde, BernsteinKde, ErmSetup, GridPoints, KdeSensitivity, KernelErm, Labelled, Loss, Mechanism, density_kernel,
     misclassification, normalise_density, plug_in_bandwidth, squared_risk,
 };
 use fdp::mercer::StationaryShape;
@@ -95,6 +95,106 @@ fn mixture_density(comps: &[(f64, Vec<f64>, Vec<f64>)], t: &[f64]) -> f64 {
         .sum()
 }
 
+/// One KDE setting: a grid, its kernel and basis, the snapped sample and the true density.
+struct Setting<'a> {
+    dim: usize,
+    grid: &'a Grid,
+    kernel: Stationary,
+    basis: &'a MercerBasis,
+    points: &'a GridPoints,
+    truth: &'a [f64],
+}
+
+/// Which mechanisms to compare, how many releases to average, and which ICLP draws to keep for a
+/// figure.
+struct Plan<'a> {
+    etas: &'a [f64],
+    with_gp: bool,
+    degrees: &'a [usize],
+    draws: usize,
+    figure_eta: f64,
+    figure_draws: usize,
+}
+
+/// What `compare_kdes` found.
+struct Comparison {
+    rows: Vec<KdeRow>,
+    nonprivate: Vec<f64>,
+    figure_draws: Vec<Vec<f64>>,
+}
+
+/// Runs every mechanism of the plan on the setting, printing one record per result.
+fn compare_kdes(s: &Setting, plan: &Plan, noise: &mut NoiseRng) -> Result<Comparison, Box<dyn std::error::Error>> {
+    let n = s.points.n();
+    let dim = s.dim;
+    let mut rows = Vec::new();
+    let mut record = |mechanism: String,
+                      eta: Option<f64>,
+                      degree: Option<usize>,
+                      (ise, se): (f64, f64),
+                      sens: Option<KdeSensitivity>| {
+        let mut line = format!("kde dim={dim} mechanism={mechanism} ise={ise:.6} ise_se={se:.6}");
+        if let Some(e) = eta {
+            line += &format!(" eta={e}");
+        }
+        if let Some(k) = degree {
+            line += &format!(" k={k}");
+        }
+        if let Some(x) = sens {
+            line += &format!(" sensitivity={:.4e} exact_pairs={}", x.calibrated, x.exact);
+            if let Some(p) = x.paper_bound {
+                line += &format!(" paper_bound={p:.4e}");
+            }
+        }
+        println!("{line}");
+        rows.push(KdeRow {
+            dim,
+            mechanism,
+            eta,
+            degree,
+            ise,
+            ise_se: se,
+            sensitivity: sens.map(|x| x.calibrated),
+            paper_bound: sens.and_then(|x| x.paper_bound),
+        });
+    };
+    let plain = BasisKde::iclp(s.basis, n, 1.0, 1.0)?;
+    let nonprivate = normalise_density(&plain.estimate_curve(&plain.summarize(s.points)?)?, s.grid);
+    record("nonprivate".into(), Some(1.0), None, (integrated_squared_error(&nonprivate, s.truth, s.grid), 0.0), None);
+    let mut figure_draws = Vec::new();
+    for &eta in plan.etas {
+        let m = BasisKde::iclp(s.basis, n, 1.0, eta)?;
+        let summary = m.summarize(s.points)?;
+        record(
+            "iclp_rkhs".into(),
+            Some(eta),
+            None,
+            private_ise(&m, &summary, s.truth, s.grid, plan.draws, noise)?,
+            Some(m.sensitivity()),
+        );
+        if eta == plan.figure_eta {
+            for _ in 0..plan.figure_draws {
+                figure_draws.push(normalise_density(m.privatize(&summary, noise)?.curve(), s.grid));
+            }
+        }
+    }
+    if plan.with_gp {
+        let gp = BasisKde::gaussian_process(s.basis, n, 1.0, 1.0, 1e-5)?;
+        let ise = private_ise(&gp, &gp.summarize(s.points)?, s.truth, s.grid, plan.draws, noise)?;
+        record("gaussian_process (δ = 1e-5)".into(), Some(1.0), None, ise, Some(gp.sensitivity()));
+    }
+    let m_iid = ((n as f64).cbrt() as usize).clamp(1, s.basis.len());
+    let iid = BasisKde::iid_laplace(s.basis, n, 1.0, m_iid)?;
+    let ise = private_ise(&iid, &iid.summarize(s.points)?, s.truth, s.grid, plan.draws, noise)?;
+    record(format!("iid_laplace (M = {m_iid})"), None, None, ise, Some(iid.sensitivity()));
+    for &k in plan.degrees {
+        let b = BernsteinKde::new(s.kernel, s.grid, n, 1.0, k)?;
+        let ise = private_ise(&b, &b.summarize(s.points)?, s.truth, s.grid, plan.draws, noise)?;
+        record("bernstein".into(), None, Some(k), ise, None);
+    }
+    Ok(Comparison { rows, nonprivate, figure_draws })
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     run(std::env::args().any(|a| a == "--quick"))
 }
@@ -118,91 +218,13 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
     let h = plug_in_bandwidth(n, 1, 0.15);
     let kernel = density_kernel(StationaryShape::Gaussian, h, 1)?;
     let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
-    let plain = BasisKde::iclp(&basis, n, 1.0, 1.0)?;
-    let kde = plain.estimate_curve(&plain.summarize(&points)?)?;
-    let ise_np = integrated_squared_error(&normalise_density(&kde, &grid), &truth, &grid);
-    println!("kde dim=1 mechanism=nonprivate h={h:.4} ise={ise_np:.5}");
-    kde_rows.push(KdeRow {
-        dim: 1,
-        mechanism: "nonprivate".into(),
-        eta: Some(1.0),
-        degree: None,
-        ise: ise_np,
-        ise_se: 0.0,
-        sensitivity: None,
-        paper_bound: None,
-    });
-    let mut draws_for_figure = Vec::new();
-    for eta in [1.25, 1.5] {
-        let m = BasisKde::iclp(&basis, n, 1.0, eta)?;
-        let s = m.summarize(&points)?;
-        let (ise, se) = private_ise(&m, &s, &truth, &grid, draws, &mut noise)?;
-        let sens = m.sensitivity();
-        println!(
-            "kde dim=1 mechanism=iclp_rkhs eta={eta} ise={ise:.5} ise_se={se:.5} sensitivity={:.4e} paper_bound={:.4e}",
-            sens.calibrated,
-            sens.paper_bound.unwrap_or(f64::NAN)
-        );
-        kde_rows.push(KdeRow {
-            dim: 1,
-            mechanism: "iclp_rkhs".into(),
-            eta: Some(eta),
-            degree: None,
-            ise,
-            ise_se: se,
-            sensitivity: Some(sens.calibrated),
-            paper_bound: sens.paper_bound,
-        });
-        if eta == 1.25 {
-            for _ in 0..10 {
-                draws_for_figure.push(normalise_density(m.privatize(&s, &mut noise)?.curve(), &grid));
-            }
-        }
-    }
-    let gp = BasisKde::gaussian_process(&basis, n, 1.0, 1.0, 1e-5)?;
-    let (ise, se) = private_ise(&gp, &gp.summarize(&points)?, &truth, &grid, draws, &mut noise)?;
-    println!("kde dim=1 mechanism=gaussian_process eta=1 delta=1e-5 ise={ise:.5} ise_se={se:.5}");
-    kde_rows.push(KdeRow {
-        dim: 1,
-        mechanism: "gaussian_process".into(),
-        eta: Some(1.0),
-        degree: None,
-        ise,
-        ise_se: se,
-        sensitivity: Some(gp.sensitivity().calibrated),
-        paper_bound: None,
-    });
-    let m_iid = ((n as f64).cbrt() as usize).clamp(1, basis.len());
-    let iid = BasisKde::iid_laplace(&basis, n, 1.0, m_iid)?;
-    let (ise, se) = private_ise(&iid, &iid.summarize(&points)?, &truth, &grid, draws, &mut noise)?;
-    println!("kde dim=1 mechanism=iid_laplace components={m_iid} ise={ise:.5} ise_se={se:.5}");
-    kde_rows.push(KdeRow {
-        dim: 1,
-        mechanism: format!("iid_laplace (M = {m_iid})"),
-        eta: None,
-        degree: None,
-        ise,
-        ise_se: se,
-        sensitivity: Some(iid.sensitivity().calibrated),
-        paper_bound: None,
-    });
-    for k in [10, 30, 50] {
-        let b = BernsteinKde::new(kernel, &grid, n, 1.0, k)?;
-        let (ise, se) = private_ise(&b, &b.summarize(&points)?, &truth, &grid, draws, &mut noise)?;
-        println!("kde dim=1 mechanism=bernstein k={k} ise={ise:.5} ise_se={se:.5}");
-        kde_rows.push(KdeRow {
-            dim: 1,
-            mechanism: "bernstein".into(),
-            eta: None,
-            degree: Some(k),
-            ise,
-            ise_se: se,
-            sensitivity: None,
-            paper_bound: None,
-        });
-    }
-    let mut series = vec![Series::new("KDE (not private)", normalise_density(&kde, &grid), PALETTE[0])];
-    for (i, d) in draws_for_figure.into_iter().enumerate() {
+    let setting = Setting { dim: 1, grid: &grid, kernel, basis: &basis, points: &points, truth: &truth };
+    let plan =
+        Plan { etas: &[1.25, 1.5], with_gp: true, degrees: &[10, 30, 50], draws, figure_eta: 1.25, figure_draws: 10 };
+    let one = compare_kdes(&setting, &plan, &mut noise)?;
+    kde_rows.extend(one.rows);
+    let mut series = vec![Series::new("KDE (not private)", one.nonprivate, PALETTE[0])];
+    for (i, d) in one.figure_draws.into_iter().enumerate() {
         let mut s = Series::new(if i == 0 { "ICLP KDE, η = 1.25 (10 draws)" } else { "" }, d, RGBColor(214, 39, 40));
         s.width = 1;
         series.push(s);
@@ -237,82 +259,19 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
     let h2 = plug_in_bandwidth(n2, 2, 2.0);
     let kernel2 = density_kernel(StationaryShape::Exponential, h2, 2)?;
     let basis2 = MercerBasis::build(kernel2, grid2.clone(), BasisOptions::default())?;
-    let plain2 = BasisKde::iclp(&basis2, n2, 1.0, 1.0)?;
-    let kde2 = normalise_density(&plain2.estimate_curve(&plain2.summarize(&points2)?)?, &grid2);
-    let ise_np2 = integrated_squared_error(&kde2, &truth2, &grid2);
-    println!("kde dim=2 mechanism=nonprivate h={h2:.4} ise={ise_np2:.6}");
-    kde_rows.push(KdeRow {
-        dim: 2,
-        mechanism: "nonprivate".into(),
-        eta: Some(1.0),
-        degree: None,
-        ise: ise_np2,
-        ise_se: 0.0,
-        sensitivity: None,
-        paper_bound: None,
-    });
-    let mut panel = Vec::new();
-    for eta in [1.01, 1.05, 1.2] {
-        let m = BasisKde::iclp(&basis2, n2, 1.0, eta)?;
-        let s = m.summarize(&points2)?;
-        let (ise, se) = private_ise(&m, &s, &truth2, &grid2, draws, &mut noise)?;
-        let sens = m.sensitivity();
-        println!(
-            "kde dim=2 mechanism=iclp_rkhs eta={eta} ise={ise:.6} ise_se={se:.6} sensitivity={:.4e} paper_bound={:.4e} exact_pairs={}",
-            sens.calibrated,
-            sens.paper_bound.unwrap_or(f64::NAN),
-            sens.exact
-        );
-        kde_rows.push(KdeRow {
-            dim: 2,
-            mechanism: "iclp_rkhs".into(),
-            eta: Some(eta),
-            degree: None,
-            ise,
-            ise_se: se,
-            sensitivity: Some(sens.calibrated),
-            paper_bound: sens.paper_bound,
-        });
-        if eta == 1.2 {
-            panel = normalise_density(m.privatize(&s, &mut noise)?.curve(), &grid2);
-        }
-    }
-    let m_iid2 = ((n2 as f64).cbrt() as usize).clamp(1, basis2.len());
-    let iid2 = BasisKde::iid_laplace(&basis2, n2, 1.0, m_iid2)?;
-    let (ise, se) = private_ise(&iid2, &iid2.summarize(&points2)?, &truth2, &grid2, draws, &mut noise)?;
-    println!("kde dim=2 mechanism=iid_laplace components={m_iid2} ise={ise:.6} ise_se={se:.6}");
-    kde_rows.push(KdeRow {
-        dim: 2,
-        mechanism: format!("iid_laplace (M = {m_iid2})"),
-        eta: None,
-        degree: None,
-        ise,
-        ise_se: se,
-        sensitivity: Some(iid2.sensitivity().calibrated),
-        paper_bound: None,
-    });
-    for k in [5, 10] {
-        let b = BernsteinKde::new(kernel2, &grid2, n2, 1.0, k)?;
-        let (ise, se) = private_ise(&b, &b.summarize(&points2)?, &truth2, &grid2, draws, &mut noise)?;
-        println!("kde dim=2 mechanism=bernstein k={k} ise={ise:.6} ise_se={se:.6}");
-        kde_rows.push(KdeRow {
-            dim: 2,
-            mechanism: "bernstein".into(),
-            eta: None,
-            degree: Some(k),
-            ise,
-            ise_se: se,
-            sensitivity: None,
-            paper_bound: None,
-        });
-    }
+    let setting = Setting { dim: 2, grid: &grid2, kernel: kernel2, basis: &basis2, points: &points2, truth: &truth2 };
+    let plan =
+        Plan { etas: &[1.01, 1.05, 1.2], with_gp: false, degrees: &[5, 10], draws, figure_eta: 1.2, figure_draws: 1 };
+    let two = compare_kdes(&setting, &plan, &mut noise)?;
+    kde_rows.extend(two.rows);
+    let panel = two.figure_draws.into_iter().next().unwrap_or_default();
     HeatMaps {
         title: format!("2-D density on [-5, 5]², n = {n2}, ε = 1"),
         x: axis.points().to_vec(),
         y: axis.points().to_vec(),
         panels: vec![
             ("true density".into(), truth2),
-            ("KDE (not private)".into(), kde2),
+            ("KDE (not private)".into(), two.nonprivate),
             ("ICLP KDE, η = 1.2".into(), panel),
         ],
     }

@@ -15,7 +15,7 @@ use fdp_noise::{
 };
 
 use crate::error::{EstimatorError, Result, positive};
-use crate::mechanism::{BasisOutput, Mechanism};
+use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
 use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value};
 
 /// n points of a grid's domain, each snapped to its nearest grid point.
@@ -221,14 +221,7 @@ impl BasisKde<LatticeLaplace> {
     pub fn iid_laplace(basis: &MercerBasis, n: usize, epsilon: f64, components: usize) -> Result<Self> {
         check_n(n)?;
         let eps = Epsilon::new(epsilon)?;
-        if components == 0 || components > basis.len() {
-            return Err(EstimatorError::BadParameter {
-                name: "components",
-                value: components as f64,
-                reason: "must be between 1 and the number of kept basis components",
-            });
-        }
-        let released = basis.truncated(components)?;
+        let released = leading_block(basis, components)?;
         let (d, pair, exact) = max_pair_distance(&released, &vec![1.0; components], 1);
         let sensitivity = d / n as f64;
         let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, eps)?;
@@ -297,10 +290,6 @@ impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
         self.n
     }
 
-    fn guarantee(&self) -> PrivacyGuarantee {
-        self.output.metadata().guarantee
-    }
-
     fn summarize(&self, points: &GridPoints) -> Result<Vec<f64>> {
         let basis = self.output.sampler().basis();
         if points.n() != self.n {
@@ -320,17 +309,7 @@ impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
             .collect())
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
-        self.output.privatize(summary, rng)
-    }
-
-    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        self.output.estimate_curve(summary)
-    }
-
-    fn expected_noise_sq(&self) -> f64 {
-        self.output.expected_noise_sq()
-    }
+    delegate_to_basis_output!();
 }
 
 /// **Bernstein KDE (Aldà & Rubinstein 2017).** The ordinary KDE `(1/n) Σ_i K(t, x_i)` on the

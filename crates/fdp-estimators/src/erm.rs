@@ -11,14 +11,14 @@ use faer::{Mat, Side};
 use fdp_mercer::MercerBasis;
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity,
+    PrivacyGuarantee, RngProvenance, Sensitivity,
 };
 
 use crate::clip::ClipNorm;
 use crate::density::GridPoints;
 use crate::error::{EstimatorError, Result, positive};
-use crate::mechanism::{BasisOutput, Mechanism};
-use crate::release::{Release, ReleaseMetadata};
+use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output};
+use crate::release::ReleaseMetadata;
 
 /// The loss, with what makes it M-admissible (Lipschitz in f(x) on the relevant range).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -219,10 +219,6 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
         self.setup.n
     }
 
-    fn guarantee(&self) -> PrivacyGuarantee {
-        self.output.metadata().guarantee
-    }
-
     /// The exact minimiser's coefficients: one J x J solve for the squared loss, Newton's method
     /// (to a gradient norm below 1e-12) for the logistic loss.
     fn summarize(&self, data: &Labelled) -> Result<Vec<f64>> {
@@ -280,17 +276,7 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
         }
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
-        self.output.privatize(summary, rng)
-    }
-
-    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        self.output.estimate_curve(summary)
-    }
-
-    fn expected_noise_sq(&self) -> f64 {
-        self.output.expected_noise_sq()
-    }
+    delegate_to_basis_output!();
 }
 
 /// Mean squared error `(1/m) Σ (y - f(x))²` of a fitted curve (values on the grid) on test data.

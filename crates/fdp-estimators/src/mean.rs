@@ -19,7 +19,7 @@ use fdp_noise::{
 
 use crate::clip::ClipNorm;
 use crate::error::{EstimatorError, Result, non_negative, positive};
-use crate::mechanism::{BasisOutput, Mechanism};
+use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
 use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value, bernstein_weights, interpolate};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
@@ -255,14 +255,7 @@ impl BasisMean<LatticeLaplace> {
     /// times noisier than needed).
     pub fn iid_laplace(basis: &MercerBasis, setup: MeanSetup, components: usize) -> Result<Self> {
         setup.check_reference(basis.grid())?;
-        if components == 0 || components > basis.len() {
-            return Err(EstimatorError::BadParameter {
-                name: "components",
-                value: components as f64,
-                reason: "must be between 1 and the number of kept basis components",
-            });
-        }
-        let released = basis.truncated(components)?;
+        let released = leading_block(basis, components)?;
         let sensitivity = 2.0 * setup.tau * (components as f64).sqrt() / setup.n as f64;
         let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
         let parts = Parts {
@@ -376,10 +369,6 @@ impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
         self.setup.n
     }
 
-    fn guarantee(&self) -> PrivacyGuarantee {
-        self.output.metadata().guarantee
-    }
-
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
         self.setup.check_curves(curves, self.basis.grid())?;
         let mean =
@@ -392,17 +381,7 @@ impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
         })
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
-        self.output.privatize(summary, rng)
-    }
-
-    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        self.output.estimate_curve(summary)
-    }
-
-    fn expected_noise_sq(&self) -> f64 {
-        self.output.expected_noise_sq()
-    }
+    delegate_to_basis_output!();
 }
 
 /// **Bernstein mechanism (Aldà & Rubinstein 2017; R diffpriv).** Records clipped to

@@ -1,10 +1,10 @@
 //! What every private summary shares: the [`Mechanism`] trait, and [`BasisOutput`], the release
 //! half of every mechanism that adds noise to basis coefficients.
 
-use fdp_mercer::Grid;
+use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{BasisSampler, ComponentNoise, NoiseRng, PrivacyGuarantee};
 
-use crate::error::Result;
+use crate::error::{EstimatorError, Result};
 use crate::release::{Release, ReleaseMetadata, Representation};
 
 /// A private mechanism on inputs of type `D` (curves, points, labelled points).
@@ -82,4 +82,44 @@ impl<N: ComponentNoise> BasisOutput<N> {
     pub(crate) fn expected_noise_sq(&self) -> f64 {
         self.sampler.std_devs().iter().map(|s| s * s).sum()
     }
+}
+
+/// The methods of a [`Mechanism`] impl that a [`BasisOutput`] in the field `output` answers:
+/// the guarantee, the noisy release, the noise-free estimate and the closed-form noise level.
+macro_rules! delegate_to_basis_output {
+    () => {
+        fn guarantee(&self) -> fdp_noise::PrivacyGuarantee {
+            self.output.metadata().guarantee
+        }
+
+        fn privatize(
+            &self,
+            summary: &[f64],
+            rng: &mut fdp_noise::NoiseRng,
+        ) -> crate::error::Result<crate::release::Release> {
+            self.output.privatize(summary, rng)
+        }
+
+        fn estimate_curve(&self, summary: &[f64]) -> crate::error::Result<Vec<f64>> {
+            self.output.estimate_curve(summary)
+        }
+
+        fn expected_noise_sq(&self) -> f64 {
+            self.output.expected_noise_sq()
+        }
+    };
+}
+pub(crate) use delegate_to_basis_output;
+
+/// The leading `components` eigenpairs of `basis`, for mechanisms that release a truncated block;
+/// `1 <= components <= J` or a parameter error.
+pub(crate) fn leading_block(basis: &MercerBasis, components: usize) -> Result<MercerBasis> {
+    if components == 0 || components > basis.len() {
+        return Err(EstimatorError::BadParameter {
+            name: "components",
+            value: components as f64,
+            reason: "must be between 1 and the number of kept basis components",
+        });
+    }
+    Ok(basis.truncated(components)?)
 }

@@ -107,6 +107,20 @@ fn draw_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
     ReportError::Draw { path: path.to_path_buf(), message: e.to_string() }
 }
 
+/// The legend box of a chart, upper right, over a translucent white background.
+fn draw_legend<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    path: &Path,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(120, 120, 120))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| draw_err(path, e))
+}
+
 /// The finite range of some values, padded by 5%.
 fn padded_range<'a>(values: impl Iterator<Item = &'a f64>) -> Option<(f64, f64)> {
     let (lo, hi) =
@@ -167,13 +181,7 @@ impl CurveFigure {
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(120, 120, 120))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
+        draw_legend(&mut chart, path)?;
         root.present().map_err(|e| draw_err(path, e))
     }
 }
@@ -255,13 +263,7 @@ impl LogLogFigure {
                     .map_err(|e| draw_err(path, e))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(120, 120, 120))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
+        draw_legend(&mut chart, path)?;
         root.present().map_err(|e| draw_err(path, e))
     }
 }
