@@ -1,14 +1,41 @@
 //! The examples' `--quick` variants, run as tests so that the reports keep working.
 
+// Each example includes the shared helpers itself; compiled together here they appear twice.
+#![allow(clippy::duplicate_mod)]
+
 #[allow(dead_code)]
 #[path = "../examples/kde_report.rs"]
 mod kde_report;
 
+#[allow(dead_code)]
+#[path = "../examples/fig2_mechanisms.rs"]
+mod fig2_mechanisms;
+
+#[allow(dead_code)]
+#[path = "../examples/fig1_pcv_vs_plugin.rs"]
+mod fig1_pcv_vs_plugin;
+
+fn assert_files(dir: &str, files: &[&str]) {
+    let dir = std::path::Path::new(dir);
+    for file in files {
+        assert!(dir.join(file).is_file(), "{}/{file} missing", dir.display());
+    }
+}
+
 #[test]
 fn kde_report_quick() {
     kde_report::run(true).unwrap();
-    let dir = std::path::Path::new("reports/kde_report_quick");
-    for file in ["report.md", "kde_1d.svg", "kde_2d.svg", "erm.svg", "results.json"] {
-        assert!(dir.join(file).is_file(), "{file} missing");
-    }
+    assert_files("reports/kde_report_quick", &["report.md", "kde_1d.svg", "kde_2d.svg", "erm.svg", "results.json"]);
+}
+
+#[test]
+fn fig2_mechanisms_quick() {
+    fig2_mechanisms::run(true).unwrap();
+    assert_files("reports/fig2_mechanisms_quick", &["report.md", "fig2_S-1.svg", "fig2_S-4.svg", "results.json"]);
+}
+
+#[test]
+fn fig1_pcv_vs_plugin_quick() {
+    fig1_pcv_vs_plugin::run(true).unwrap();
+    assert_files("reports/fig1_pcv_vs_plugin_quick", &["report.md", "fig1_matern32_S-1.svg", "results.json"]);
 }

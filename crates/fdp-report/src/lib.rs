@@ -240,6 +240,8 @@ impl LogLogFigure {
             .configure_mesh()
             .x_desc(&self.x_label)
             .y_desc(&self.y_label)
+            .x_labels(6)
+            .y_labels(6)
             .x_label_formatter(&|v| log_tick(*v))
             .y_label_formatter(&|v| log_tick(*v))
             .draw()

@@ -1,0 +1,103 @@
+//! Helpers shared by the reproduction examples (included with `#[path]`; not an example itself).
+
+#![allow(dead_code)]
+
+use fdp::data::{DesignBounds, Scenario, simulate};
+use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn};
+use fdp::prelude::*;
+use rayon::prelude::*;
+use serde::Serialize;
+
+pub type AnyResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// `--quick` on the command line.
+pub fn quick_flag() -> bool {
+    std::env::args().any(|a| a == "--quick")
+}
+
+/// The value after `--name` on the command line.
+pub fn flag_value(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+/// Mean and standard error.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Estimate {
+    pub mean: f64,
+    pub se: f64,
+}
+
+pub fn estimate(values: &[f64]) -> Estimate {
+    let m = values.len().max(1) as f64;
+    let mean = values.iter().sum::<f64>() / m;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (m - 1.0).max(1.0);
+    Estimate { mean, se: (var / m).sqrt() }
+}
+
+/// Least-squares slope of `ln y` on `ln x`.
+pub fn log_log_slope(x: &[f64], y: &[f64]) -> f64 {
+    let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+    let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
+    let k = lx.len() as f64;
+    let (mx, my) = (lx.iter().sum::<f64>() / k, ly.iter().sum::<f64>() / k);
+    lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>() / lx.iter().map(|a| (a - mx).powi(2)).sum::<f64>()
+}
+
+/// `||a - b||²` in the grid's L2 geometry.
+pub fn sq_dist(grid: &Grid, a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).zip(grid.weights()).map(|((x, y), w)| w * (x - y) * (x - y)).sum()
+}
+
+/// The four mean mechanisms of the paper with plug-in tuning and design-fixed bounds:
+/// IID Laplace (M = ⌊n^{1/3}⌋, L2 bound), Bernstein (k = 20, sup bound), ICLP-l1 and ICLP-RKHS.
+pub fn plug_in_mechanisms(
+    basis: &MercerBasis,
+    n: usize,
+    epsilon: f64,
+    bounds: &DesignBounds,
+) -> AnyResult<Vec<(&'static str, Box<dyn MeanMechanism>)>> {
+    let p = PlugIn::new(basis, n, epsilon, bounds.coefficient_l1)?;
+    let p2 = PlugIn::new(basis, n, epsilon, bounds.l2)?;
+    Ok(vec![
+        (
+            "iid_laplace",
+            Box::new(BasisMean::iid_laplace(basis, MeanSetup::new(n, epsilon, bounds.l2)?, p2.iid_components)?),
+        ),
+        ("bernstein", Box::new(BernsteinMean::new(basis.grid(), MeanSetup::new(n, epsilon, bounds.sup)?, 20)?)),
+        ("iclp_l1", Box::new(BasisMean::iclp_l1(basis, MeanSetup::new(n, epsilon, bounds.l2)?, p2.l1_eta, p2.l1_psi)?)),
+        (
+            "iclp_rkhs",
+            Box::new(BasisMean::iclp_rkhs(
+                basis,
+                MeanSetup::new(n, epsilon, bounds.coefficient_l1)?,
+                p.rkhs_eta,
+                p.rkhs_psi,
+            )?),
+        ),
+    ])
+}
+
+/// `||μ̃ - μ0||²` over `reps` replicates, each with fresh data (seeded by scenario, n and replicate)
+/// and one release from its own child noise stream, in parallel.
+pub fn simulated_mse(
+    m: &dyn MeanMechanism,
+    basis: &MercerBasis,
+    scenario: Scenario,
+    n: usize,
+    reps: usize,
+    noise: &mut NoiseRng,
+) -> AnyResult<Estimate> {
+    let mut streams = noise.split(reps);
+    let values: Vec<f64> = streams
+        .par_iter_mut()
+        .enumerate()
+        .map(|(r, rng)| -> AnyResult<f64> {
+            let seed = (scenario as u64) << 48 ^ (n as u64) << 16 ^ r as u64;
+            let sim = simulate(scenario, basis, n, seed)?;
+            let release = m.release(&sim.curves, rng)?;
+            Ok(sq_dist(basis.grid(), release.curve(), &sim.truth))
+        })
+        .collect::<AnyResult<Vec<f64>>>()?;
+    Ok(estimate(&values))
+}
