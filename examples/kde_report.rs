@@ -296,7 +296,7 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
                 }
             })
             .collect();
-        Ok(Labelled::new(GridPoints::snap(&erm_grid, &xs)?, ys)?)
+        Ok(Labelled::snap(&erm_grid, &xs, ys)?)
     };
     let sizes: &[usize] = if quick { &[100, 1000] } else { &[100, 300, 1000, 3000, 10000] };
     let mut erm_rows = Vec::new();

@@ -18,43 +18,59 @@ use crate::error::{EstimatorError, Result, positive};
 use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
 use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value};
 
-/// n points of a grid's domain, each snapped to its nearest grid point.
+/// The grid index of each of n points (flat, `grid.dim()` numbers each): the nearest grid point.
+/// Points outside the domain go to the nearest boundary point; a point with a non-finite coordinate
+/// goes to the public default point (the grid point nearest the centre of the domain) — never an
+/// error, never dropped, so n is kept.
+pub fn snap_to_grid(grid: &Grid, points: &[f64]) -> Result<Vec<usize>> {
+    let dim = grid.dim();
+    if points.len() % dim != 0 {
+        return Err(EstimatorError::Shape {
+            what: "point coordinates (a multiple of the dimension)",
+            expected: dim,
+            got: points.len(),
+        });
+    }
+    let centre: Vec<f64> = grid.domain().iter().map(|(a, b)| 0.5 * (a + b)).collect();
+    let default = grid.nearest(&centre).unwrap_or(0);
+    Ok(points.chunks(dim).map(|p| grid.nearest(p).unwrap_or(default)).collect())
+}
+
+/// n points of a grid's domain snapped to grid points, kept as counts per grid point (all a density
+/// estimate needs, and small even for millions of records).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GridPoints {
     grid: Grid,
-    index: Vec<usize>,
+    counts: Vec<usize>,
+    n: usize,
 }
 
 impl GridPoints {
-    /// Snaps n points (flat, `grid.dim()` numbers each). Points outside the domain go to the nearest
-    /// boundary point; a point with a non-finite coordinate goes to the public default point (the
-    /// grid point nearest the centre of the domain) — never an error, never dropped, so n is kept.
+    /// Snaps points with [`snap_to_grid`].
     pub fn snap(grid: &Grid, points: &[f64]) -> Result<Self> {
-        let dim = grid.dim();
-        if points.len() % dim != 0 {
-            return Err(EstimatorError::Shape {
-                what: "point coordinates (a multiple of the dimension)",
-                expected: dim,
-                got: points.len(),
-            });
-        }
-        let centre: Vec<f64> = grid.domain().iter().map(|(a, b)| 0.5 * (a + b)).collect();
-        let default = grid.nearest(&centre).unwrap_or(0);
-        let index = points.chunks(dim).map(|p| grid.nearest(p).unwrap_or(default)).collect();
-        Ok(Self { grid: grid.clone(), index })
+        Self::from_indices(grid, snap_to_grid(grid, points)?)
     }
 
-    /// Points given directly as grid indices (each `< K`).
+    /// Points given as grid indices (each `< K`).
     pub fn from_indices(grid: &Grid, index: Vec<usize>) -> Result<Self> {
-        if let Some(bad) = index.iter().find(|&&i| i >= grid.len()) {
-            return Err(EstimatorError::Shape { what: "grid index", expected: grid.len(), got: *bad });
+        let mut counts = vec![0; grid.len()];
+        for &i in &index {
+            *counts.get_mut(i).ok_or(EstimatorError::Shape { what: "grid index", expected: grid.len(), got: i })? += 1;
         }
-        Ok(Self { grid: grid.clone(), index })
+        Ok(Self { grid: grid.clone(), n: index.len(), counts })
+    }
+
+    /// Points given as counts per grid point (length K), e.g. binned data spread over grid cells.
+    pub fn from_counts(grid: &Grid, counts: Vec<usize>) -> Result<Self> {
+        if counts.len() != grid.len() {
+            return Err(EstimatorError::Shape { what: "counts", expected: grid.len(), got: counts.len() });
+        }
+        Ok(Self { grid: grid.clone(), n: counts.iter().sum(), counts })
     }
 
     /// n.
     pub fn n(&self) -> usize {
-        self.index.len()
+        self.n
     }
 
     /// The grid.
@@ -62,16 +78,9 @@ impl GridPoints {
         &self.grid
     }
 
-    /// The grid index of every point.
-    pub fn indices(&self) -> &[usize] {
-        &self.index
-    }
-
     /// How many points sit on each grid point.
-    pub fn counts(&self) -> Vec<usize> {
-        let mut counts = vec![0; self.grid.len()];
-        self.index.iter().for_each(|&i| counts[i] += 1);
-        counts
+    pub fn counts(&self) -> &[usize] {
+        &self.counts
     }
 }
 

@@ -8,14 +8,14 @@
 use faer::linalg::solvers::Solve;
 use faer::{Mat, Side};
 
-use fdp_mercer::MercerBasis;
+use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
     PrivacyGuarantee, RngProvenance, Sensitivity,
 };
 
 use crate::clip::ClipNorm;
-use crate::density::GridPoints;
+use crate::density::snap_to_grid;
 use crate::error::{EstimatorError, Result, positive};
 use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output};
 use crate::release::ReleaseMetadata;
@@ -33,22 +33,46 @@ pub enum Loss {
     Logistic,
 }
 
-/// Labelled points: inputs snapped to the grid, responses or labels (non-finite → 0, the public
+/// Labelled points: inputs as grid indices, with responses or labels (non-finite → 0, the public
 /// default; labels use its sign).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Labelled {
-    pub points: GridPoints,
-    pub y: Vec<f64>,
+    grid: Grid,
+    index: Vec<usize>,
+    y: Vec<f64>,
 }
 
 impl Labelled {
-    /// Pairs points with responses (same length).
-    pub fn new(points: GridPoints, y: Vec<f64>) -> Result<Self> {
-        if y.len() != points.n() {
-            return Err(EstimatorError::Shape { what: "responses", expected: points.n(), got: y.len() });
+    /// Snaps inputs (flat, `grid.dim()` numbers each) with [`snap_to_grid`] and pairs them with `y`.
+    pub fn snap(grid: &Grid, x: &[f64], y: Vec<f64>) -> Result<Self> {
+        Self::new(grid, snap_to_grid(grid, x)?, y)
+    }
+
+    /// Inputs given as grid indices (each `< K`), one response per input.
+    pub fn new(grid: &Grid, index: Vec<usize>, y: Vec<f64>) -> Result<Self> {
+        if y.len() != index.len() {
+            return Err(EstimatorError::Shape { what: "responses", expected: index.len(), got: y.len() });
+        }
+        if let Some(bad) = index.iter().find(|&&i| i >= grid.len()) {
+            return Err(EstimatorError::Shape { what: "grid index", expected: grid.len(), got: *bad });
         }
         let y = y.into_iter().map(|v| if v.is_finite() { v } else { 0.0 }).collect();
-        Ok(Self { points, y })
+        Ok(Self { grid: grid.clone(), index, y })
+    }
+
+    /// n.
+    pub fn n(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The grid index of each input.
+    pub fn indices(&self) -> &[usize] {
+        &self.index
+    }
+
+    /// The responses (after the non-finite repair).
+    pub fn responses(&self) -> &[f64] {
+        &self.y
     }
 }
 
@@ -197,7 +221,7 @@ struct Aggregates {
 
 fn aggregate(data: &Labelled, loss: Loss, k: usize) -> Aggregates {
     let mut a = Aggregates { count: vec![0.0; k], sum_y: vec![0.0; k], positives: vec![0.0; k] };
-    for (&g, &y) in data.points.indices().iter().zip(&data.y) {
+    for (&g, &y) in data.index.iter().zip(&data.y) {
         a.count[g] += 1.0;
         match loss {
             Loss::Squared { bound } => a.sum_y[g] += y.clamp(-bound, bound),
@@ -223,14 +247,10 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
     /// (to a gradient norm below 1e-12) for the logistic loss.
     fn summarize(&self, data: &Labelled) -> Result<Vec<f64>> {
         let basis = self.output.sampler().basis();
-        if data.points.n() != self.setup.n {
-            return Err(EstimatorError::Shape {
-                what: "number of records",
-                expected: self.setup.n,
-                got: data.points.n(),
-            });
+        if data.n() != self.setup.n {
+            return Err(EstimatorError::Shape { what: "number of records", expected: self.setup.n, got: data.n() });
         }
-        if data.points.grid() != basis.grid() {
+        if &data.grid != basis.grid() {
             return Err(EstimatorError::GridMismatch);
         }
         let (k, j) = (basis.n_points(), basis.len());
@@ -282,11 +302,11 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
 /// Mean squared error `(1/m) Σ (y - f(x))²` of a fitted curve (values on the grid) on test data.
 pub fn squared_risk(curve: &[f64], data: &Labelled) -> f64 {
     let m = data.y.len().max(1) as f64;
-    data.points.indices().iter().zip(&data.y).map(|(&g, y)| (y - curve[g]).powi(2)).sum::<f64>() / m
+    data.index.iter().zip(&data.y).map(|(&g, y)| (y - curve[g]).powi(2)).sum::<f64>() / m
 }
 
 /// Misclassification rate of `sign f(x)` on test labels (`y > 0` is the positive class).
 pub fn misclassification(curve: &[f64], data: &Labelled) -> f64 {
     let m = data.y.len().max(1) as f64;
-    data.points.indices().iter().zip(&data.y).filter(|(g, y)| (curve[**g] > 0.0) != (**y > 0.0)).count() as f64 / m
+    data.index.iter().zip(&data.y).filter(|(g, y)| (curve[**g] > 0.0) != (**y > 0.0)).count() as f64 / m
 }

@@ -23,6 +23,7 @@ pub mod tuning;
 pub use clip::ClipNorm;
 pub use density::{
     BasisKde, BernsteinKde, GridPoints, KdeSensitivity, density_kernel, normalise_density, plug_in_bandwidth,
+    snap_to_grid,
 };
 pub use erm::{ErmSetup, KernelErm, Labelled, Loss, misclassification, squared_risk};
 pub use error::{EstimatorError, Result};

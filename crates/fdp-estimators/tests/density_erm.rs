@@ -4,7 +4,7 @@
 use fdp_audit::{AuditConfig, AuditReport, Auditor, NeighbourPair};
 use fdp_estimators::{
     BasisKde, BernsteinKde, ErmSetup, GridPoints, KernelErm, Labelled, Loss, Mechanism, density_kernel,
-    normalise_density,
+    normalise_density, snap_to_grid,
 };
 use fdp_mercer::{BasisOptions, Grid, Kernel, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::NoiseRng;
@@ -94,7 +94,7 @@ fn kde_mechanisms_pass_their_audits_and_a_miscalibrated_one_fails() {
 }
 
 fn labelled(grid: &Grid, idx: Vec<usize>, y: Vec<f64>) -> Labelled {
-    Labelled::new(GridPoints::from_indices(grid, idx).unwrap(), y).unwrap()
+    Labelled::new(grid, idx, y).unwrap()
 }
 
 #[test]
@@ -191,12 +191,21 @@ fn bad_parameters_and_points() {
     assert!(ErmSetup::new(Loss::Logistic, 0, 1.2, 0.1).is_err());
     assert!(KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, 10, 1.2, 0.1).unwrap(), f64::NAN).is_err());
     // Bad points never fail and never change n; bad lengths do fail.
+    let idx = snap_to_grid(&grid, &[0.5, f64::NAN, 7.0, -3.0]).unwrap();
+    assert_eq!(Some(idx[1]), grid.nearest(&[0.5]), "a NaN point goes to the public default");
+    assert_eq!((idx[2], idx[3]), (39, 0));
     let pts = GridPoints::snap(&grid, &[0.5, f64::NAN, 7.0, -3.0]).unwrap();
     assert_eq!(pts.n(), 4);
-    assert_eq!(Some(pts.indices()[1]), grid.nearest(&[0.5]), "a NaN point goes to the public default");
-    assert_eq!((pts.indices()[2], pts.indices()[3]), (39, 0));
+    assert!(
+        snap_to_grid(&grid, &[0.5, 0.5, 0.5]).is_ok()
+            && GridPoints::snap(&Grid::tensor(&grid, &grid).unwrap(), &[0.5]).is_err()
+    );
     assert!(GridPoints::from_indices(&grid, vec![40]).is_err());
-    assert!(Labelled::new(pts.clone(), vec![1.0]).is_err());
+    assert!(GridPoints::from_counts(&grid, vec![1; 39]).is_err());
+    assert_eq!(GridPoints::from_counts(&grid, vec![2; 40]).unwrap().n(), 80);
+    assert!(Labelled::new(&grid, idx.clone(), vec![1.0]).is_err());
+    assert!(Labelled::new(&grid, vec![40], vec![1.0]).is_err());
+    assert_eq!(Labelled::snap(&grid, &[0.2], vec![f64::NAN]).unwrap().responses(), &[0.0]);
     let m = BasisKde::iclp(&basis, 3, 1.0, 1.2).unwrap();
     assert!(m.summarize(&pts).is_err(), "n is checked");
     // Post-processing gives a density.
