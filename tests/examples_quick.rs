@@ -39,3 +39,39 @@ fn fig1_pcv_vs_plugin_quick() {
     fig1_pcv_vs_plugin::run(true).unwrap();
     assert_files("reports/fig1_pcv_vs_plugin_quick", &["report.md", "fig1_matern32_S-1.svg", "results.json"]);
 }
+
+#[allow(dead_code)]
+#[path = "../examples/table2_real_data.rs"]
+mod table2_real_data;
+
+#[allow(dead_code)]
+#[path = "../examples/table3_mortality.rs"]
+mod table3_mortality;
+
+/// The real datasets, or `None` (with a note) where ../shared/data is not beside the checkout.
+fn shared_data() -> Option<std::path::PathBuf> {
+    let dir = fdp::data::data_dir(None);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("{} not found: real-data reproductions not run", dir.display());
+        None
+    }
+}
+
+#[test]
+fn table2_real_data_quick() {
+    let Some(dir) = shared_data() else { return };
+    table2_real_data::run(true, Some(&dir)).unwrap();
+    assert_files(
+        "reports/table2_real_data_quick",
+        &["report.md", "fig5_adelaide.svg", "fig5_dti_cca.svg", "results.json"],
+    );
+}
+
+#[test]
+fn table3_mortality_quick() {
+    let Some(dir) = shared_data() else { return };
+    table3_mortality::run(true, Some(&dir)).unwrap();
+    assert_files("reports/table3_mortality_quick", &["report.md", "fig7_World.svg", "results.json"]);
+}

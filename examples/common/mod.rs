@@ -57,24 +57,31 @@ pub fn plug_in_mechanisms(
     epsilon: f64,
     bounds: &DesignBounds,
 ) -> AnyResult<Vec<(&'static str, Box<dyn MeanMechanism>)>> {
+    centred_plug_in_mechanisms(basis, n, epsilon, bounds, None)
+}
+
+/// As [`plug_in_mechanisms`], with records centred at a public reference curve before clipping.
+pub fn centred_plug_in_mechanisms(
+    basis: &MercerBasis,
+    n: usize,
+    epsilon: f64,
+    bounds: &DesignBounds,
+    reference: Option<&[f64]>,
+) -> AnyResult<Vec<(&'static str, Box<dyn MeanMechanism>)>> {
     let p = PlugIn::new(basis, n, epsilon, bounds.coefficient_l1)?;
     let p2 = PlugIn::new(basis, n, epsilon, bounds.l2)?;
+    let setup = |tau: f64| -> AnyResult<MeanSetup> {
+        let s = MeanSetup::new(n, epsilon, tau)?;
+        Ok(match reference {
+            Some(r) => s.centred_at(r.to_vec())?,
+            None => s,
+        })
+    };
     Ok(vec![
-        (
-            "iid_laplace",
-            Box::new(BasisMean::iid_laplace(basis, MeanSetup::new(n, epsilon, bounds.l2)?, p2.iid_components)?),
-        ),
-        ("bernstein", Box::new(BernsteinMean::new(basis.grid(), MeanSetup::new(n, epsilon, bounds.sup)?, 20)?)),
-        ("iclp_l1", Box::new(BasisMean::iclp_l1(basis, MeanSetup::new(n, epsilon, bounds.l2)?, p2.l1_eta, p2.l1_psi)?)),
-        (
-            "iclp_rkhs",
-            Box::new(BasisMean::iclp_rkhs(
-                basis,
-                MeanSetup::new(n, epsilon, bounds.coefficient_l1)?,
-                p.rkhs_eta,
-                p.rkhs_psi,
-            )?),
-        ),
+        ("iid_laplace", Box::new(BasisMean::iid_laplace(basis, setup(bounds.l2)?, p2.iid_components)?)),
+        ("bernstein", Box::new(BernsteinMean::new(basis.grid(), setup(bounds.sup)?, 20)?)),
+        ("iclp_l1", Box::new(BasisMean::iclp_l1(basis, setup(bounds.l2)?, p2.l1_eta, p2.l1_psi)?)),
+        ("iclp_rkhs", Box::new(BasisMean::iclp_rkhs(basis, setup(bounds.coefficient_l1)?, p.rkhs_eta, p.rkhs_psi)?)),
     ])
 }
 
