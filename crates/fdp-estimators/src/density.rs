@@ -154,6 +154,24 @@ pub struct KdeSensitivity {
 }
 
 /// A KDE that releases basis coefficients `s_k (1/n) Σ_i φ_k(x_i)` with independent noise.
+///
+/// ```
+/// use fdp_estimators::{BasisKde, GridPoints, Mechanism, density_kernel, normalise_density};
+/// use fdp_mercer::{BasisOptions, Grid, MercerBasis, StationaryShape};
+/// use fdp_noise::NoiseRng;
+///
+/// let grid = Grid::midpoint(0.0, 1.0, 100)?;
+/// let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1)?;
+/// let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+/// let ages: Vec<f64> = (0..500).map(|i| (i as f64 * 0.618) % 1.0).collect();
+/// let points = GridPoints::snap(&grid, &ages)?;
+/// let kde = BasisKde::iclp(&basis, points.n(), 1.0, 1.25)?;
+/// assert!(kde.sensitivity().calibrated <= kde.sensitivity().paper_bound.unwrap());
+/// let release = kde.release(&points, &mut NoiseRng::from_os()?)?;
+/// let density = normalise_density(release.curve(), &grid); // post-processing is free
+/// assert!(density.iter().all(|v| *v >= 0.0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct BasisKde<N> {
     name: &'static str,

@@ -139,6 +139,22 @@ impl ErmSetup {
 /// **Sensitivity (Theorem 16; Bousquet & Elisseeff).** The objective is 2ψ-strongly convex in the
 /// RKHS of `C^η` and the loss is M-admissible, so replacing one record moves the minimiser by
 /// `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`, `κ² = sup_x C^η(x,x)` (on the grid, over the kept components).
+///
+/// ```
+/// use fdp_estimators::{ErmSetup, KernelErm, Labelled, Loss, Mechanism, misclassification};
+/// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
+/// use fdp_noise::NoiseRng;
+///
+/// let grid = Grid::midpoint(0.0, 1.0, 50)?;
+/// let basis = MercerBasis::build(Stationary::matern32(0.2)?, grid.clone(), BasisOptions::default().max_components(20))?;
+/// let x: Vec<f64> = (0..400).map(|i| (i as f64 * 0.37) % 1.0).collect();
+/// let y: Vec<f64> = x.iter().map(|t| if *t > 0.5 { 1.0 } else { -1.0 }).collect();
+/// let data = Labelled::snap(&grid, &x, y)?;
+/// let model = KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, 400, 1.25, 0.03)?, 1.0)?;
+/// let release = model.release(&data, &mut NoiseRng::from_os()?)?;
+/// assert!(misclassification(release.curve(), &data) < 0.5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct KernelErm<N> {
     setup: ErmSetup,

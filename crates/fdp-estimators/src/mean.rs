@@ -159,6 +159,23 @@ enum Shaping {
 
 /// A mean mechanism that releases basis coefficients with independent noise per component:
 /// ICLP-RKHS, ICLP-l1 and IID Laplace (Laplace noise) or the Gaussian process (Gaussian noise).
+///
+/// ```
+/// use fdp_data::{Scenario, simulate};
+/// use fdp_estimators::{BasisMean, MeanSetup, Mechanism, PlugIn};
+/// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
+/// use fdp_noise::NoiseRng;
+///
+/// let basis = MercerBasis::build(Stationary::matern32(0.1)?, Grid::midpoint(0.0, 1.0, 50)?, BasisOptions::default())?;
+/// let curves = simulate(Scenario::S1, &basis, 200, 1)?.curves;
+/// let tau = 10.0; // fixed before looking at the data
+/// let tuning = PlugIn::new(&basis, 200, 1.0, tau)?;
+/// let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(200, 1.0, tau)?, tuning.rkhs_eta, tuning.rkhs_psi)?;
+/// let release = mechanism.release(&curves, &mut NoiseRng::from_os()?)?;
+/// assert_eq!(release.metadata().guarantee.epsilon, 1.0);
+/// assert_eq!(release.curve().len(), 50);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct BasisMean<N> {
     name: &'static str,
