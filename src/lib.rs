@@ -6,13 +6,15 @@
 //! - [`mercer`]: kernels, grids and Mercer eigenbases;
 //! - [`data`]: curve sets, CSV and dataset loaders, the paper's simulation scenarios;
 //! - [`noise`]: privacy parameters, secure samplers, the ICLP and Gaussian-process mechanisms' noise;
-//! - [`estimators`]: private mean curves, tuning and `Release`;
+//! - [`estimators`]: private mean curves, densities, ERM, tuning and `Release`;
+//! - [`kme`]: private kernel mean embeddings and synthetic weighted datasets;
 //! - [`audit`]: the black-box empirical privacy auditor;
 //! - [`report`]: figures (SVG) and report folders.
 
 pub use fdp_audit as audit;
 pub use fdp_data as data;
 pub use fdp_estimators as estimators;
+pub use fdp_kme as kme;
 pub use fdp_mercer as mercer;
 pub use fdp_noise as noise;
 pub use fdp_report as report;

@@ -9,7 +9,8 @@
 //! - [`sampler`]: the ICLP and Gaussian-process samplers over a Mercer basis, unit-variance or calibrated;
 //! - [`cholesky`]: Gaussian-process paths by Cholesky, for comparison;
 //! - [`calibration`]: the analytic Gaussian multiplier and the classic constants;
-//! - [`stats`]: Kolmogorov-Smirnov tests and CDFs for validating samplers.
+//! - [`stats`]: Kolmogorov-Smirnov tests and CDFs for validating samplers;
+//! - [`vector`]: the Gaussian (l2) and Laplace (l1) mechanisms on plain vectors.
 
 pub mod calibration;
 pub mod cholesky;
@@ -20,6 +21,7 @@ pub mod rng;
 pub mod sampler;
 pub mod secure;
 pub mod stats;
+pub mod vector;
 
 pub use cholesky::CholeskyGpSampler;
 pub use error::{NoiseError, Result};

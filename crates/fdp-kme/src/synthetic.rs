@@ -1,0 +1,283 @@
+//! Balog, Tolstikhin & Schölkopf (2018), Algorithm 1: a private projection of the kernel mean
+//! embedding onto the span of public synthetic points, released as a weighted synthetic dataset.
+
+use faer::{Mat, Side};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand_distr::{Distribution, StandardNormal};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use fdp_mercer::{Kernel, KernelSpec, Stationary, kernel_matrix};
+use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity, vector::GaussianVector};
+
+use crate::error::{KmeError, Result};
+use crate::points::{PointSet, WeightedPoints};
+
+/// What a synthetic release records about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KmeMetadata {
+    /// `balog_alg1` or `balog_alg2`.
+    pub algorithm: String,
+    pub guarantee: PrivacyGuarantee,
+    /// The l2 sensitivity the Gaussian mechanism is calibrated to.
+    pub sensitivity: f64,
+    /// The noise standard deviation per coordinate.
+    pub sigma: f64,
+    pub kernel: KernelSpec,
+    /// Number of synthetic points (Algorithm 1) or random features (Algorithm 2).
+    pub components: usize,
+    pub n: usize,
+    pub rng: RngProvenance,
+}
+
+/// A weighted synthetic dataset with its privacy metadata.
+#[derive(Debug, Clone)]
+pub struct SyntheticRelease {
+    pub data: WeightedPoints,
+    pub metadata: KmeMetadata,
+}
+
+impl SyntheticRelease {
+    /// CSV with a header `x1,...,xD,weight`, one synthetic point per line.
+    pub fn to_csv(&self) -> String {
+        let d = self.data.points.dim();
+        let mut out = (1..=d).map(|i| format!("x{i}")).collect::<Vec<_>>().join(",") + ",weight\n";
+        for (i, w) in self.data.weights.iter().enumerate() {
+            let row: Vec<String> = self.data.points.point(i).iter().map(|v| format!("{v}")).collect();
+            out += &format!("{},{w}\n", row.join(","));
+        }
+        out
+    }
+
+    /// JSON with the metadata, the points and the weights.
+    pub fn to_json(&self) -> Result<String> {
+        #[derive(Serialize)]
+        struct Record<'a> {
+            metadata: &'a KmeMetadata,
+            dim: usize,
+            points: &'a [f64],
+            weights: &'a [f64],
+        }
+        let r = Record {
+            metadata: &self.metadata,
+            dim: self.data.points.dim(),
+            points: self.data.points.data(),
+            weights: &self.data.weights,
+        };
+        serde_json::to_string_pretty(&r).map_err(|e| KmeError::Write(e.to_string()))
+    }
+}
+
+/// Forward substitution `L x = b` for lower-triangular L.
+fn solve_lower(l: &Mat<f64>, b: &[f64]) -> Vec<f64> {
+    let m = b.len();
+    let mut x = vec![0.0; m];
+    for i in 0..m {
+        let s: f64 = (0..i).map(|j| l[(i, j)] * x[j]).sum();
+        x[i] = (b[i] - s) / l[(i, i)];
+    }
+    x
+}
+
+/// Back substitution `L^T x = b`.
+fn solve_upper_transposed(l: &Mat<f64>, b: &[f64]) -> Vec<f64> {
+    let m = b.len();
+    let mut x = vec![0.0; m];
+    for i in (0..m).rev() {
+        let s: f64 = (i + 1..m).map(|j| l[(j, i)] * x[j]).sum();
+        x[i] = (b[i] - s) / l[(i, i)];
+    }
+    x
+}
+
+/// **Algorithm 1 (Balog et al. 2018).** Public synthetic points `z_1..z_M` span a subspace of the
+/// RKHS with orthonormal basis `e = L^{-1} [k(z_1,·), ..., k(z_M,·)]` (`G + jI = L L^T`). The
+/// projection of `μ_X` has coordinates `α = L^{-1} v`, `v_m = (1/N) Σ_n k(z_m, x_n)`.
+///
+/// **Sensitivity.** Replacing `x` by `x'` moves α by the coordinates of the projection of
+/// `(k(x,·) - k(x',·))/N`, so `||α - α'||₂ <= ||k(x,·) - k(x',·)||_H / N`. For a kernel with
+/// `k >= 0` (every built-in one) `||k(x,·) - k(x',·)||² = k(x,x) + k(x',x') - 2k(x,x') <= 2 sup k`,
+/// so `Δ₂ = sqrt(2 sup k) / N` — tighter by sqrt(2) than the triangle-inequality `2 sqrt(sup k) / N`.
+/// The jitter j only shrinks the coordinates' sensitivity (`(G + jI)^{-1} <= G^+` on the span).
+/// Releasing `β = α + σ N(0, I)` with the analytic σ is (ε, δ)-DP, and the weights `w = L^{-T} β`
+/// are post-processing.
+///
+/// ```
+/// use fdp_kme::{PointSet, SyntheticSubspace};
+/// use fdp_mercer::Stationary;
+/// use fdp_noise::NoiseRng;
+/// let kernel = Stationary::gaussian(1.0)?;
+/// let synthetic = SyntheticSubspace::from_wide_gaussian(kernel, &[0.0, 0.0], 3.0, 30, 7)?;
+/// let data = PointSet::new(2, (0..2000).map(|i| ((i * 37) % 101) as f64 / 25.0 - 2.0).collect())?;
+/// let release = synthetic.release(&data, 1.0, 1e-6, &mut NoiseRng::from_os()?)?;
+/// assert_eq!(release.data.weights.len(), 30);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct SyntheticSubspace {
+    kernel: Stationary,
+    z: PointSet,
+    l: Mat<f64>,
+}
+
+impl SyntheticSubspace {
+    /// Synthetic points chosen without the data (a publishable subset, or draws from a public
+    /// distribution); `jitter >= 0` is added to the Gram diagonal, relative to `sup k`.
+    pub fn new(kernel: Stationary, z: PointSet, jitter: f64) -> Result<Self> {
+        if z.is_empty() {
+            return Err(KmeError::Shape { what: "synthetic points", expected: 1, got: 0 });
+        }
+        if !(jitter.is_finite() && jitter >= 0.0) {
+            return Err(KmeError::BadParameter { name: "jitter", value: jitter, reason: "must be finite and >= 0" });
+        }
+        let mut g = kernel_matrix(&kernel, z.data(), z.data(), z.dim());
+        for i in 0..z.len() {
+            g[(i, i)] += jitter * kernel.variance();
+        }
+        let llt = g.llt(Side::Lower).map_err(|_| KmeError::BadParameter {
+            name: "jitter",
+            value: jitter,
+            reason: "the Gram matrix of the synthetic points is singular; increase the jitter or spread the points",
+        })?;
+        Ok(Self { kernel, l: llt.L().to_owned(), z })
+    }
+
+    /// M synthetic points drawn from the public distribution `N(centre, scale² I)` with a fixed seed
+    /// (public randomness: it does not see the data), jitter 1e-8.
+    pub fn from_wide_gaussian(kernel: Stationary, centre: &[f64], scale: f64, m: usize, seed: u64) -> Result<Self> {
+        if !(scale.is_finite() && scale > 0.0) || m == 0 {
+            return Err(KmeError::BadParameter { name: "scale", value: scale, reason: "need scale > 0 and m >= 1" });
+        }
+        let mut rng = StdRng::seed_from_u64(seed);
+        let data: Vec<f64> = (0..m)
+            .flat_map(|_| {
+                centre
+                    .iter()
+                    .map(|c| c + scale * Distribution::<f64>::sample(&StandardNormal, &mut rng))
+                    .collect::<Vec<f64>>()
+            })
+            .collect();
+        Self::new(kernel, PointSet::new(centre.len(), data)?, 1e-8)
+    }
+
+    /// The synthetic points.
+    pub fn points(&self) -> &PointSet {
+        &self.z
+    }
+
+    /// `v_m = (1/N) Σ_n k(z_m, x_n)`, in parallel over the synthetic points.
+    fn embedding_at_points(&self, data: &PointSet) -> Result<Vec<f64>> {
+        if data.dim() != self.z.dim() {
+            return Err(KmeError::Shape { what: "dimension", expected: self.z.dim(), got: data.dim() });
+        }
+        let n = data.len().max(1) as f64;
+        Ok((0..self.z.len())
+            .into_par_iter()
+            .map(|m| (0..data.len()).map(|i| self.kernel.eval(self.z.point(m), data.point(i))).sum::<f64>() / n)
+            .collect())
+    }
+
+    /// The coordinates `α = L^{-1} v` of the projected embedding (not private).
+    pub fn coordinates(&self, data: &PointSet) -> Result<Vec<f64>> {
+        Ok(solve_lower(&self.l, &self.embedding_at_points(data)?))
+    }
+
+    /// Weights `w = L^{-T} β` of the synthetic points for coordinates β.
+    pub fn weights(&self, coordinates: &[f64]) -> Vec<f64> {
+        solve_upper_transposed(&self.l, coordinates)
+    }
+
+    /// `Δ₂ = sqrt(2 sup k) / N`.
+    pub fn sensitivity(&self, n: usize) -> f64 {
+        (2.0 * self.kernel.variance()).sqrt() / n.max(1) as f64
+    }
+
+    /// The (ε, δ)-DP weighted synthetic dataset of `data` (N is public).
+    pub fn release(&self, data: &PointSet, epsilon: f64, delta: f64, rng: &mut NoiseRng) -> Result<SyntheticRelease> {
+        self.release_coordinates(&self.coordinates(data)?, data.len(), epsilon, delta, rng)
+    }
+
+    /// The private release of precomputed coordinates (for Monte Carlo and audits).
+    pub fn release_coordinates(
+        &self,
+        alpha: &[f64],
+        n: usize,
+        epsilon: f64,
+        delta: f64,
+        rng: &mut NoiseRng,
+    ) -> Result<SyntheticRelease> {
+        let sensitivity = self.sensitivity(n);
+        let mechanism = GaussianVector::new(
+            alpha.len(),
+            Sensitivity::new(sensitivity)?,
+            Epsilon::new(epsilon)?,
+            Delta::new(delta)?,
+        )?;
+        let beta = mechanism.release(alpha, rng)?;
+        let weights = self.weights(&beta);
+        Ok(SyntheticRelease {
+            data: WeightedPoints::new(self.z.clone(), weights)?,
+            metadata: KmeMetadata {
+                algorithm: "balog_alg1".into(),
+                guarantee: mechanism.guarantee(),
+                sensitivity,
+                sigma: mechanism.sigma(),
+                kernel: self.kernel.spec(),
+                components: self.z.len(),
+                n,
+                rng: rng.provenance(),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedding::rkhs_distance_sq;
+
+    #[test]
+    fn non_private_weights_are_the_rkhs_projection() {
+        let kernel = Stationary::gaussian(1.0).unwrap();
+        let s = SyntheticSubspace::new(kernel, PointSet::new(1, vec![-1.0, 0.0, 1.5]).unwrap(), 0.0).unwrap();
+        let data = PointSet::new(1, vec![-0.5, 0.2, 0.9, 1.1]).unwrap();
+        let w = s.weights(&s.coordinates(&data).unwrap());
+        // The residual of the projection is orthogonal to every k(z_m, ·): G w = v.
+        let g = kernel_matrix(&kernel, s.points().data(), s.points().data(), 1);
+        let v = s.embedding_at_points(&data).unwrap();
+        for m in 0..3 {
+            let gw: f64 = (0..3).map(|j| g[(m, j)] * w[j]).sum();
+            assert!((gw - v[m]).abs() < 1e-12);
+        }
+        // With the data points themselves as synthetic points the projection is exact.
+        let exact = SyntheticSubspace::new(kernel, data.clone(), 0.0).unwrap();
+        let we = exact.weights(&exact.coordinates(&data).unwrap());
+        let d = rkhs_distance_sq(
+            &kernel,
+            &WeightedPoints::new(data.clone(), we).unwrap(),
+            &WeightedPoints::uniform(data),
+            None,
+        )
+        .unwrap();
+        assert!(d < 1e-12, "{d}");
+    }
+
+    #[test]
+    fn bad_parameters() {
+        let k = Stationary::gaussian(1.0).unwrap();
+        assert!(SyntheticSubspace::new(k, PointSet::new(1, vec![]).unwrap(), 0.0).is_err());
+        assert!(
+            SyntheticSubspace::new(k, PointSet::new(1, vec![0.0, 0.0]).unwrap(), 0.0).is_err(),
+            "duplicate points, no jitter"
+        );
+        assert!(SyntheticSubspace::new(k, PointSet::new(1, vec![0.0, 0.0]).unwrap(), 1e-6).is_ok());
+        assert!(SyntheticSubspace::from_wide_gaussian(k, &[0.0], -1.0, 5, 1).is_err());
+        let s = SyntheticSubspace::from_wide_gaussian(k, &[0.0], 2.0, 5, 1).unwrap();
+        let data = PointSet::new(1, vec![0.1, 0.2]).unwrap();
+        let mut rng = NoiseRng::seeded(1);
+        assert!(s.release(&data, 0.0, 1e-6, &mut rng).is_err());
+        assert!(s.release(&data, 1.0, 1.0, &mut rng).is_err());
+        assert!(s.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), 1.0, 1e-6, &mut rng).is_err());
+    }
+}
