@@ -75,3 +75,24 @@ fn table3_mortality_quick() {
     table3_mortality::run(true, Some(&dir)).unwrap();
     assert_files("reports/table3_mortality_quick", &["report.md", "fig7_World.svg", "results.json"]);
 }
+
+#[allow(dead_code)]
+#[path = "../examples/kme_release.rs"]
+mod kme_release;
+
+#[allow(dead_code)]
+#[path = "../examples/m2m_sketches.rs"]
+mod m2m_sketches;
+
+#[test]
+fn kme_release_quick() {
+    kme_release::run(true).unwrap();
+    assert_files("reports/kme_release_quick", &["report.md", "kme_D2_eps1.svg", "results.json"]);
+}
+
+#[test]
+fn m2m_sketches_quick() {
+    let Some(dir) = shared_data() else { return };
+    m2m_sketches::run(true, Some(&dir)).unwrap();
+    assert_files("reports/m2m_sketches_quick", &["report.md", "results.json"]);
+}

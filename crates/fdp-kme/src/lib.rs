@@ -10,16 +10,19 @@
 //! - [`synthetic`]: Balog et al.'s Algorithm 1 — the private projection of `μ_X` onto the span of
 //!   public synthetic points, released as a weighted synthetic dataset;
 //! - [`features`]: random Fourier features with `||φ(x)||₂ = 1` exactly, Algorithm 2 (the Gaussian
-//!   mechanism on the mean feature vector) and its reduced-set fit.
+//!   mechanism on the mean feature vector) and its reduced-set fit;
+//! - [`sketch`]: private sketches (RFF, RACE, histograms) and M2M estimation with implicit weights.
 
 pub mod embedding;
 mod error;
 pub mod features;
 pub mod points;
+pub mod sketch;
 pub mod synthetic;
 
 pub use embedding::{kernel_sum, mmd, rkhs_distance_sq};
 pub use error::{KmeError, Result};
 pub use features::{FeatureRelease, RandomFourierFeatures, ReducedSetOptions};
 pub use points::{PointSet, WeightedPoints};
+pub use sketch::{FeatureMap, M2mEstimator, PrivateSketch, uniform_prior};
 pub use synthetic::{SyntheticRelease, SyntheticSubspace};
