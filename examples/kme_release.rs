@@ -112,6 +112,14 @@ pub fn run(quick: bool) -> AnyResult<()> {
             for eps in epsilons {
                 let r = wide.release_coordinates(&a_wide, n, eps, delta, &mut noise)?;
                 push(format!("Alg. 1, wide synthetic, ε = {eps}"), Some(eps), m, dist(&r.data)?, "1_synthetic");
+                let regularised = wide.l1_regularised(&r, 1.0, 200)?;
+                push(
+                    format!("Alg. 1 + l1 (Thm 11), ε = {eps}"),
+                    Some(eps),
+                    m,
+                    dist(&regularised.data)?,
+                    "1_synthetic_l1",
+                );
                 let r = subset.release_coordinates(&a_sub, n, eps, delta, &mut noise)?;
                 push(format!("Alg. 1, public subset, ε = {eps}"), Some(eps), m, dist(&r.data)?, "1_public");
                 let f = rff.release_mean(&mean_features, n, eps, delta, &mut noise)?;
