@@ -196,6 +196,17 @@ pub struct ErrorSeries {
     pub color: RGBColor,
 }
 
+/// Ticks of a log axis: `{1, 2, 5} x 10^k` inside `[lo, hi]`, thinned to powers of ten when the
+/// range spans more than three decades (so labels never crowd).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let mantissas: &[f64] = if last - first > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    (first..=last)
+        .flat_map(|k| mantissas.iter().map(move |m| m * 10f64.powi(k)))
+        .filter(|v| (lo..=hi).contains(v))
+        .collect()
+}
+
 /// A tick label for a log axis: plain numbers from 0.01 to 10⁵, powers of ten beyond.
 fn log_tick(v: f64) -> String {
     if (0.01..1e5).contains(&v.abs()) {
@@ -234,14 +245,15 @@ impl LogLogFigure {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (y0 * 0.7..y1 * 1.4).log_scale())
+            .build_cartesian_2d(
+                (x0 * 0.8..x1 * 1.25).log_scale().with_key_points(log_ticks(x0 * 0.8, x1 * 1.25)),
+                (y0 * 0.7..y1 * 1.4).log_scale().with_key_points(log_ticks(y0 * 0.7, y1 * 1.4)),
+            )
             .map_err(|e| draw_err(path, e))?;
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
             .y_desc(&self.y_label)
-            .x_labels(6)
-            .y_labels(6)
             .x_label_formatter(&|v| log_tick(*v))
             .y_label_formatter(&|v| log_tick(*v))
             .draw()
