@@ -4,13 +4,12 @@
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
-use rayon::prelude::*;
 
 use fdp_mercer::{Kernel, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NoiseRng, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, WeightedPoints};
+use crate::points::{PointSet, WeightedPoints, parallel_row_sum};
 use crate::synthetic::KmeMetadata;
 
 /// Random Fourier features of the Gaussian kernel `σ² exp(-||x - y||² / (2ρ²))`:
@@ -84,22 +83,7 @@ impl RandomFourierFeatures {
             return Err(KmeError::Shape { what: "dimension", expected: self.dim, got: data.dim() });
         }
         let n = data.len().max(1) as f64;
-        let sum = (0..data.len())
-            .into_par_iter()
-            .fold(
-                || vec![0.0; self.len()],
-                |mut acc, i| {
-                    acc.iter_mut().zip(self.features(data.point(i))).for_each(|(a, f)| *a += f);
-                    acc
-                },
-            )
-            .reduce(
-                || vec![0.0; self.len()],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            );
+        let sum = parallel_row_sum(data.len(), self.len(), |i| self.features(data.point(i)));
         Ok(sum.into_iter().map(|s| s / n).collect())
     }
 

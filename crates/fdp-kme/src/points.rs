@@ -1,5 +1,7 @@
 //! Point sets in `R^D`.
 
+use rayon::prelude::*;
+
 use crate::error::{KmeError, Result};
 
 /// N points in `R^D`, row-major. A record with a non-finite coordinate is replaced by the public
@@ -95,4 +97,25 @@ impl WeightedPoints {
         let n = points.len().max(1);
         Self { weights: vec![1.0 / n as f64; points.len()], points }
     }
+}
+
+/// `Σ_i row(i)` over `count` rows of length `width`, summed in parallel (the mean feature vectors of
+/// random Fourier features and sketches).
+pub(crate) fn parallel_row_sum(count: usize, width: usize, row: impl Fn(usize) -> Vec<f64> + Sync) -> Vec<f64> {
+    (0..count)
+        .into_par_iter()
+        .fold(
+            || vec![0.0; width],
+            |mut acc, i| {
+                acc.iter_mut().zip(row(i)).for_each(|(a, f)| *a += f);
+                acc
+            },
+        )
+        .reduce(
+            || vec![0.0; width],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
 }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use fdp_noise::{Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::PointSet;
+use crate::points::{PointSet, parallel_row_sum};
 
 /// Share of ε spent on the sum (the rest buys the noisy count).
 pub const NUMERATOR_SHARE: f64 = 0.98;
@@ -142,22 +142,7 @@ impl FeatureMap {
         if data.dim() != self.dim() {
             return Err(KmeError::Shape { what: "dimension", expected: self.dim(), got: data.dim() });
         }
-        Ok((0..data.len())
-            .into_par_iter()
-            .fold(
-                || vec![0.0; self.len()],
-                |mut acc, i| {
-                    acc.iter_mut().zip(self.features(data.point(i))).for_each(|(a, f)| *a += f);
-                    acc
-                },
-            )
-            .reduce(
-                || vec![0.0; self.len()],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            ))
+        Ok(parallel_row_sum(data.len(), self.len(), |i| self.features(data.point(i))))
     }
 }
 
