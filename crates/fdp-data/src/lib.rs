@@ -3,7 +3,7 @@
 //! - [`curves`]: [`CurveSet`] — n curves on a shared grid, n x K contiguous, with per-record repair
 //!   of missing values (interpolation along the grid, else the public default curve; n never changes);
 //! - [`csv_load`]: wide CSV files (value columns by prefix, id columns);
-//! - [`simulate`]: the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
+//! - [`simulate`](mod@simulate): the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
 //! - [`datasets`]: loaders for the real curve datasets in `../shared/data`.
 
 pub mod csv_load;
