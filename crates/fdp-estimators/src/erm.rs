@@ -289,6 +289,19 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
             }
             Loss::Logistic => {
                 let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+                // log(1 + e^x) without overflow.
+                let softplus = |x: f64| if x > 0.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() };
+                let objective = |beta: &[f64]| -> f64 {
+                    let data: f64 = (0..k)
+                        .filter(|&g| agg.count[g] > 0.0)
+                        .map(|g| {
+                            let f: f64 = (0..j).map(|r| phi[(g, r)] * beta[r]).sum();
+                            agg.positives[g] * softplus(-f) + (agg.count[g] - agg.positives[g]) * softplus(f)
+                        })
+                        .sum::<f64>()
+                        / n;
+                    data + self.setup.psi * beta.iter().zip(&self.penalty).map(|(b, p)| p * b * b).sum::<f64>()
+                };
                 let mut beta = vec![0.0; j];
                 for _ in 0..100 {
                     let f: Vec<f64> = (0..k).map(|g| (0..j).map(|r| phi[(g, r)] * beta[r]).sum()).collect();
@@ -305,7 +318,19 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
                     }
                     let w: Vec<f64> = (0..k).map(|g| agg.count[g] * sigmoid(f[g]) * (1.0 - sigmoid(f[g]))).collect();
                     let step = self.solve(&gram(&w, 2.0), &grad)?;
-                    beta.iter_mut().zip(&step).for_each(|(b, s)| *b -= s);
+                    // Damped Newton: halve the step until the objective decreases (Armijo), so the
+                    // iteration cannot overshoot when the curvature is small.
+                    let current = objective(&beta);
+                    let slope: f64 = grad.iter().zip(&step).map(|(g, s)| g * s).sum();
+                    let mut t = 1.0;
+                    loop {
+                        let candidate: Vec<f64> = beta.iter().zip(&step).map(|(b, s)| b - t * s).collect();
+                        if objective(&candidate) <= current - 1e-4 * t * slope || t < 1e-10 {
+                            beta = candidate;
+                            break;
+                        }
+                        t *= 0.5;
+                    }
                 }
                 Ok(beta)
             }
