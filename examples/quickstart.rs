@@ -25,9 +25,14 @@ fn l2_distance(grid: &Grid, a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (n, epsilon, scenario) = (500, 1.0, Scenario::S2);
     let seed = flag("--seed").map(|s| s.parse::<u64>()).transpose()?;
     let out = flag("--out").unwrap_or_else(|| "reports/quickstart".into());
+    run(seed, &out)
+}
+
+/// The whole quickstart: release noise from `seed` if given (else the OS), report written to `out`.
+pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (n, epsilon, scenario) = (500, 1.0, Scenario::S2);
 
     // Geometry: the ICLP kernel (Matérn 3/2, ρ = 0.1) on a midpoint grid of [0, 1].
     let grid = Grid::midpoint(0.0, 1.0, 100)?;
@@ -55,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let err_sample = l2_distance(&grid, &sample_mean, &sim.truth);
     let expected_noise = mechanism.expected_noise_sq().sqrt();
 
-    let dir = ReportDir::create(&out)?;
+    let dir = ReportDir::create(out)?;
     let figure = CurveFigure {
         title: format!("ICLP-RKHS mean, ε = {epsilon}, n = {n} ({})", scenario.label()),
         x_label: "t".into(),

@@ -4,6 +4,10 @@
 #![allow(clippy::duplicate_mod)]
 
 #[allow(dead_code)]
+#[path = "../examples/quickstart.rs"]
+mod quickstart;
+
+#[allow(dead_code)]
 #[path = "../examples/kde_report.rs"]
 mod kde_report;
 
@@ -20,6 +24,14 @@ fn assert_files(dir: &str, files: &[&str]) {
     for file in files {
         assert!(dir.join(file).is_file(), "{}/{file} missing", dir.display());
     }
+}
+
+#[test]
+fn quickstart_writes_its_report() {
+    quickstart::run(Some(1), "reports/quickstart_test").unwrap();
+    assert_files("reports/quickstart_test", &["report.md", "curves.svg", "release.json"]);
+    let json = std::fs::read_to_string("reports/quickstart_test/release.json").unwrap();
+    assert!(json.contains("\"iclp_rkhs\"") && json.contains("FixedSeed"));
 }
 
 #[test]
