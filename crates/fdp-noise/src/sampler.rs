@@ -77,7 +77,7 @@ pub struct BasisSampler<N> {
 /// `||f_D - f_D'||_{1,C} = Σ_k |f_Dk - f_D'k| / sqrt(λ_k) <= Δ`, releasing `f_k + b_k L_k` with
 /// `b_k = Δ sqrt(λ_k) / ε` has privacy loss `Σ_k |f_Dk - f_D'k| / b_k <= ε`. With the secure lattice
 /// the per-component sensitivity grows by `r_k`, so fdp uses `b_k = (Δ + R) sqrt(λ_k)/ε`,
-/// `R = Σ r_k / sqrt(λ_k) ≈ 2^-40 Δ J / ε`-relative.
+/// `R = Σ r_k / sqrt(λ_k) <= 2^-40 J Δ / ε`: a relative cost of at most `J · 2^-40 / ε` in the noise scale.
 ///
 /// **The sqrt(2) trap.** Lin & Reimherr's Theorem 7 writes the release as `f + (Δ/ε) Z` with `Z` a
 /// *unit-variance* ICLP, whose component scales are `sqrt(λ_k/2)`; that gives `b_k = Δ sqrt(λ_k/2)/ε`
