@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use common::{AnyResult, flag_value, quick_flag};
 use fdp::data::data_dir;
-use fdp::kme::{FeatureMap, M2mEstimator, PointSet, PrivateSketch, uniform_prior};
+use fdp::kme::{FeatureMap, M2mEstimator, PointSet, PrivateSketch, implicit_logistic_regression, uniform_prior};
 use fdp::prelude::*;
 use fdp::report::ReportDir;
 use rand::rngs::StdRng;
@@ -94,54 +94,6 @@ fn auc(scores: &[f64], labels: &[bool]) -> f64 {
     }
     let neg = labels.len() as f64 - pos;
     if pos == 0.0 || neg == 0.0 { 0.5 } else { (rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg) }
-}
-
-/// Weighted logistic regression `Σ_t v_t log(1 + exp(-y_t θ·[1, u_t]))` + 1e-4 ||θ||², by Newton.
-fn weighted_logistic(u: &PointSet, weights: &[(f64, f64)]) -> Vec<f64> {
-    let d = u.dim() + 1;
-    let mut theta = vec![0.0; d];
-    for _ in 0..30 {
-        let mut grad = vec![0.0; d];
-        let mut hess = vec![vec![0.0; d]; d];
-        for (t, &(w1, w0)) in weights.iter().enumerate() {
-            let z: Vec<f64> = std::iter::once(1.0).chain(u.point(t).iter().copied()).collect();
-            let s = 1.0 / (1.0 + (-theta.iter().zip(&z).map(|(a, b)| a * b).sum::<f64>()).exp());
-            let g = w0 * s - w1 * (1.0 - s);
-            let h = (w0 + w1) * s * (1.0 - s);
-            for a in 0..d {
-                grad[a] += g * z[a];
-                for b in 0..d {
-                    hess[a][b] += h * z[a] * z[b];
-                }
-            }
-        }
-        for a in 0..d {
-            grad[a] += 2e-4 * theta[a];
-            hess[a][a] += 2e-4;
-        }
-        // Solve hess · step = grad by Gaussian elimination (d <= 11).
-        let mut m: Vec<Vec<f64>> = hess.iter().zip(&grad).map(|(r, g)| [r.clone(), vec![*g]].concat()).collect();
-        for c in 0..d {
-            let p = (c..d).max_by(|&a, &b| m[a][c].abs().total_cmp(&m[b][c].abs())).unwrap_or(c);
-            m.swap(c, p);
-            if m[c][c].abs() < 1e-300 {
-                return theta;
-            }
-            let pivot = m[c].clone();
-            for (r, row) in m.iter_mut().enumerate() {
-                if r != c {
-                    let f = row[c] / pivot[c];
-                    row.iter_mut().zip(&pivot).skip(c).for_each(|(v, p)| *v -= f * p);
-                }
-            }
-        }
-        let step: Vec<f64> = (0..d).map(|a| m[a][d] / m[a][a]).collect();
-        theta.iter_mut().zip(&step).for_each(|(t, s)| *t -= s);
-        if step.iter().map(|s| s.abs()).sum::<f64>() < 1e-10 {
-            break;
-        }
-    }
-    theta
 }
 
 fn main() -> AnyResult<()> {
@@ -231,48 +183,33 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             for &eps in epsilons {
                 let sketch = PrivateSketch::new(map, &train_points, eps, &mut noise)?;
                 let m2m = M2mEstimator::new(map, &sketch, prior.clone())?;
-                let mean: Vec<f64> = (0..d).map(|j| m2m.estimate(|x| x[j])).collect();
-                let m2: Vec<f64> = (0..d).map(|j| m2m.estimate(|x| x[j] * x[j])).collect();
+                let (mean, m2, cov) = (m2m.means(), m2m.second_moments(), m2m.covariance());
                 let rel = |est: &[f64], truth: &[f64]| {
                     est.iter().zip(truth).map(|(e, t)| (e - t).abs() / t.abs().max(1e-3)).sum::<f64>() / d as f64
                 };
                 let emd = (0..d)
                     .map(|j| {
-                        thresholds
-                            .iter()
-                            .zip(&truth_cdf[j])
-                            .map(|(t, c)| (m2m.estimate(|x| f64::from(x[j] <= *t)) - c).abs())
-                            .sum::<f64>()
+                        thresholds.iter().zip(&truth_cdf[j]).map(|(t, c)| (m2m.cdf(j, *t) - c).abs()).sum::<f64>()
                             / thresholds.len() as f64
                     })
                     .sum::<f64>()
                     / d as f64;
-                let mut frob = 0.0;
-                for a in 0..d {
-                    for b in 0..d {
-                        let est = m2m.estimate(|x| x[a] * x[b]) - mean[a] * mean[b];
+                let frob = (0..d * d)
+                    .map(|i| {
+                        let (a, b) = (i / d, i % d);
                         let truth = train.iter().map(|r| r[a] * r[b]).sum::<f64>() / n - truth_mean[a] * truth_mean[b];
-                        frob += (est - truth).powi(2);
-                    }
-                }
-                let count_mae = boxes
-                    .iter()
-                    .zip(&truth_counts)
-                    .map(|(b, t)| (m2m.estimate(|x| f64::from(inside(x, b))) - t).abs())
-                    .sum::<f64>()
-                    / boxes.len() as f64;
+                        (cov[i] - truth).powi(2)
+                    })
+                    .sum::<f64>();
+                let count_mae =
+                    boxes.iter().zip(&truth_counts).map(|(b, t)| (m2m.fraction_in_box(b) - t).abs()).sum::<f64>()
+                        / boxes.len() as f64;
                 // Class sketches at the same ε (disjoint records: parallel composition).
                 let sp = PrivateSketch::new(map, &pos_points, eps, &mut noise)?;
                 let sn = PrivateSketch::new(map, &neg_points, eps, &mut noise)?;
                 let (wp, wn) =
                     (M2mEstimator::new(map, &sp, prior.clone())?, M2mEstimator::new(map, &sn, prior.clone())?);
-                let weights: Vec<(f64, f64)> = wp
-                    .weights()
-                    .iter()
-                    .zip(wn.weights())
-                    .map(|(a, b)| ((a * sp.noisy_count).max(0.0), (b * sn.noisy_count).max(0.0)))
-                    .collect();
-                let theta = weighted_logistic(&prior, &weights);
+                let theta = implicit_logistic_regression((&wp, &sp), (&wn, &sn))?;
                 let scores: Vec<f64> = test
                     .iter()
                     .map(|r| theta[0] + r.iter().zip(&theta[1..]).map(|(a, b)| a * b).sum::<f64>())
