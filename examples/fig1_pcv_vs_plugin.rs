@@ -12,7 +12,7 @@ mod common;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use common::{AnyResult, Estimate, estimate, log_log_slope, quick_flag, sq_dist};
+use common::{AnyResult, Estimate, estimate, finish_report, log_log_slope, quick_flag, sq_dist};
 use fdp::data::{DesignBounds, Scenario, simulate};
 use fdp::estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn, private_cross_validation};
 use fdp::prelude::*;
@@ -217,10 +217,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
         md,
         "The paper shows these as curves only; its values are not available to us, so none are quoted. PCV here scores the *expected* error of the private release in closed form instead of averaging Monte Carlo releases, and it uses the data: treat its curves as a benchmark for the plug-in rule, not as private releases."
     )?;
-    let wall_s = start.elapsed().as_secs_f64();
-    writeln!(md, "\nWall time: {wall_s:.1} s.")?;
-    dir.write_text("report.md", &md)?;
-    dir.write_json("results.json", &rows)?;
+    let wall_s = finish_report(&dir, &mut md, &rows, start)?;
     println!("fig1 wall_s={wall_s:.2} reps={reps} report={}", dir.path().display());
     Ok(())
 }

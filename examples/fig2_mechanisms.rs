@@ -9,7 +9,7 @@ mod common;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use common::{AnyResult, Estimate, log_log_slope, plug_in_mechanisms, quick_flag, simulated_mse};
+use common::{AnyResult, Estimate, finish_report, log_log_slope, plug_in_mechanisms, quick_flag, simulated_mse};
 use fdp::data::Scenario;
 use fdp::prelude::*;
 use fdp::report::{ErrorSeries, LogLogFigure, PALETTE, ReportDir};
@@ -108,10 +108,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
         md,
         "## Beside the paper\n\nThe paper's Figure 2 gives curves, not numbers, and its exact values are not available to us, so none are quoted. Where our ranking differs from the paper's (ICLP-RKHS lowest everywhere), three of the paper's choices explain it: (1) its IID-Laplace baseline is calibrated to 2τM/n instead of 2τ√M/n, i.e. M times the noise variance we use; (2) its ICLP noise is the unit-variance process times Δ/ε, √2 too small in scale (half the variance); (3) its τ is the largest norm in the sample, far below the design bound a data-independent τ must respect. With those corrected, IID Laplace with M = ⌊n^(1/3)⌋ components is a strong baseline for the very smooth S-1, and for S-4, whose mean puts mass on 25 eigenfunctions, the RKHS shrinkage is the limiting bias."
     )?;
-    let wall_s = start.elapsed().as_secs_f64();
-    writeln!(md, "\nWall time: {wall_s:.1} s.")?;
-    dir.write_text("report.md", &md)?;
-    dir.write_json("results.json", &rows)?;
+    let wall_s = finish_report(&dir, &mut md, &rows, start)?;
     println!("fig2 wall_s={wall_s:.2} reps={reps} report={}", dir.path().display());
     Ok(())
 }

@@ -12,7 +12,7 @@ mod common;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use common::{AnyResult, quick_flag};
+use common::{AnyResult, finish_report, quick_flag};
 use fdp::kme::{
     PointSet, RandomFourierFeatures, ReducedSetOptions, SyntheticSubspace, WeightedPoints, kernel_sum, rkhs_distance_sq,
 };
@@ -177,10 +177,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
         md,
         "\nAlgorithm 1 uses Δ₂ = √(2 sup k)/N (valid for k ≥ 0, √2 below the triangle-inequality bound); Algorithm 2 uses random Fourier features of norm exactly 1 (cos/sin pairs over √J), so its Δ₂ = 2/N is right — the reference code's √(2/J) cos(ωx + b) features have norm up to √2. The paper's numbers are not available to us, so none are quoted; a synthetic dataset (D = 2, M = 100, ε = 1) is in `synthetic_D2_M100_eps1.csv` / `.json`."
     )?;
-    let wall_s = start.elapsed().as_secs_f64();
-    writeln!(md, "\nWall time: {wall_s:.1} s.")?;
-    dir.write_text("report.md", &md)?;
-    dir.write_json("results.json", &rows)?;
+    let wall_s = finish_report(&dir, &mut md, &rows, start)?;
     println!("kme wall_s={wall_s:.1} report={}", dir.path().display());
     Ok(())
 }

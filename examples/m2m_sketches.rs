@@ -12,7 +12,7 @@ mod common;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use common::{AnyResult, flag_value, quick_flag};
+use common::{AnyResult, finish_report, flag_value, quick_flag};
 use fdp::data::data_dir;
 use fdp::kme::{FeatureMap, M2mEstimator, PointSet, PrivateSketch, implicit_logistic_regression, uniform_prior};
 use fdp::prelude::*;
@@ -254,10 +254,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         md,
         "\nReading the table: marginal histograms see each coordinate separately, so their covariance and multi-dimensional counting errors stop improving as ε grows (cross terms come from the prior, not the data); RFF with the noise-aware λ is shrunk hard at small ε. The RACE and RFF maps carry joint information at the price of more noise per coordinate."
     )?;
-    let wall_s = start.elapsed().as_secs_f64();
-    writeln!(md, "\nWall time: {wall_s:.1} s.")?;
-    out.write_text("report.md", &md)?;
-    out.write_json("results.json", &rows)?;
+    let wall_s = finish_report(&out, &mut md, &rows, start)?;
     println!("m2m wall_s={wall_s:.1} report={}", out.path().display());
     Ok(())
 }

@@ -5,6 +5,7 @@
 use fdp::data::{DesignBounds, Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn};
 use fdp::prelude::*;
+use fdp::report::ReportDir;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -107,4 +108,19 @@ pub fn simulated_mse(
         })
         .collect::<AnyResult<Vec<f64>>>()?;
     Ok(estimate(&values))
+}
+
+/// Ends a report: appends the wall time since `start` to `md`, writes `report.md` and
+/// `results.json` into `dir`, and returns the wall time in seconds for the example's record.
+pub fn finish_report(
+    dir: &ReportDir,
+    md: &mut String,
+    results: &impl Serialize,
+    start: std::time::Instant,
+) -> AnyResult<f64> {
+    let wall_s = start.elapsed().as_secs_f64();
+    md.push_str(&format!("\nWall time: {wall_s:.1} s.\n"));
+    dir.write_text("report.md", md)?;
+    dir.write_json("results.json", results)?;
+    Ok(wall_s)
 }
