@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use fdp_mercer::{Grid, Kernel, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity,
+    NoiseRng, PrivacyGuarantee, Sensitivity,
     secure::{LAPLACE_LATTICE_BITS, lattice_step},
 };
 
@@ -189,23 +189,7 @@ fn kde_metadata(
     eta: Option<f64>,
     n: usize,
 ) -> ReleaseMetadata {
-    ReleaseMetadata {
-        mechanism: name.into(),
-        guarantee,
-        sensitivity,
-        sensitivity_norm: norm.into(),
-        tau: None,
-        clip_norm: None,
-        psi: None,
-        eta,
-        components: 0,
-        n,
-        basis: None,
-        calibration: None,
-        rng: RngProvenance::OsEntropy,
-        tuning: "plug_in".into(),
-        centred: false,
-    }
+    ReleaseMetadata { eta, ..ReleaseMetadata::new(name, guarantee, sensitivity, norm, n) }
 }
 
 fn check_n(n: usize) -> Result<()> {

@@ -11,7 +11,7 @@ use faer::{Mat, Side};
 use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    PrivacyGuarantee, RngProvenance, Sensitivity,
+    PrivacyGuarantee, Sensitivity,
 };
 
 use crate::clip::ClipNorm;
@@ -115,21 +115,12 @@ impl ErmSetup {
             Loss::Logistic => (None, None),
         };
         ReleaseMetadata {
-            mechanism: name.into(),
-            guarantee,
-            sensitivity,
-            sensitivity_norm: norm.into(),
             tau,
             clip_norm,
             psi: Some(self.psi),
             eta: Some(self.eta),
-            components: 0,
-            n: self.n,
-            basis: None,
-            calibration: None,
-            rng: RngProvenance::OsEntropy,
             tuning: "fixed".into(),
-            centred: false,
+            ..ReleaseMetadata::new(name, guarantee, sensitivity, norm, self.n)
         }
     }
 }

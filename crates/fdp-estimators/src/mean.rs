@@ -333,21 +333,13 @@ impl<N: ComponentNoise> BasisMean<N> {
         parts: Parts,
     ) -> Self {
         let metadata = ReleaseMetadata {
-            mechanism: parts.name.into(),
-            guarantee: parts.guarantee,
-            sensitivity: parts.sensitivity,
-            sensitivity_norm: parts.sensitivity_norm.into(),
             tau: Some(setup.tau),
             clip_norm: Some(parts.clip),
             psi: parts.psi,
             eta: parts.eta,
-            components: 0,
-            n: setup.n,
-            basis: None,
-            calibration: None,
-            rng: fdp_noise::RngProvenance::OsEntropy,
             tuning: setup.tuning.clone(),
             centred: setup.reference.is_some(),
+            ..ReleaseMetadata::new(parts.name, parts.guarantee, parts.sensitivity, parts.sensitivity_norm, setup.n)
         };
         let output = BasisOutput::new(sampler, setup.reference.clone(), metadata);
         Self {
@@ -490,21 +482,19 @@ impl Mechanism<CurveSet> for BernsteinMean {
         }
         let values: Vec<f64> = summary.iter().map(|v| self.noise.release(*v, rng)).collect();
         let metadata = ReleaseMetadata {
-            mechanism: "bernstein".into(),
-            guarantee: self.guarantee(),
-            sensitivity: (self.lattice + 1) as f64 * self.sensitivity,
-            sensitivity_norm: "l1_lattice".into(),
             tau: Some(self.setup.tau),
             clip_norm: Some(ClipNorm::Sup),
-            psi: None,
-            eta: None,
             components: self.lattice + 1,
-            n: self.setup.n,
-            basis: None,
-            calibration: None,
             rng: rng.provenance(),
             tuning: self.setup.tuning.clone(),
             centred: self.setup.reference.is_some(),
+            ..ReleaseMetadata::new(
+                "bernstein",
+                self.guarantee(),
+                (self.lattice + 1) as f64 * self.sensitivity,
+                "l1_lattice",
+                self.setup.n,
+            )
         };
         Release::new(
             self.grid.clone(),

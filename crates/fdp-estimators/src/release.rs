@@ -42,6 +42,37 @@ pub struct ReleaseMetadata {
     pub centred: bool,
 }
 
+impl ReleaseMetadata {
+    /// The fields every mechanism sets, with the rest at their defaults: no clipping bound, no ψ or
+    /// η, no basis or calibration (filled in by [`BasisOutput`](crate::BasisOutput)), OS entropy
+    /// (each release records its own RNG), plug-in tuning, not centred.
+    pub(crate) fn new(
+        mechanism: &str,
+        guarantee: PrivacyGuarantee,
+        sensitivity: f64,
+        sensitivity_norm: &str,
+        n: usize,
+    ) -> Self {
+        Self {
+            mechanism: mechanism.into(),
+            guarantee,
+            sensitivity,
+            sensitivity_norm: sensitivity_norm.into(),
+            tau: None,
+            clip_norm: None,
+            psi: None,
+            eta: None,
+            components: 0,
+            n,
+            basis: None,
+            calibration: None,
+            rng: RngProvenance::OsEntropy,
+            tuning: "plug_in".into(),
+            centred: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) enum Representation {
     /// `reference + Σ_k c_k φ_k`.
