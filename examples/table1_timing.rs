@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use fdp::noise::CholeskyGpSampler;
 use fdp::prelude::*;
+use fdp::report::ReportDir;
 use serde::Serialize;
 
 /// The paper's reported seconds (R code, their machine), where we have them: the paper's table is not
@@ -81,9 +82,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rows.push(Row { kernel: name, k, components, iclp_s, gp_s, gp_cholesky_s, paper_iclp_s: paper });
         }
     }
-    let dir = std::path::Path::new("reports/table1_timing");
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(&rows)?)?;
+    let dir = ReportDir::create("reports/table1_timing")?;
+    dir.write_json("results.json", &rows)?;
     let mut md = String::from(
         "# Table 1 — time to generate 100 ICLPs and 100 GPs\n\n\
          Basis build (weighted Nyström, all components above 1e-12 λ₁) included; ρ = 0.1 for every kernel \
@@ -101,7 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             r.kernel, r.k, r.components, r.iclp_s, r.gp_s, r.gp_cholesky_s, paper
         )?;
     }
-    std::fs::write(dir.join("report.md"), md)?;
-    println!("report dir={}", dir.display());
+    dir.write_text("report.md", &md)?;
+    println!("report dir={}", dir.path().display());
     Ok(())
 }
