@@ -77,6 +77,20 @@ struct Row {
     auc: f64,
 }
 
+impl Row {
+    /// The six metrics, named as in the records, in the table's column order.
+    fn metrics(&self) -> [(&'static str, f64); 6] {
+        [
+            ("mean_rel_err", self.mean_rel_err),
+            ("second_moment_rel_err", self.second_moment_rel_err),
+            ("cdf_emd", self.cdf_emd),
+            ("cov_frobenius", self.cov_frobenius),
+            ("count_mae", self.count_mae),
+            ("auc", self.auc),
+        ]
+    }
+}
+
 fn points(rows: &[&Vec<f64>], d: usize) -> AnyResult<PointSet> {
     Ok(PointSet::new(d, rows.iter().flat_map(|r| r.iter().copied()).collect())?)
 }
@@ -225,27 +239,11 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
                     count_mae,
                     auc: auc(&scores, &test_y),
                 };
-                println!(
-                    "m2m dataset={} map={mname} epsilon={eps} mean_rel_err={:.4} second_moment_rel_err={:.4} cdf_emd={:.4} cov_frobenius={:.4} count_mae={:.4} auc={:.3}",
-                    table.name,
-                    row.mean_rel_err,
-                    row.second_moment_rel_err,
-                    row.cdf_emd,
-                    row.cov_frobenius,
-                    row.count_mae,
-                    row.auc
-                );
-                writeln!(
-                    md,
-                    "| {} | {mname} | {eps} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.3} |",
-                    table.name,
-                    row.mean_rel_err,
-                    row.second_moment_rel_err,
-                    row.cdf_emd,
-                    row.cov_frobenius,
-                    row.count_mae,
-                    row.auc
-                )?;
+                let metrics = row.metrics();
+                let record: Vec<String> = metrics.iter().map(|(key, value)| format!("{key}={value:.4}")).collect();
+                let cells: Vec<String> = metrics.iter().map(|(_, value)| format!("{value:.4}")).collect();
+                println!("m2m dataset={} map={mname} epsilon={eps} {}", table.name, record.join(" "));
+                writeln!(md, "| {} | {mname} | {eps} | {} |", table.name, cells.join(" | "))?;
                 rows.push(row);
             }
         }
