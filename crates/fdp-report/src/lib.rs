@@ -107,6 +107,24 @@ fn draw_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
     ReportError::Draw { path: path.to_path_buf(), message: e.to_string() }
 }
 
+/// A white SVG canvas of `size` pixels.
+fn white_canvas(path: &Path, size: (u32, u32)) -> Result<DrawingArea<SVGBackend<'_>, plotters::coord::Shift>> {
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
+    Ok(root)
+}
+
+/// The chart frame every line figure uses: a 20-point title, 12-pixel margins, room for axis labels.
+fn titled_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(title, ("sans-serif", 20)).margin(12).x_label_area_size(40).y_label_area_size(y_label_area);
+    builder
+}
+
 /// The legend box of a chart, upper right, over a translucent white background.
 fn draw_legend<'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
@@ -142,15 +160,9 @@ impl CurveFigure {
         let (x0, x1) = (self.grid[0], self.grid[k - 1]);
         let (y0, y1) = padded_range(self.series.iter().flat_map(|s| &s.values).chain(self.background.iter().flatten()))
             .ok_or_else(|| ReportError::BadInput("no finite value to draw".into()))?;
-        let root = SVGBackend::new(path, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&self.title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(|e| draw_err(path, e))?;
+        let root = white_canvas(path, (width, height))?;
+        let mut chart =
+            titled_chart(&root, &self.title, 60).build_cartesian_2d(x0..x1, y0..y1).map_err(|e| draw_err(path, e))?;
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
@@ -238,13 +250,8 @@ impl LogLogFigure {
         if !(x0.is_finite() && y0.is_finite() && x1 > x0) {
             return Err(ReportError::BadInput("log-log figure needs positive n and errors".into()));
         }
-        let root = SVGBackend::new(path, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&self.title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+        let root = white_canvas(path, (width, height))?;
+        let mut chart = titled_chart(&root, &self.title, 70)
             .build_cartesian_2d(
                 (x0 * 0.8..x1 * 1.25).log_scale().with_key_points(log_ticks(x0 * 0.8, x1 * 1.25)),
                 (y0 * 0.7..y1 * 1.4).log_scale().with_key_points(log_ticks(y0 * 0.7, y1 * 1.4)),
@@ -324,8 +331,7 @@ impl HeatMaps {
         let span = if hi > lo { hi - lo } else { 1.0 };
         let count = self.panels.len() as u32;
         let width = count * panel + 150;
-        let root = SVGBackend::new(path, (width, panel + 60)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
+        let root = white_canvas(path, (width, panel + 60))?;
         let root = root.titled(&self.title, ("sans-serif", 20)).map_err(|e| draw_err(path, e))?;
         let (maps, bar) = root.split_horizontally(count * panel);
         let cells = maps.split_evenly((1, count as usize));
