@@ -11,7 +11,9 @@ mod common;
 
 use std::fmt::Write as _;
 
-use common::{AnyResult, Estimate, centred_plug_in_mechanisms, estimate, flag_value, quick_flag, sq_dist};
+use common::{
+    AnyResult, Estimate, centred_plug_in_mechanisms, estimate, finish_report, flag_value, quick_flag, sq_dist,
+};
 use fdp::data::{CurveSet, Dataset, DesignBounds, data_dir};
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
@@ -75,6 +77,7 @@ fn main() -> AnyResult<()> {
 }
 
 pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
+    let start = std::time::Instant::now();
     let data = data_dir(data);
     let out = ReportDir::create(if quick { "reports/table2_real_data_quick" } else { "reports/table2_real_data" })?;
     let (epsilons, releases): (&[f64], usize) =
@@ -169,8 +172,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         md,
         "## Beside the paper\n\nThe paper's Table 2 values are not available to us, so the `paper` column is empty. They would not be comparable digit for digit anyway: the authors standardise each dataset with its own mean and standard deviation and take τ as the largest norm in the sample (both use the private data, which breaks DP), calibrate the ICLP with the unit-variance process (√2 too little noise), choose M for IID Laplace by minimising the privacy error over the data, and calibrate IID Laplace to 2τM/n. Our bounds come from the physical range of each measurement, so they are wider than the data-derived ones and the errors are larger in proportion."
     )?;
-    out.write_text("report.md", &md)?;
-    out.write_json("results.json", &rows)?;
-    println!("table2 report={}", out.path().display());
+    let wall_s = finish_report(&out, &mut md, &rows, start)?;
+    println!("table2 wall_s={wall_s:.2} report={}", out.path().display());
     Ok(())
 }

@@ -11,7 +11,7 @@ mod common;
 
 use std::fmt::Write as _;
 
-use common::{AnyResult, Estimate, estimate, flag_value, quick_flag};
+use common::{AnyResult, Estimate, estimate, finish_report, flag_value, quick_flag};
 use fdp::data::{CsvSpec, data_dir, read_wide_csv};
 use fdp::estimators::density::integrated_squared_error;
 use fdp::estimators::{BasisKde, BernsteinKde, GridPoints, Mechanism, density_kernel, normalise_density};
@@ -47,6 +47,7 @@ fn main() -> AnyResult<()> {
 }
 
 pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
+    let start = std::time::Instant::now();
     let path = data_dir(data).join("wpp2019_deaths_by_age_regions_2015_2020.csv");
     if !path.is_file() {
         return Err(format!("{} not found: the UN deaths-by-age reconstruction lives in ../shared/data (see its README); set FDP_DATA_DIR or --data-dir", path.display()).into());
@@ -123,8 +124,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         md,
         "\n## Beside the paper\n\nThe paper's Table 3 values are not available to us, and our deaths are a reconstruction, so the `paper` column is empty. With n in the millions the privacy noise is tiny: the differences between mechanisms here are their biases (η > 1 oversmooths slightly, IID Laplace truncates the basis, Bernstein polynomials of degree 10-20 cannot follow the infant-mortality spike)."
     )?;
-    out.write_text("report.md", &md)?;
-    out.write_json("results.json", &rows)?;
-    println!("table3 report={}", out.path().display());
+    let wall_s = finish_report(&out, &mut md, &rows, start)?;
+    println!("table3 wall_s={wall_s:.2} report={}", out.path().display());
     Ok(())
 }

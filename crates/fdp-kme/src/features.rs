@@ -148,6 +148,23 @@ impl Default for ReducedSetOptions {
     }
 }
 
+/// Backtracking with an adaptive step: halves `step` until `attempt(step)` does not increase `value`
+/// and returns that attempt (growing `step` by 1.5 for the next call); `None` when no step above
+/// 1e-12 helps.
+fn adaptive_step<T>(step: &mut f64, value: f64, attempt: impl Fn(f64) -> (f64, T)) -> Option<(f64, T)> {
+    loop {
+        let (v, out) = attempt(*step);
+        if v <= value {
+            *step *= 1.5;
+            return Some((v, out));
+        }
+        if *step < 1e-12 {
+            return None;
+        }
+        *step *= 0.5;
+    }
+}
+
 /// Euclidean projection onto `{w : Σ |w_i| <= r}` (Duchi et al. 2008).
 pub fn project_l1_ball(w: &[f64], r: f64) -> Vec<f64> {
     if w.iter().map(|v| v.abs()).sum::<f64>() <= r {
@@ -204,20 +221,16 @@ impl FeatureRelease {
             // Weights: ∇_w = 2 Φ^T r, projected onto the l1 ball.
             let grad: Vec<f64> =
                 feats.iter().map(|f| 2.0 * f.iter().zip(&resid).map(|(a, b)| a * b).sum::<f64>()).collect();
-            loop {
+            let attempt = |step: f64| {
                 let cand = project_l1_ball(
-                    &w.iter().zip(&grad).map(|(a, g)| a - step_w * g).collect::<Vec<_>>(),
+                    &w.iter().zip(&grad).map(|(a, g)| a - step * g).collect::<Vec<_>>(),
                     options.l1_bound,
                 );
                 let (v, r, f) = objective(&z, &cand);
-                if v <= value || step_w < 1e-12 {
-                    if v <= value {
-                        (w, value, resid, feats) = (cand, v, r, f);
-                        step_w *= 1.5;
-                    }
-                    break;
-                }
-                step_w *= 0.5;
+                (v, (cand, r, f))
+            };
+            if let Some((v, (cand, r, f))) = adaptive_step(&mut step_w, value, attempt) {
+                (w, value, resid, feats) = (cand, v, r, f);
             }
             // Points: ∂/∂z_m = 2 w_m J(z_m)^T r, with d cos(ω·z)/dz = -sin(ω·z) ω, d sin/dz = cos(ω·z) ω.
             let j_count = rff.len() / 2;
@@ -233,17 +246,13 @@ impl FeatureRelease {
                     }
                 }
             }
-            loop {
-                let cand: Vec<f64> = z.iter().zip(&grad_z).map(|(a, g)| a - step_z * g).collect();
+            let attempt = |step: f64| {
+                let cand: Vec<f64> = z.iter().zip(&grad_z).map(|(a, g)| a - step * g).collect();
                 let (v, r, f) = objective(&cand, &w);
-                if v <= value || step_z < 1e-12 {
-                    if v <= value {
-                        (z, value, resid, feats) = (cand, v, r, f);
-                        step_z *= 1.5;
-                    }
-                    break;
-                }
-                step_z *= 0.5;
+                (v, (cand, r, f))
+            };
+            if let Some((v, (cand, r, f))) = adaptive_step(&mut step_z, value, attempt) {
+                (z, value, resid, feats) = (cand, v, r, f);
             }
         }
         WeightedPoints::new(PointSet::new(d, z)?, w)
