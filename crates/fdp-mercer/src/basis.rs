@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{MercerError, Result, check_len};
 use crate::grid::{Grid, GridLayout};
 use crate::kernel::{Brownian, Kernel, KernelSpec};
+use crate::linalg::{matmul, symmetric_eigen, thin_q};
 
 /// Default relative truncation tolerance: keep `λ_k > 1e-12 λ_1`.
 pub const DEFAULT_RTOL: f64 = 1e-12;
@@ -243,33 +244,40 @@ fn test_matrix(rows: usize, cols: usize) -> Mat<f64> {
     })
 }
 
-/// Eigenpairs of a symmetric matrix, descending.
-fn eigen_descending(a: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
-    let evd = a.self_adjoint_eigen(Side::Lower).map_err(|e| MercerError::Decomposition(format!("{e:?}")))?;
-    let n = a.nrows();
-    let s = evd.S().column_vector();
-    let u = evd.U();
-    let values: Vec<f64> = (0..n).rev().map(|i| s[i]).collect();
-    let vectors = Mat::from_fn(n, n, |i, j| u[(i, n - 1 - j)]);
-    Ok((values, vectors))
-}
-
 /// Leading eigenpairs of the PSD matrix `a` by randomized subspace iteration with Rayleigh-Ritz.
 fn eigen_randomized(a: MatRef<'_, f64>, j: usize, power_iterations: usize) -> Result<(Vec<f64>, Mat<f64>)> {
     let k = a.nrows();
     let block = (j + (j / 5).max(10)).min(k);
-    let mut y = a * test_matrix(k, block);
+    let mut y = matmul(a, test_matrix(k, block).as_ref());
     for _ in 0..power_iterations {
-        let q = y.qr().compute_thin_Q();
-        y = a * &q;
+        let q = thin_q(y.as_ref());
+        y = matmul(a, q.as_ref());
     }
-    let q = y.qr().compute_thin_Q();
-    let aq = a * &q;
-    let b = q.transpose() * &aq;
+    let q = thin_q(y.as_ref());
+    let aq = matmul(a, q.as_ref());
+    let b = matmul(q.transpose(), aq.as_ref());
     // Symmetrise the small Ritz matrix against round-off before its eigendecomposition.
     let b = Mat::from_fn(block, block, |r, c| 0.5 * (b[(r, c)] + b[(c, r)]));
-    let (values, v) = eigen_descending(b.as_ref())?;
-    Ok((values, q * v))
+    let (values, v) = symmetric_eigen(b.as_ref())?;
+    Ok((values, matmul(q.as_ref(), v.as_ref())))
+}
+
+/// A negative eigenvalue below `-INDEFINITE_RTOL · λ_1` rejects the kernel as not PSD.
+const INDEFINITE_RTOL: f64 = 1e-8;
+
+/// Rejects a kernel matrix that is not symmetric beyond round-off (`|a_ij - a_ji| > 1e-12 max|a|`).
+fn check_symmetric(a: MatRef<'_, f64>, kernel: &dyn Kernel) -> Result<()> {
+    let k = a.nrows();
+    let scale = (0..k).flat_map(|j| (0..k).map(move |i| (i, j))).fold(0.0_f64, |m, (i, j)| m.max(a[(i, j)].abs()));
+    for j in 0..k {
+        for i in j + 1..k {
+            let difference = (a[(i, j)] - a[(j, i)]).abs();
+            if difference > 1e-12 * scale {
+                return Err(MercerError::AsymmetricKernel { kernel: kernel.spec().name, row: i, col: j, difference });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Makes the first clearly non-zero entry of each column positive, so bases are reproducible.
@@ -315,17 +323,24 @@ impl MercerBasis {
         if let Some((row, col)) = bad {
             return Err(MercerError::NonFiniteKernel { kernel: kernel.spec().name, row, col });
         }
+        check_symmetric(a.as_ref(), kernel.as_ref())?;
         let (values, u) = match solver {
             Solver::Randomized { power_iterations } => {
                 let j = options.max_components.unwrap_or(k).min(k);
                 eigen_randomized(a.as_ref(), j, power_iterations)?
             }
-            _ => eigen_descending(a.as_ref())?,
+            _ => symmetric_eigen(a.as_ref())?,
         };
         drop(a);
         let largest = values.first().copied().unwrap_or(f64::NAN);
         if !(largest.is_finite() && largest > 0.0) {
             return Err(MercerError::NoComponents { largest });
+        }
+        // Round-off leaves negative eigenvalues of order K·2^-52·λ_1; anything far below is a kernel
+        // that is not a covariance (its "basis" would silently drop a part of the operator).
+        let most_negative = values.iter().copied().fold(0.0, f64::min);
+        if most_negative < -INDEFINITE_RTOL * largest {
+            return Err(MercerError::IndefiniteKernel { kernel: kernel.spec().name, most_negative, largest });
         }
         let cap = options.max_components.unwrap_or(k);
         let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
@@ -466,7 +481,7 @@ impl MercerBasis {
     /// Coefficients of n curves at once: `(n x K) · (w φ) = n x J`, one matrix product.
     pub fn project_rows(&self, curves: MatRef<'_, f64>) -> Result<Mat<f64>> {
         check_len("curve matrix columns", self.n_points(), curves.ncols())?;
-        Ok(curves * self.weighted_eigenfunctions())
+        Ok(matmul(curves, self.weighted_eigenfunctions()))
     }
 
     /// The curve `Σ_k c_k φ_k(t_i)` on the grid.
@@ -498,7 +513,7 @@ impl MercerBasis {
             return Ok(Mat::from_fn(m, self.len(), |i, c| brownian_eigenfunction(length, c + 1, points[i])));
         }
         let kx = kernel_matrix(self.0.kernel.as_ref(), points, self.0.grid.points(), self.0.grid.dim());
-        let mut out = kx * self.weighted_eigenfunctions();
+        let mut out = matmul(kx.as_ref(), self.weighted_eigenfunctions());
         for (c, l) in self.0.lambda.iter().enumerate() {
             out.col_mut(c).iter_mut().for_each(|v| *v /= l);
         }

@@ -35,6 +35,16 @@ pub enum MercerError {
     /// The kernel produced a NaN or infinite value on the grid.
     #[error("the kernel {kernel} is not finite at grid points ({row}, {col})")]
     NonFiniteKernel { kernel: String, row: usize, col: usize },
+    /// A custom kernel is not symmetric on the grid.
+    #[error(
+        "the kernel {kernel} is not symmetric: C(t_{row}, t_{col}) and C(t_{col}, t_{row}) differ by {difference:e}"
+    )]
+    AsymmetricKernel { kernel: String, row: usize, col: usize, difference: f64 },
+    /// A custom kernel has a negative eigenvalue beyond round-off: it is not a covariance.
+    #[error(
+        "the kernel {kernel} is not positive semi-definite on the grid: eigenvalue {most_negative:e} against the largest {largest:e}"
+    )]
+    IndefiniteKernel { kernel: String, most_negative: f64, largest: f64 },
     /// No eigenvalue is positive enough to keep.
     #[error("no eigenvalue survives truncation (largest eigenvalue {largest})")]
     NoComponents { largest: f64 },

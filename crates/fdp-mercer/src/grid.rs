@@ -43,8 +43,10 @@ pub struct Grid {
     domain: Vec<(f64, f64)>,
 }
 
+/// Finite ends, `start < end`, and a finite width `end - start` (quadrature weights and every map
+/// onto the interval divide by it).
 fn check_interval(start: f64, end: f64) -> Result<()> {
-    if start.is_finite() && end.is_finite() && start < end {
+    if start.is_finite() && end.is_finite() && start < end && (end - start).is_finite() {
         Ok(())
     } else {
         Err(MercerError::BadInterval { start, end })
@@ -130,6 +132,9 @@ impl Grid {
             return Err(MercerError::TooFewPoints { needed: 1, got: 0 });
         }
         check_increasing(&points)?;
+        if points.len() > 1 {
+            check_interval(points[0], points[points.len() - 1])?;
+        }
         check_len("weights", points.len(), weights.len())?;
         check_weights(&weights)?;
         let domain = vec![(points[0], points[points.len() - 1])];
@@ -143,6 +148,7 @@ impl Grid {
             return Err(MercerError::TooFewPoints { needed: 2, got: points.len() });
         }
         check_increasing(&points)?;
+        check_interval(points[0], points[points.len() - 1])?;
         let k = points.len();
         let weights = (0..k).map(|i| 0.5 * (points[(i + 1).min(k - 1)] - points[i.saturating_sub(1)])).collect();
         Self::with_weights(points, weights)

@@ -166,9 +166,15 @@ impl Stationary {
     }
 
     /// The kernel as a function of the distance `r >= 0`.
+    ///
+    /// Total on `[0, ∞]`: at an infinite distance (two finite points whose difference overflows)
+    /// it is its limit 0, where the closed form would give `(1 + ∞) e^{-∞} = NaN`.
     #[inline]
     pub fn at_distance(&self, r: f64) -> f64 {
         let u = r / self.rho;
+        if u == f64::INFINITY {
+            return 0.0;
+        }
         let g = match self.shape {
             StationaryShape::Exponential => (-u).exp(),
             StationaryShape::Matern32 => {
@@ -191,6 +197,7 @@ impl Kernel for Stationary {
         if s.len() == 1 {
             return self.at_distance((s[0] - t[0]).abs());
         }
+        // An overflowing difference makes r² = ∞, where every shape is 0 (see `at_distance`).
         let r2: f64 = s.iter().zip(t).map(|(a, b)| (a - b) * (a - b)).sum();
         if self.shape == StationaryShape::Gaussian {
             // The Gaussian needs r² only: skip the square root in this hot loop of kernel sums.
@@ -291,6 +298,18 @@ mod tests {
             assert_eq!(k.at_distance(0.0), 1.0);
         }
         assert_eq!(Brownian::new().eval(&[0.3, 0.5], &[0.4, 0.2]), 0.3 * 0.2);
+        // Total on finite inputs: far-apart points whose distance overflows give the limit 0.
+        for shape in [
+            StationaryShape::Exponential,
+            StationaryShape::Matern32,
+            StationaryShape::Matern52,
+            StationaryShape::Gaussian,
+        ] {
+            let k = Stationary::new(shape, 0.1).unwrap();
+            assert_eq!(k.eval(&[1e154, 1e154], &[-1e154, -1e154]), 0.0, "{shape:?}");
+            assert_eq!(k.eval(&[f64::MAX], &[-f64::MAX]), 0.0, "{shape:?}");
+            assert_eq!(k.at_distance(f64::INFINITY), 0.0);
+        }
         let bad = Grid::midpoint(-1.0, 1.0, 4).unwrap();
         assert!(Brownian::new().check_domain(&bad).is_err());
     }

@@ -8,6 +8,8 @@
 //! - [`basis`]: the [`MercerBasis`] of a kernel on a grid (weighted Nyström, dense or top-J), with
 //!   projection, synthesis, off-grid evaluation, operator powers `C^η`, the norms `||.||_C` and
 //!   `||.||_{1,C}`, traces and the eigenvalue decay fit used by plug-in tuning;
+//! - [`linalg`]: dense eigen/QR/Cholesky/products split into a fixed number of pieces, so results are
+//!   bit-identical on any thread count;
 //! - [`diagnostics`]: orthonormality and closed-form accuracy checks of a basis.
 
 pub mod basis;
@@ -15,6 +17,7 @@ pub mod diagnostics;
 mod error;
 pub mod grid;
 pub mod kernel;
+pub mod linalg;
 
 pub use basis::{BasisOptions, BasisOrigin, BasisSummary, DecayFit, MercerBasis, Solver, kernel_matrix};
 pub use error::{MercerError, Result};

@@ -172,7 +172,7 @@ impl BasisSampler<LatticeGaussian> {
     /// The (ε, δ)-DP Gaussian process for a Cameron-Martin sensitivity Δ₂ (see
     /// [`GaussianProcessSampler`]).
     pub fn calibrated(basis: &MercerBasis, sensitivity: Sensitivity, epsilon: Epsilon, delta: Delta) -> Result<Self> {
-        let multiplier = analytic_gaussian_multiplier(epsilon, delta);
+        let multiplier = analytic_gaussian_multiplier(epsilon, delta)?;
         let d2 = sensitivity.get();
         let roots: Vec<f64> = basis.eigenvalues().iter().map(|l| l.sqrt()).collect();
         let steps: Vec<f64> = roots.iter().map(|r| lattice_step(multiplier * d2 * r, GAUSSIAN_LATTICE_BITS)).collect();

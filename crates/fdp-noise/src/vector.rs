@@ -31,7 +31,7 @@ pub struct GaussianVector {
 impl GaussianVector {
     /// The mechanism for vectors of length `dim >= 1`.
     pub fn new(dim: usize, l2_sensitivity: Sensitivity, epsilon: Epsilon, delta: Delta) -> Result<Self> {
-        let s = analytic_gaussian_multiplier(epsilon, delta);
+        let s = analytic_gaussian_multiplier(epsilon, delta)?;
         let d = l2_sensitivity.get();
         let step = lattice_step(s * d, GAUSSIAN_LATTICE_BITS);
         let noise = LatticeGaussian::new(s * (d + (dim.max(1) as f64).sqrt() * step), step)?;
@@ -103,7 +103,7 @@ mod tests {
             Delta::new(1e-5).unwrap(),
         )
         .unwrap();
-        let s = analytic_gaussian_multiplier(Epsilon::new(1.0).unwrap(), Delta::new(1e-5).unwrap());
+        let s = analytic_gaussian_multiplier(Epsilon::new(1.0).unwrap(), Delta::new(1e-5).unwrap()).unwrap();
         assert!(g.sigma() >= 2.0 * s && g.sigma() < 2.0 * s * (1.0 + 1e-5));
         let l = LaplaceVector::new(4, Sensitivity::new(2.0).unwrap(), Epsilon::new(0.5).unwrap()).unwrap();
         assert!((l.scale() / 4.0 - 1.0).abs() < 1e-9);
