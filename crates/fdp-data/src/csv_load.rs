@@ -39,6 +39,9 @@ pub struct LoadedCurves {
     pub columns: Vec<String>,
     /// How many records were complete, interpolated or replaced by the default curve.
     pub report: RepairReport,
+    /// What the loader did to the file's layout (columns reordered by their grid value, headers
+    /// trimmed, positions used as the grid), one sentence each; empty when it took the file as it is.
+    pub notes: Vec<String>,
 }
 
 /// Tokens read as missing. Any other non-numeric cell is missing too: a cell's content never
@@ -47,17 +50,48 @@ fn parse_cell(cell: &str) -> f64 {
     cell.trim().parse::<f64>().unwrap_or(f64::NAN)
 }
 
-/// The grid implied by the value columns: the numbers after the prefix when they all parse and
-/// increase (e.g. `age_1.25`, `nm_852.02`), with trapezoid weights; else the positions 1..K.
-fn grid_from_columns(columns: &[String], prefix: &str) -> Result<Grid> {
-    let parsed: Option<Vec<f64>> = columns.iter().map(|c| c[prefix.len()..].parse::<f64>().ok()).collect();
-    match parsed {
-        Some(points) if points.len() >= 2 && points.windows(2).all(|w| w[1] > w[0]) => {
-            Ok(Grid::trapezoid_points(points)?)
+/// The grid implied by the value columns and the order to read them in.
+///
+/// When every name parses as a number after the prefix (e.g. `age_1.25`, `nm_852.02`), the columns
+/// are sorted by that value (a file may list them in any order) and the grid is those values with
+/// trapezoid weights; two columns with the same value are an error. Otherwise the grid is the positions
+/// 1..K in file order. Every departure from the file as written is said in `notes`.
+fn grid_from_columns(
+    path: &Path,
+    columns: &[String],
+    prefix: &str,
+    notes: &mut Vec<String>,
+) -> Result<(Grid, Vec<usize>)> {
+    let file_order: Vec<usize> = (0..columns.len()).collect();
+    let parsed: Option<Vec<f64>> =
+        columns.iter().map(|c| c[prefix.len()..].trim().parse::<f64>().ok().filter(|v| v.is_finite())).collect();
+    let Some(values) = parsed else {
+        if columns.len() >= 2 {
+            notes.push(format!(
+                "column names after {prefix:?} are not all numbers: the grid is the positions 1..{} in file order",
+                columns.len()
+            ));
+            return Ok((Grid::trapezoid_points((1..=columns.len()).map(|i| i as f64).collect())?, file_order));
         }
-        _ if columns.len() >= 2 => Ok(Grid::trapezoid_points((1..=columns.len()).map(|i| i as f64).collect())?),
-        _ => Ok(Grid::with_weights(vec![1.0], vec![1.0])?),
+        return Ok((Grid::with_weights(vec![1.0], vec![1.0])?, file_order));
+    };
+    let mut order = file_order;
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    if let Some(w) = order.windows(2).find(|w| values[w[0]] == values[w[1]]) {
+        return Err(DataError::Read {
+            path: path.to_path_buf(),
+            message: format!(
+                "columns {:?} and {:?} give the same grid value {}",
+                columns[w[0]], columns[w[1]], values[w[0]]
+            ),
+        });
     }
+    if order.windows(2).any(|w| w[1] < w[0]) {
+        notes.push("value columns were not in increasing order of their grid value; sorted by it".to_string());
+    }
+    let points: Vec<f64> = order.iter().map(|&i| values[i]).collect();
+    let grid = if points.len() >= 2 { Grid::trapezoid_points(points)? } else { Grid::with_weights(points, vec![1.0])? };
+    Ok((grid, order))
 }
 
 /// Reads a wide CSV: header row, one record per line. Missing values (empty, `NA`, `NaN`, anything
@@ -65,10 +99,15 @@ fn grid_from_columns(columns: &[String], prefix: &str) -> Result<Grid> {
 pub fn read_wide_csv(path: &Path, spec: &CsvSpec, default: Option<&[f64]>) -> Result<LoadedCurves> {
     let read_err = |e: csv::Error| DataError::Read { path: path.to_path_buf(), message: e.to_string() };
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_path(path).map_err(read_err)?;
-    let headers = reader.headers().map_err(read_err)?.clone();
-    let value_idx: Vec<usize> =
+    let raw_headers = reader.headers().map_err(read_err)?.clone();
+    let headers: Vec<&str> = raw_headers.iter().map(str::trim).collect();
+    let mut notes = Vec::new();
+    if raw_headers.iter().zip(&headers).any(|(raw, trimmed)| raw.len() != trimmed.len()) {
+        notes.push("header names had surrounding white space; trimmed".to_string());
+    }
+    let file_value_idx: Vec<usize> =
         headers.iter().enumerate().filter(|(_, h)| h.starts_with(&spec.value_prefix)).map(|(i, _)| i).collect();
-    if value_idx.is_empty() {
+    if file_value_idx.is_empty() {
         return Err(DataError::NoValueColumns { path: path.to_path_buf(), prefix: spec.value_prefix.clone() });
     }
     let id_idx = spec
@@ -81,8 +120,10 @@ pub fn read_wide_csv(path: &Path, spec: &CsvSpec, default: Option<&[f64]>) -> Re
                 .ok_or_else(|| DataError::MissingColumn { path: path.to_path_buf(), column: c.clone() })
         })
         .collect::<Result<Vec<_>>>()?;
-    let columns: Vec<String> = value_idx.iter().map(|&i| headers[i].to_string()).collect();
-    let grid = grid_from_columns(&columns, &spec.value_prefix)?;
+    let file_columns: Vec<String> = file_value_idx.iter().map(|&i| headers[i].to_string()).collect();
+    let (grid, order) = grid_from_columns(path, &file_columns, &spec.value_prefix, &mut notes)?;
+    let value_idx: Vec<usize> = order.iter().map(|&i| file_value_idx[i]).collect();
+    let columns: Vec<String> = order.iter().map(|&i| file_columns[i].clone()).collect();
     let mut values = Vec::new();
     let mut ids = Vec::new();
     for record in reader.records() {
@@ -91,5 +132,5 @@ pub fn read_wide_csv(path: &Path, spec: &CsvSpec, default: Option<&[f64]>) -> Re
         ids.push(id_idx.iter().map(|&i| record[i].to_string()).collect());
     }
     let (curves, report) = CurveSet::from_flat(grid, values, default)?;
-    Ok(LoadedCurves { curves, ids, columns, report })
+    Ok(LoadedCurves { curves, ids, columns, report, notes })
 }

@@ -54,14 +54,30 @@ pub fn repair_record(values: &mut [f64], points: &[f64], default: &[f64]) -> Rep
     for pair in finite.windows(2) {
         let (a, b) = (pair[0], pair[1]);
         for i in a + 1..b {
-            let s = (points[i] - points[a]) / (points[b] - points[a]);
-            values[i] = values[a] + s * (values[b] - values[a]);
+            values[i] = interpolate_between(values[a], values[b], points[a], points[i], points[b]);
         }
     }
     let (head, tail) = (values[first], values[last]);
     values[..first].fill(head);
     values[last + 1..].fill(tail);
     Repair::Interpolated
+}
+
+/// The value at `t` on the segment from `(ta, va)` to `(tb, vb)`, finite for every finite input:
+/// `s = (t - ta)/(tb - ta)` is taken on halved points (exact in f64 away from the subnormal range,
+/// and no difference of points near ±1e308 overflows) and the value as `(1 - s) va + s vb` (never
+/// `vb - va`, which overflows for ±1.7e308); if rounding still lands beyond the largest float, the
+/// nearer endpoint's value is used.
+fn interpolate_between(va: f64, vb: f64, ta: f64, t: f64, tb: f64) -> f64 {
+    let s = ((t / 2.0 - ta / 2.0) / (tb / 2.0 - ta / 2.0)).clamp(0.0, 1.0);
+    let v = (1.0 - s) * va + s * vb;
+    if v.is_finite() {
+        v
+    } else if s < 0.5 {
+        va
+    } else {
+        vb
+    }
 }
 
 /// n curves observed on one 1-D [`Grid`] (K points), stored row-major (`n x K`, contiguous).
@@ -203,6 +219,12 @@ mod tests {
         let mut v = [f64::NAN, 1.0, f64::INFINITY, 5.0, f64::NAN];
         assert_eq!(repair_record(&mut v, &t, &[9.0; 5]), Repair::Interpolated);
         assert_eq!(v, [1.0, 1.0, 1.0 + 4.0 / 3.0, 5.0, 5.0]);
+        // Extreme finite neighbours and points: the repaired value stays finite and between them.
+        let mut extreme = [f64::MAX, f64::NAN, -f64::MAX, f64::MAX, f64::NAN, f64::MAX];
+        let far = [-1e308, -0.5e308, 0.0, 0.5e308, 1.0e308, 1.5e308];
+        assert_eq!(repair_record(&mut extreme, &far, &[0.0; 6]), Repair::Interpolated);
+        assert!(extreme.iter().all(|v| v.is_finite()), "{extreme:?}");
+        assert_eq!(extreme[4], f64::MAX);
         let mut empty = [f64::NAN; 5];
         assert_eq!(repair_record(&mut empty, &t, &[9.0; 5]), Repair::Defaulted);
         assert_eq!(empty, [9.0; 5]);

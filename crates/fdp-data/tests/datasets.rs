@@ -63,6 +63,23 @@ fn csv_reader_repairs_records_and_checks_columns() {
     assert!(matches!(read_wide_csv(&path, &CsvSpec::prefix("y_"), None), Err(DataError::NoValueColumns { .. })));
     let missing_id = CsvSpec::prefix("x_").with_ids(&["nope"]);
     assert!(matches!(read_wide_csv(&path, &missing_id, None), Err(DataError::MissingColumn { .. })));
+    assert!(loaded.notes.is_empty(), "{:?}", loaded.notes);
+
+    // Unsorted grid columns are read in grid order, a padded header is trimmed, and both are said.
+    std::fs::write(&path, "id, x_1,x_0,x_0.5\na,3,1,2\n").unwrap();
+    let loaded = read_wide_csv(&path, &CsvSpec::prefix("x_").with_ids(&["id"]), None).unwrap();
+    assert_eq!(loaded.curves.grid().points(), &[0.0, 0.5, 1.0]);
+    assert_eq!(loaded.curves.row(0), &[1.0, 2.0, 3.0]);
+    assert_eq!(loaded.columns, vec!["x_0", "x_0.5", "x_1"]);
+    assert_eq!(loaded.notes.len(), 2, "{:?}", loaded.notes);
+    // Two columns at the same grid value are an error naming them.
+    std::fs::write(&path, "x_1,x_1.0\n3,1\n").unwrap();
+    let err = read_wide_csv(&path, &CsvSpec::prefix("x_"), None).unwrap_err();
+    assert!(err.to_string().contains("same grid value"), "{err}");
+    // Names that are not numbers: positions in file order, and a note saying so.
+    std::fs::write(&path, "x_b,x_a\n3,1\n").unwrap();
+    let loaded = read_wide_csv(&path, &CsvSpec::prefix("x_"), None).unwrap();
+    assert_eq!((loaded.curves.grid().points(), loaded.notes.len()), (&[1.0, 2.0][..], 1));
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -10,13 +10,12 @@ use rayon::prelude::*;
 use fdp_mercer::{Grid, Kernel, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, Sensitivity,
-    secure::{LAPLACE_LATTICE_BITS, lattice_step},
+    NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
 };
 
 use crate::error::{EstimatorError, Result, positive};
 use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
-use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value};
+use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value, check_bernstein_domain};
 
 /// The grid index of each of n points (flat, `grid.dim()` numbers each): the nearest grid point.
 /// Points outside the domain go to the nearest boundary point; a point with a non-finite coordinate
@@ -61,11 +60,18 @@ impl GridPoints {
     }
 
     /// Points given as counts per grid point (length K), e.g. binned data spread over grid cells.
+    /// n is the sum of the counts; a total that overflows `usize` is an error (it wrapped before).
     pub fn from_counts(grid: &Grid, counts: Vec<usize>) -> Result<Self> {
         if counts.len() != grid.len() {
             return Err(EstimatorError::Shape { what: "counts", expected: grid.len(), got: counts.len() });
         }
-        Ok(Self { grid: grid.clone(), n: counts.iter().sum(), counts })
+        let n =
+            counts.iter().try_fold(0usize, |total, c| total.checked_add(*c)).ok_or(EstimatorError::BadParameter {
+                name: "counts",
+                value: f64::INFINITY,
+                reason: "their total (n) overflows usize",
+            })?;
+        Ok(Self { grid: grid.clone(), n, counts })
     }
 
     /// n.
@@ -192,6 +198,29 @@ fn kde_metadata(
     ReleaseMetadata { eta, ..ReleaseMetadata::new(name, guarantee, sensitivity, norm, n) }
 }
 
+/// The summary factors `λ_k^η` and the sensitivity weights `λ_k^η / sqrt(λ_k)` computed *from those
+/// same factors*, so that calibration and summary agree even where `λ^η` is subnormal (computing
+/// `λ^{η - 1/2}` separately can come out below the factor actually applied).
+fn power_factors(basis: &MercerBasis, eta: f64) -> (Vec<f64>, Vec<f64>) {
+    let l = basis.eigenvalues();
+    let factors: Vec<f64> = l.iter().map(|l| l.powf(eta)).collect();
+    let weights = factors.iter().zip(l).map(|(f, l)| f / l.sqrt()).collect();
+    (factors, weights)
+}
+
+/// A KDE sensitivity of 0 means `λ_k^η` underflowed on every component: say so in the user's terms.
+fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
+    if sensitivity > 0.0 && sensitivity.is_finite() {
+        Ok(sensitivity)
+    } else {
+        Err(EstimatorError::BadParameter {
+            name: "eta",
+            value: eta,
+            reason: "lambda_k^eta underflows to 0 on every component (nothing would be released); lower eta",
+        })
+    }
+}
+
 fn check_n(n: usize) -> Result<()> {
     if n == 0 {
         return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
@@ -209,10 +238,9 @@ impl BasisKde<LatticeLaplace> {
         check_n(n)?;
         let eps = Epsilon::new(epsilon)?;
         positive("eta", eta)?;
-        let l = basis.eigenvalues();
-        let weights: Vec<f64> = l.iter().map(|l| l.powf(eta - 0.5)).collect();
+        let (factors, weights) = power_factors(basis, eta);
         let (d, pair, exact) = max_pair_distance(basis, &weights, 1);
-        let sensitivity = d / n as f64;
+        let sensitivity = check_kde_sensitivity(d / n as f64, eta)?;
         let sup_diag = basis.power_diagonal(eta).into_iter().fold(0.0, f64::max);
         let paper = 2.0 * sup_diag.sqrt() * basis.trace_power(eta - 1.0).sqrt() / n as f64;
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
@@ -220,7 +248,7 @@ impl BasisKde<LatticeLaplace> {
         Ok(Self {
             name: "iclp_kde",
             n,
-            factors: l.iter().map(|l| l.powf(eta)).collect(),
+            factors,
             output: BasisOutput::new(sampler, None, meta),
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: Some(paper), worst_pair: pair },
         })
@@ -257,10 +285,9 @@ impl BasisKde<LatticeGaussian> {
         let eps = Epsilon::new(epsilon)?;
         let delta = Delta::new(delta)?;
         positive("eta", eta)?;
-        let l = basis.eigenvalues();
-        let weights: Vec<f64> = l.iter().map(|l| l.powf(eta - 0.5)).collect();
+        let (factors, weights) = power_factors(basis, eta);
         let (d, pair, exact) = max_pair_distance(basis, &weights, 2);
-        let sensitivity = d / n as f64;
+        let sensitivity = check_kde_sensitivity(d / n as f64, eta)?;
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
         let meta = kde_metadata(
             "gaussian_process_kde",
@@ -273,7 +300,7 @@ impl BasisKde<LatticeGaussian> {
         Ok(Self {
             name: "gaussian_process_kde",
             n,
-            factors: l.iter().map(|l| l.powf(eta)).collect(),
+            factors,
             output: BasisOutput::new(sampler, None, meta),
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
         })
@@ -323,6 +350,20 @@ impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
     delegate_to_basis_output!();
 }
 
+/// Lattice values released by a Bernstein mechanism of `degree` per axis in `dim` dimensions,
+/// `(degree + 1)^dim`, at most 10^7 (beyond that the noise swamps any density and memory runs out).
+fn bernstein_lattice_size(degree: usize, dim: usize) -> Result<usize> {
+    const MAX_VALUES: usize = 10_000_000;
+    match (degree + 1).checked_pow(dim as u32) {
+        Some(count) if degree >= 1 && count <= MAX_VALUES => Ok(count),
+        _ => Err(EstimatorError::BadParameter {
+            name: "degree",
+            value: degree as f64,
+            reason: "must be at least 1, with (degree + 1)^dim at most 10^7 lattice values",
+        }),
+    }
+}
+
 /// **Bernstein KDE (Aldà & Rubinstein 2017).** The ordinary KDE `(1/n) Σ_i K(t, x_i)` on the
 /// `(k + 1)^d` lattice of the domain; a moved point changes each value by at most `sup K / n` (K >= 0),
 /// so Laplace noise of scale `(k + 1)^d sup K / (n ε)` per value is ε-DP (plus the lattice charge),
@@ -334,7 +375,7 @@ pub struct BernsteinKde {
     degree: usize,
     n: usize,
     epsilon: Epsilon,
-    noise: LatticeLaplace,
+    noise: LaplaceVector,
     sensitivity: f64,
 }
 
@@ -343,14 +384,17 @@ impl BernsteinKde {
     pub fn new(kernel: Stationary, grid: &Grid, n: usize, epsilon: f64, degree: usize) -> Result<Self> {
         check_n(n)?;
         let eps = Epsilon::new(epsilon)?;
-        if degree == 0 {
-            return Err(EstimatorError::BadParameter { name: "degree", value: 0.0, reason: "must be at least 1" });
-        }
-        let values = ((degree + 1) as f64).powi(grid.dim() as i32);
+        let count = bernstein_lattice_size(degree, grid.dim())?;
+        check_bernstein_domain(grid)?;
+        let values = count as f64;
         let per_value = kernel.at_distance(0.0) / n as f64;
-        let step = lattice_step(values * per_value / eps.get(), LAPLACE_LATTICE_BITS);
-        let noise = LatticeLaplace::new(values * (per_value + step) / eps.get(), step)?;
+        let noise = LaplaceVector::new(count, Sensitivity::new(values * per_value)?, eps)?;
         Ok(Self { kernel, grid: grid.clone(), degree, n, epsilon: eps, noise, sensitivity: values * per_value })
+    }
+
+    /// The Laplace noise on the `(k + 1)^d` lattice values.
+    pub fn noise(&self) -> &LaplaceVector {
+        &self.noise
     }
 
     fn lattice(&self) -> Vec<Vec<f64>> {
@@ -405,7 +449,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         if summary.len() != expected {
             return Err(EstimatorError::Shape { what: "summary length", expected, got: summary.len() });
         }
-        let values: Vec<f64> = summary.iter().map(|v| self.noise.release(*v, rng)).collect();
+        let values = self.noise.release(summary, rng)?;
         let mut metadata =
             kde_metadata("bernstein_kde", self.guarantee(), self.sensitivity, "l1_lattice", None, self.n);
         metadata.components = expected;

@@ -5,9 +5,9 @@
 //! `f = argmin (1/n) Σ_i L(y_i, f(x_i)) + ψ ||f||²_{C^η}` over `f = Σ_{k<=J} β_k φ_k`, where
 //! `||f||²_{C^η} = Σ_k β_k² / λ_k^η`. Inputs x are snapped to grid points (a per-record map).
 
-use faer::linalg::solvers::Solve;
-use faer::{Mat, Side};
+use faer::Mat;
 
+use fdp_mercer::linalg::solve_spd;
 use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
@@ -99,14 +99,24 @@ impl ErmSetup {
         Ok(Self { loss, n, eta, psi })
     }
 
-    /// The stability bound `||f_D - f_D'||_{C^η} <= M κ / (ψ n)` on `basis`.
-    fn rkhs_sensitivity(&self, basis: &MercerBasis) -> f64 {
+    /// The stability bound `||f_D - f_D'||_{C^η} <= M κ / (ψ n)` on `basis`; an error naming η when
+    /// `λ_k^{±η}` leaves the range of f64 on this basis (the penalty `λ_J^{-η}` overflows, or
+    /// `κ² = sup_x C^η(x, x)` underflows to 0), where the bound would be meaningless.
+    fn rkhs_sensitivity(&self, basis: &MercerBasis) -> Result<f64> {
         let k = basis.power_diagonal(self.eta).into_iter().fold(0.0, f64::max).sqrt();
+        let smallest = basis.eigenvalues()[basis.len() - 1];
+        if !(k > 0.0 && smallest.powf(-self.eta).is_finite()) {
+            return Err(EstimatorError::BadParameter {
+                name: "eta",
+                value: self.eta,
+                reason: "lambda_k^eta leaves the floating-point range on this basis; lower eta or keep fewer components",
+            });
+        }
         let m = match self.loss {
             Loss::Squared { bound } => 2.0 * bound * (1.0 + k / self.psi.sqrt()),
             Loss::Logistic => 1.0,
         };
-        m * k / (self.psi * self.n as f64)
+        Ok(m * k / (self.psi * self.n as f64))
     }
 
     fn metadata(&self, name: &str, guarantee: PrivacyGuarantee, sensitivity: f64, norm: &str) -> ReleaseMetadata {
@@ -160,7 +170,7 @@ impl KernelErm<LatticeLaplace> {
     /// (Cauchy-Schwarz), so `Δ_{1,C} = M κ sqrt(tr C^{η-1}) / (ψ n)`.
     pub fn iclp(basis: &MercerBasis, setup: ErmSetup, epsilon: f64) -> Result<Self> {
         let eps = Epsilon::new(epsilon)?;
-        let rkhs = setup.rkhs_sensitivity(basis);
+        let rkhs = setup.rkhs_sensitivity(basis)?;
         let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
         let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, "l1_c");
@@ -174,7 +184,7 @@ impl KernelErm<LatticeGaussian> {
     pub fn gaussian_process(basis: &MercerBasis, setup: ErmSetup, epsilon: f64, delta: f64) -> Result<Self> {
         let eps = Epsilon::new(epsilon)?;
         let delta = Delta::new(delta)?;
-        let rkhs = setup.rkhs_sensitivity(basis);
+        let rkhs = setup.rkhs_sensitivity(basis)?;
         let worst = basis.eigenvalues().iter().map(|l| l.powf(setup.eta - 1.0)).fold(0.0, f64::max);
         let sensitivity = rkhs * worst.sqrt();
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
@@ -201,21 +211,24 @@ impl<N: ComponentNoise> KernelErm<N> {
         self.sensitivity_rkhs
     }
 
+    /// The sampler of the released coefficients.
+    pub fn sampler(&self) -> &BasisSampler<N> {
+        self.output.sampler()
+    }
+
     /// The loss.
     pub fn loss(&self) -> Loss {
         self.setup.loss
     }
 
-    /// Solves the symmetric positive definite system `a x = rhs` (Cholesky).
+    /// Solves the symmetric positive definite system `a x = rhs` (Cholesky, bit-identical on any
+    /// thread count).
     fn solve(&self, a: &Mat<f64>, rhs: &[f64]) -> Result<Vec<f64>> {
-        let j = rhs.len();
-        let llt = a.llt(Side::Lower).map_err(|_| EstimatorError::BadParameter {
+        solve_spd(a.as_ref(), rhs).ok_or(EstimatorError::BadParameter {
             name: "psi",
             value: self.setup.psi,
             reason: "the regularised system is not positive definite",
-        })?;
-        let x = llt.solve(Mat::from_fn(j, 1, |i, _| rhs[i]));
-        Ok((0..j).map(|i| x[(i, 0)]).collect())
+        })
     }
 }
 

@@ -13,14 +13,15 @@ use fdp_data::CurveSet;
 use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, Sensitivity,
-    secure::{LAPLACE_LATTICE_BITS, lattice_step},
+    NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
 };
 
 use crate::clip::ClipNorm;
 use crate::error::{EstimatorError, Result, non_negative, positive};
 use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
-use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value, bernstein_weights, interpolate};
+use crate::release::{
+    Release, ReleaseMetadata, Representation, bernstein_value, bernstein_weights, check_bernstein_domain, interpolate,
+};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
 /// reference curve to centre at. Validated by [`MeanSetup::new`].
@@ -39,13 +40,8 @@ impl MeanSetup {
         if n == 0 {
             return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
         }
-        Ok(Self {
-            n,
-            epsilon: Epsilon::new(epsilon)?,
-            tau: positive("tau", tau)?,
-            reference: None,
-            tuning: "plug_in".into(),
-        })
+        check_sum_bound(n, positive("tau", tau)?)?;
+        Ok(Self { n, epsilon: Epsilon::new(epsilon)?, tau, reference: None, tuning: "plug_in".into() })
     }
 
     /// Centre records at a public reference curve (on the grid) before clipping; it is added back to
@@ -106,6 +102,10 @@ impl<T: Mechanism<CurveSet> + ?Sized> MeanMechanism for T {}
 
 /// Mean of the clipped coefficients `clip(P(X_i - ref))` over all records, computed in parallel row
 /// blocks with one matrix product per block (memory: a block of coefficients, not n x J).
+///
+/// The blocks are fixed (2048 records) and their partial sums are added in block order, so the
+/// result is bit-identical on any thread count. A record whose projection is not finite is clipped
+/// to the centre of the ball (see [`ClipNorm::clip`]), so every term is finite and at most τ in norm.
 fn clipped_mean_coefficients(
     basis: &MercerBasis,
     curves: &CurveSet,
@@ -120,7 +120,7 @@ fn clipped_mean_coefficients(
         None => vec![0.0; j],
     };
     let wphi = basis.weighted_eigenfunctions();
-    let sums = curves
+    let partial: Vec<Vec<f64>> = curves
         .values()
         .par_chunks(BLOCK * k)
         .map(|block| {
@@ -137,15 +137,17 @@ fn clipped_mean_coefficients(
             }
             acc
         })
-        .reduce(
-            || vec![0.0; j],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
+        .collect();
     let n = curves.n() as f64;
-    Ok(sums.into_iter().map(|s| s / n).collect())
+    Ok(sum_in_order(partial, j).into_iter().map(|s| s / n).collect())
+}
+
+/// `Σ_b parts[b]` added in the order given (a deterministic reduction of parallel partial sums).
+pub(crate) fn sum_in_order(parts: Vec<Vec<f64>>, width: usize) -> Vec<f64> {
+    parts.into_iter().fold(vec![0.0; width], |mut total, part| {
+        total.iter_mut().zip(&part).for_each(|(t, p)| *t += p);
+        total
+    })
 }
 
 /// How a basis mechanism turns the clipped mean coefficients into the released ones.
@@ -200,11 +202,41 @@ fn check_eta_psi(eta: f64, psi: f64) -> Result<()> {
     Ok(())
 }
 
-/// `max_k λ_k^{η - 1/2} / (λ_k^η + ψ)` and the shrinkage factors `λ_k^η / (λ_k^η + ψ)`.
-fn rkhs_factors(basis: &MercerBasis, eta: f64, psi: f64) -> (f64, Vec<f64>) {
+/// The shrinkage factors `s_k = λ_k^η / (λ_k^η + ψ)` and the worst sensitivity factor
+/// `max_k s_k / sqrt(λ_k)` over the released components.
+///
+/// Computed as `s_k = 1 / (1 + exp(ln ψ - η ln λ_k))`, which cannot underflow: the direct
+/// `λ^{η-1/2} / (λ^η + ψ)` is subnormal for large η (ψ = 0, η = 142.9, λ_30 of an exponential
+/// kernel) and came out *below* its true value, so the noise was calibrated to less than the actual
+/// sensitivity (a loss of 1.0045 ε). The worst factor is taken from the very `s_k` the summary is
+/// multiplied by, so calibration and summary agree to the last bit. Errors (in the user's terms)
+/// when η and ψ shrink every component to 0.
+fn rkhs_factors(basis: &MercerBasis, eta: f64, psi: f64) -> Result<(f64, Vec<f64>)> {
     let l = basis.eigenvalues();
-    let worst = l.iter().map(|l| l.powf(eta - 0.5) / (l.powf(eta) + psi)).fold(0.0, f64::max);
-    (worst, l.iter().map(|l| l.powf(eta) / (l.powf(eta) + psi)).collect())
+    let shrink: Vec<f64> = l.iter().map(|l| 1.0 / (1.0 + (psi.ln() - eta * l.ln()).exp())).collect();
+    let worst = shrink.iter().zip(l).map(|(s, l)| s / l.sqrt()).fold(0.0, f64::max);
+    if !(worst > 0.0 && worst.is_finite()) {
+        return Err(EstimatorError::BadParameter {
+            name: "eta",
+            value: eta,
+            reason: "with this psi, lambda_k^eta / (lambda_k^eta + psi) is 0 for every component: \
+                     nothing would be released; lower eta or psi",
+        });
+    }
+    Ok((worst, shrink))
+}
+
+/// The n·τ bound of a sum of n clipped records must be a finite number.
+fn check_sum_bound(n: usize, tau: f64) -> Result<()> {
+    if (n as f64 * tau).is_finite() {
+        Ok(())
+    } else {
+        Err(EstimatorError::BadParameter {
+            name: "tau",
+            value: tau,
+            reason: "n * tau overflows; use a realistic bound",
+        })
+    }
 }
 
 impl BasisMean<LatticeLaplace> {
@@ -216,7 +248,7 @@ impl BasisMean<LatticeLaplace> {
     pub fn iclp_rkhs(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64) -> Result<Self> {
         check_eta_psi(eta, psi)?;
         setup.check_reference(basis.grid())?;
-        let (worst, shrink) = rkhs_factors(basis, eta, psi);
+        let (worst, shrink) = rkhs_factors(basis, eta, psi)?;
         let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon)?;
         let parts = Parts {
@@ -240,7 +272,12 @@ impl BasisMean<LatticeLaplace> {
     pub fn iclp_l1(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64) -> Result<Self> {
         check_eta_psi(eta, psi)?;
         setup.check_reference(basis.grid())?;
-        let thresholds: Vec<f64> = basis.eigenvalues().iter().map(|l| psi / (2.0 * l.powf(eta / 2.0))).collect();
+        // θ_k = ψ / (2 λ_k^{η/2}) in log form: no 0/0 when λ^{η/2} underflows (ψ = 0 gives θ = 0).
+        let thresholds: Vec<f64> = basis
+            .eigenvalues()
+            .iter()
+            .map(|l| (psi.ln() - std::f64::consts::LN_2 - 0.5 * eta * l.ln()).exp())
+            .collect();
         let active = thresholds.iter().take_while(|t| **t < setup.tau).count();
         if active == 0 {
             return Err(EstimatorError::BadParameter {
@@ -297,7 +334,7 @@ impl BasisMean<LatticeGaussian> {
         check_eta_psi(eta, psi)?;
         setup.check_reference(basis.grid())?;
         let delta = Delta::new(delta)?;
-        let (worst, shrink) = rkhs_factors(basis, eta, psi);
+        let (worst, shrink) = rkhs_factors(basis, eta, psi)?;
         let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon, delta)?;
         let parts = Parts {
@@ -403,7 +440,7 @@ pub struct BernsteinMean {
     setup: MeanSetup,
     grid: Grid,
     lattice: usize,
-    noise: LatticeLaplace,
+    noise: LaplaceVector,
     sensitivity: f64,
 }
 
@@ -418,12 +455,16 @@ impl BernsteinMean {
                 reason: "needs k >= 1 on a 1-D grid",
             });
         }
-        let points = (lattice + 1) as f64;
+        check_bernstein_domain(grid)?;
+        let points = lattice + 1;
         let sensitivity = 2.0 * setup.tau / setup.n as f64;
-        let eps = setup.epsilon();
-        let step = lattice_step(points * sensitivity / eps, LAPLACE_LATTICE_BITS);
-        let noise = LatticeLaplace::new(points * (sensitivity + step) / eps, step)?;
+        let noise = LaplaceVector::new(points, Sensitivity::new(points as f64 * sensitivity)?, setup.epsilon)?;
         Ok(Self { setup, grid: grid.clone(), lattice, noise, sensitivity })
+    }
+
+    /// The Laplace noise on the k + 1 lattice values.
+    pub fn noise(&self) -> &LaplaceVector {
+        &self.noise
     }
 
     fn lattice_points(&self) -> Vec<f64> {
@@ -480,7 +521,7 @@ impl Mechanism<CurveSet> for BernsteinMean {
                 got: summary.len(),
             });
         }
-        let values: Vec<f64> = summary.iter().map(|v| self.noise.release(*v, rng)).collect();
+        let values = self.noise.release(summary, rng)?;
         let metadata = ReleaseMetadata {
             tau: Some(self.setup.tau),
             clip_norm: Some(ClipNorm::Sup),

@@ -111,16 +111,35 @@ pub struct Release {
     metadata: ReleaseMetadata,
 }
 
-/// Bernstein basis polynomial values `C(k, j) u^j (1 - u)^{k - j}` for j = 0..=k.
+/// Bernstein basis polynomial values `C(k, j) u^j (1 - u)^{k - j}` for j = 0..=k, in log space
+/// (`ln C(k, j)` accumulated as `Σ ln((k - i)/(i + 1))`), so that no degree overflows: the direct
+/// product overflows `C(k, j)` from k ≈ 1030 and released an all-NaN curve.
 pub(crate) fn bernstein_weights(k: usize, u: f64) -> Vec<f64> {
     let u = u.clamp(0.0, 1.0);
     let mut out = vec![0.0; k + 1];
-    let mut binom = 1.0;
+    if u == 0.0 || u == 1.0 {
+        out[if u == 0.0 { 0 } else { k }] = 1.0;
+        return out;
+    }
+    let (ln_u, ln_v) = (u.ln(), (-u).ln_1p());
+    let mut ln_binom = 0.0;
     for (j, o) in out.iter_mut().enumerate() {
-        *o = binom * u.powi(j as i32) * (1.0 - u).powi((k - j) as i32);
-        binom = binom * (k - j) as f64 / (j + 1) as f64;
+        *o = (ln_binom + j as f64 * ln_u + (k - j) as f64 * ln_v).exp();
+        ln_binom += ((k - j) as f64 / (j + 1) as f64).ln();
     }
     out
+}
+
+/// Bernstein mechanisms map the domain onto `[0, 1]`: it must have a positive, finite width.
+pub(crate) fn check_bernstein_domain(grid: &Grid) -> Result<()> {
+    match grid.domain().iter().find(|(lo, hi)| !(hi > lo && (hi - lo).is_finite())) {
+        None => Ok(()),
+        Some((lo, _)) => Err(EstimatorError::BadParameter {
+            name: "grid domain",
+            value: *lo,
+            reason: "the Bernstein mechanism needs a domain of positive width on every axis (a one-point grid has none)",
+        }),
+    }
 }
 
 /// Linear interpolation of grid values at `t` (constant beyond the ends).
@@ -238,6 +257,14 @@ mod tests {
         let w = bernstein_weights(7, 0.3);
         assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-14);
         assert_eq!(bernstein_weights(3, 0.0), vec![1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(bernstein_weights(3, 1.0), vec![0.0, 0.0, 0.0, 1.0]);
+        for k in [1, 10, 1100, 5000] {
+            let w = bernstein_weights(k, 0.37);
+            assert!(w.iter().all(|v| v.is_finite() && *v >= 0.0), "k = {k}");
+            assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-9, "k = {k}");
+        }
+        let direct = [0.3f64.powi(2), 2.0 * 0.3 * 0.7, 0.7f64.powi(2)];
+        bernstein_weights(2, 0.7).iter().zip(direct).for_each(|(a, b)| assert!((a - b).abs() < 1e-15));
         let p = [0.0, 1.0, 3.0];
         let v = [0.0, 2.0, 6.0];
         assert_eq!(interpolate(&p, &v, 2.0), 4.0);

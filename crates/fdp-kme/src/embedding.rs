@@ -19,7 +19,8 @@ pub fn kernel_sum<K: Kernel + ?Sized>(kernel: &K, a: &WeightedPoints, b: &Weight
     // The self term of a measure is symmetric: sum the pairs j > i once and double them.
     let symmetric = std::ptr::eq(a, b);
     let rows: Vec<usize> = (0..a.points.len()).collect();
-    Ok(rows
+    // Block totals are collected, then added in block order: the same sum on any thread count.
+    let totals: Vec<f64> = rows
         .par_chunks(BLOCK)
         .map(|block| {
             let mut total = 0.0;
@@ -32,7 +33,8 @@ pub fn kernel_sum<K: Kernel + ?Sized>(kernel: &K, a: &WeightedPoints, b: &Weight
             }
             total
         })
-        .sum())
+        .collect();
+    Ok(totals.iter().sum())
 }
 
 /// `||μ_P - μ_Q||²_H = <P,P> - 2 <P,Q> + <Q,Q>`; pass a precomputed `<Q,Q>` (e.g. the data's own

@@ -9,7 +9,7 @@ use fdp_mercer::{Kernel, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NoiseRng, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, WeightedPoints, parallel_row_sum};
+use crate::points::{PointSet, WeightedPoints, fourier_features, parallel_row_sum};
 use crate::synthetic::KmeMetadata;
 
 /// Random Fourier features of the Gaussian kernel `σ² exp(-||x - y||² / (2ρ²))`:
@@ -65,16 +65,11 @@ impl RandomFourierFeatures {
         &self.omegas[j * self.dim..(j + 1) * self.dim]
     }
 
-    /// `φ(x)`.
+    /// `φ(x)`; a point whose projections overflow gets the features of the origin (see
+    /// [`fourier_features`]), so `||φ(x)||₂ = σ` for every finite input.
     pub fn features(&self, x: &[f64]) -> Vec<f64> {
         let j_count = self.len() / 2;
-        let scale = self.amplitude / (j_count as f64).sqrt();
-        (0..j_count)
-            .flat_map(|j| {
-                let a: f64 = self.omega(j).iter().zip(x).map(|(w, v)| w * v).sum();
-                [scale * a.cos(), scale * a.sin()]
-            })
-            .collect()
+        fourier_features(&self.omegas, self.dim, x, self.amplitude / (j_count as f64).sqrt())
     }
 
     /// `(1/N) Σ_n φ(x_n)`, in parallel.
@@ -94,6 +89,16 @@ impl RandomFourierFeatures {
         self.release_mean(&mean, data.len(), epsilon, delta, rng)
     }
 
+    /// The Gaussian mechanism on the mean feature vector of N records: `Δ₂ = 2σ/N`.
+    pub fn mechanism(&self, n: usize, epsilon: f64, delta: f64) -> Result<GaussianVector> {
+        Ok(GaussianVector::new(
+            self.len(),
+            Sensitivity::new(2.0 * self.amplitude / n.max(1) as f64)?,
+            Epsilon::new(epsilon)?,
+            Delta::new(delta)?,
+        )?)
+    }
+
     /// The private release of a precomputed mean feature vector (for Monte Carlo and audits).
     pub fn release_mean(
         &self,
@@ -104,12 +109,7 @@ impl RandomFourierFeatures {
         rng: &mut NoiseRng,
     ) -> Result<FeatureRelease> {
         let sensitivity = 2.0 * self.amplitude / n.max(1) as f64;
-        let mechanism = GaussianVector::new(
-            mean.len(),
-            Sensitivity::new(sensitivity)?,
-            Epsilon::new(epsilon)?,
-            Delta::new(delta)?,
-        )?;
+        let mechanism = self.mechanism(n, epsilon, delta)?;
         Ok(FeatureRelease {
             features: mechanism.release(mean, rng)?,
             metadata: KmeMetadata {

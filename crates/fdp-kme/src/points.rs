@@ -100,22 +100,39 @@ impl WeightedPoints {
 }
 
 /// `Σ_i row(i)` over `count` rows of length `width`, summed in parallel (the mean feature vectors of
-/// random Fourier features and sketches).
+/// random Fourier features and sketches, Algorithm 1's kernel means).
+///
+/// Rows are summed in fixed blocks of 1024 whose partial sums are added in block order, so the result
+/// is bit-identical on any thread count (a rayon `reduce` combines partial sums in an order that
+/// depends on the scheduling, and the RFF sketch of 10^5 points changed from run to run).
 pub(crate) fn parallel_row_sum(count: usize, width: usize, row: impl Fn(usize) -> Vec<f64> + Sync) -> Vec<f64> {
-    (0..count)
-        .into_par_iter()
-        .fold(
-            || vec![0.0; width],
-            |mut acc, i| {
+    const BLOCK: usize = 1024;
+    let blocks: Vec<usize> = (0..count.div_ceil(BLOCK)).collect();
+    let partial: Vec<Vec<f64>> = blocks
+        .par_iter()
+        .map(|b| {
+            let mut acc = vec![0.0; width];
+            for i in b * BLOCK..((b + 1) * BLOCK).min(count) {
                 acc.iter_mut().zip(row(i)).for_each(|(a, f)| *a += f);
-                acc
-            },
-        )
-        .reduce(
-            || vec![0.0; width],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        )
+            }
+            acc
+        })
+        .collect();
+    partial.into_iter().fold(vec![0.0; width], |mut total, part| {
+        total.iter_mut().zip(&part).for_each(|(t, p)| *t += p);
+        total
+    })
+}
+
+/// Random Fourier pairs `scale · (cos ω_j·x, sin ω_j·x)` for the frequencies `omegas` (`dim` numbers
+/// each), shared by Algorithm 2 and the RFF sketch.
+///
+/// **Total on finite inputs.** A point whose projection `ω_j·x` overflows (coordinates near 1e308)
+/// would give `cos(±∞) = NaN`; such a record gets the features of the public default point, the
+/// origin (`cos 0 = 1`, `sin 0 = 0`), before anything is summed. Every output has norm `scale·sqrt(J)`
+/// in l2 whatever the input, so the sensitivity bounds hold for every record.
+pub(crate) fn fourier_features(omegas: &[f64], dim: usize, x: &[f64], scale: f64) -> Vec<f64> {
+    let projections: Vec<f64> = omegas.chunks(dim).map(|om| om.iter().zip(x).map(|(w, v)| w * v).sum()).collect();
+    let usable = projections.iter().all(|a: &f64| a.is_finite());
+    projections.iter().flat_map(|a| if usable { [scale * a.cos(), scale * a.sin()] } else { [scale, 0.0] }).collect()
 }

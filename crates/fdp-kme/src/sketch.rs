@@ -19,10 +19,12 @@ use rand_distr::{Distribution, StandardNormal, Uniform};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use fdp_noise::{Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
+use fdp_noise::{
+    Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity, vector::LaplaceVector,
+};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, parallel_row_sum};
+use crate::points::{PointSet, fourier_features, parallel_row_sum};
 
 /// Share of ε spent on the sum (the rest buys the noisy count).
 pub const NUMERATOR_SHARE: f64 = 0.98;
@@ -109,20 +111,19 @@ impl FeatureMap {
         }
     }
 
-    /// `Φ(x)` (coordinates outside [0, 1] are clamped for the histogram).
+    /// `Φ(x)` (coordinates outside [0, 1] are clamped for the histogram). Total on finite inputs: a
+    /// point whose random projections overflow gets the features of the origin (RFF) or of the
+    /// projection 0 (RACE), so `||Φ(x)||₁` never exceeds [`l1_bound`](Self::l1_bound).
     pub fn features(&self, x: &[f64]) -> Vec<f64> {
         let mut out = vec![0.0; self.len()];
         match self {
-            Self::Rff { omegas, dim } => {
-                for (j, om) in omegas.chunks(*dim).enumerate() {
-                    let a: f64 = om.iter().zip(x).map(|(w, v)| w * v).sum();
-                    out[2 * j] = a.cos();
-                    out[2 * j + 1] = a.sin();
-                }
-            }
+            Self::Rff { omegas, dim } => out = fourier_features(omegas, *dim, x, 1.0),
             Self::Race { projections, offsets, width, buckets, dim } => {
-                for (r, (a, b)) in projections.chunks(*dim).zip(offsets).enumerate() {
-                    let h = ((a.iter().zip(x).map(|(p, v)| p * v).sum::<f64>() + b) / width).floor();
+                let raw: Vec<f64> =
+                    projections.chunks(*dim).map(|a| a.iter().zip(x).map(|(p, v)| p * v).sum()).collect();
+                let usable = raw.iter().all(|a| a.is_finite());
+                for (r, (a, b)) in raw.iter().zip(offsets).enumerate() {
+                    let h = (((if usable { *a } else { 0.0 }) + b) / width).floor();
                     let bucket = (h.rem_euclid(*buckets as f64) as usize).min(buckets - 1);
                     out[r * buckets + bucket] = 1.0;
                 }
@@ -157,6 +158,8 @@ pub struct PrivateSketch {
     pub l1_sensitivity: f64,
     pub epsilon_numerator: f64,
     pub guarantee: PrivacyGuarantee,
+    /// Seeded (reproducible, for experiments) or OS entropy (for real releases).
+    pub rng: RngProvenance,
 }
 
 /// The two noisy pieces of a sketch before division: `(Σ Φ + ξ, n + ζ)` (what audits look at).
@@ -167,11 +170,18 @@ pub fn noisy_parts(
     epsilon: f64,
     rng: &mut NoiseRng,
 ) -> Result<(Vec<f64>, f64)> {
+    let (numerator, count) = sketch_noise(map, epsilon)?;
+    Ok((numerator.release(sum, rng)?, count.release(&[n as f64], rng)?[0]))
+}
+
+/// The two Laplace mechanisms of a sketch: on the feature sum (`Δ₁ = max ||Φ||₁`, `0.98 ε`) and on
+/// the count (`Δ₁ = 1`, `0.02 ε`).
+pub fn sketch_noise(map: &FeatureMap, epsilon: f64) -> Result<(LaplaceVector, LaplaceVector)> {
     let eps = Epsilon::new(epsilon)?;
     let numerator =
         LaplaceVector::new(map.len(), Sensitivity::new(map.l1_bound())?, Epsilon::new(NUMERATOR_SHARE * eps.get())?)?;
     let count = LaplaceVector::new(1, Sensitivity::new(1.0)?, Epsilon::new((1.0 - NUMERATOR_SHARE) * eps.get())?)?;
-    Ok((numerator.release(sum, rng)?, count.release(&[n as f64], rng)?[0]))
+    Ok((numerator, count))
 }
 
 impl PrivateSketch {
@@ -186,6 +196,7 @@ impl PrivateSketch {
             l1_sensitivity: map.l1_bound(),
             epsilon_numerator: NUMERATOR_SHARE * epsilon,
             guarantee: PrivacyGuarantee { epsilon, delta: 0.0, relation: NeighbourRelation::AddRemoveOne },
+            rng: rng.provenance(),
         })
     }
 }

@@ -1,18 +1,18 @@
 //! Balog, Tolstikhin & Schölkopf (2018), Algorithm 1: a private projection of the kernel mean
 //! embedding onto the span of public synthetic points, released as a weighted synthetic dataset.
 
-use faer::{Mat, Side};
+use faer::Mat;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use fdp_mercer::linalg::{cholesky, solve_lower, solve_lower_transposed};
 use fdp_mercer::{Kernel, KernelSpec, Stationary, kernel_matrix};
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, WeightedPoints};
+use crate::points::{PointSet, WeightedPoints, parallel_row_sum};
 
 /// What a synthetic release records about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,28 +69,6 @@ impl SyntheticRelease {
     }
 }
 
-/// Forward substitution `L x = b` for lower-triangular L.
-fn solve_lower(l: &Mat<f64>, b: &[f64]) -> Vec<f64> {
-    let m = b.len();
-    let mut x = vec![0.0; m];
-    for i in 0..m {
-        let s: f64 = (0..i).map(|j| l[(i, j)] * x[j]).sum();
-        x[i] = (b[i] - s) / l[(i, i)];
-    }
-    x
-}
-
-/// Back substitution `L^T x = b`.
-fn solve_upper_transposed(l: &Mat<f64>, b: &[f64]) -> Vec<f64> {
-    let m = b.len();
-    let mut x = vec![0.0; m];
-    for i in (0..m).rev() {
-        let s: f64 = (i + 1..m).map(|j| l[(j, i)] * x[j]).sum();
-        x[i] = (b[i] - s) / l[(i, i)];
-    }
-    x
-}
-
 /// **Algorithm 1 (Balog et al. 2018).** Public synthetic points `z_1..z_M` span a subspace of the
 /// RKHS with orthonormal basis `e = L^{-1} [k(z_1,·), ..., k(z_M,·)]` (`G + jI = L L^T`). The
 /// projection of `μ_X` has coordinates `α = L^{-1} v`, `v_m = (1/N) Σ_n k(z_m, x_n)`.
@@ -135,12 +113,12 @@ impl SyntheticSubspace {
         for i in 0..z.len() {
             g[(i, i)] += jitter * kernel.variance();
         }
-        let llt = g.llt(Side::Lower).map_err(|_| KmeError::BadParameter {
+        let l = cholesky(g.as_ref()).ok_or(KmeError::BadParameter {
             name: "jitter",
             value: jitter,
             reason: "the Gram matrix of the synthetic points is singular; increase the jitter or spread the points",
         })?;
-        Ok(Self { kernel, l: llt.L().to_owned(), z })
+        Ok(Self { kernel, l, z })
     }
 
     /// M synthetic points drawn from the public distribution `N(centre, scale² I)` with a fixed seed
@@ -166,26 +144,34 @@ impl SyntheticSubspace {
         &self.z
     }
 
-    /// `v_m = (1/N) Σ_n k(z_m, x_n)`, in parallel over the synthetic points.
+    /// `v_m = (1/N) Σ_n k(z_m, x_n)`, summed record by record (parallel, in fixed blocks).
+    ///
+    /// Each record contributes its kernel row `(k(z_m, x_n))_m`; a row that is not finite (possible
+    /// only for a kernel that is not total) is replaced by the row of the public default point, the
+    /// origin, before it is summed. The built-in kernels are total (a far-away point gives 0), so
+    /// with them every row is finite and `||row||_H`-bounded.
     fn embedding_at_points(&self, data: &PointSet) -> Result<Vec<f64>> {
         if data.dim() != self.z.dim() {
             return Err(KmeError::Shape { what: "dimension", expected: self.z.dim(), got: data.dim() });
         }
+        let row = |x: &[f64]| -> Vec<f64> { (0..self.z.len()).map(|m| self.kernel.eval(self.z.point(m), x)).collect() };
+        let origin = vec![0.0; self.z.dim()];
+        let sum = parallel_row_sum(data.len(), self.z.len(), |i| {
+            let r = row(data.point(i));
+            if r.iter().all(|v| v.is_finite()) { r } else { row(&origin) }
+        });
         let n = data.len().max(1) as f64;
-        Ok((0..self.z.len())
-            .into_par_iter()
-            .map(|m| (0..data.len()).map(|i| self.kernel.eval(self.z.point(m), data.point(i))).sum::<f64>() / n)
-            .collect())
+        Ok(sum.into_iter().map(|v| v / n).collect())
     }
 
     /// The coordinates `α = L^{-1} v` of the projected embedding (not private).
     pub fn coordinates(&self, data: &PointSet) -> Result<Vec<f64>> {
-        Ok(solve_lower(&self.l, &self.embedding_at_points(data)?))
+        Ok(solve_lower(self.l.as_ref(), &self.embedding_at_points(data)?))
     }
 
     /// Weights `w = L^{-T} β` of the synthetic points for coordinates β.
     pub fn weights(&self, coordinates: &[f64]) -> Vec<f64> {
-        solve_upper_transposed(&self.l, coordinates)
+        solve_lower_transposed(self.l.as_ref(), coordinates)
     }
 
     /// `Δ₂ = sqrt(2 sup k) / N`.
@@ -231,6 +217,16 @@ impl SyntheticSubspace {
         self.release_coordinates(&self.coordinates(data)?, data.len(), epsilon, delta, rng)
     }
 
+    /// The Gaussian mechanism on the M coordinates for N records: `Δ₂ = sqrt(2 sup k)/N`.
+    pub fn mechanism(&self, n: usize, epsilon: f64, delta: f64) -> Result<GaussianVector> {
+        Ok(GaussianVector::new(
+            self.z.len(),
+            Sensitivity::new(self.sensitivity(n))?,
+            Epsilon::new(epsilon)?,
+            Delta::new(delta)?,
+        )?)
+    }
+
     /// The private release of precomputed coordinates (for Monte Carlo and audits).
     pub fn release_coordinates(
         &self,
@@ -241,12 +237,7 @@ impl SyntheticSubspace {
         rng: &mut NoiseRng,
     ) -> Result<SyntheticRelease> {
         let sensitivity = self.sensitivity(n);
-        let mechanism = GaussianVector::new(
-            alpha.len(),
-            Sensitivity::new(sensitivity)?,
-            Epsilon::new(epsilon)?,
-            Delta::new(delta)?,
-        )?;
+        let mechanism = self.mechanism(n, epsilon, delta)?;
         let beta = mechanism.release(alpha, rng)?;
         let weights = self.weights(&beta);
         Ok(SyntheticRelease {

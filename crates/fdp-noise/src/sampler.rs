@@ -221,6 +221,11 @@ impl<N: ComponentNoise> BasisSampler<N> {
         }
     }
 
+    /// The noise of each released coefficient (its lattice and scale), in component order.
+    pub fn components(&self) -> &[N] {
+        &self.noise
+    }
+
     /// Standard deviation of each coefficient's noise.
     pub fn std_devs(&self) -> Vec<f64> {
         self.noise.iter().map(ComponentNoise::std_dev).collect()

@@ -25,6 +25,7 @@ use crate::secure::{GAUSSIAN_LATTICE_BITS, LAPLACE_LATTICE_BITS, LatticeGaussian
 pub struct GaussianVector {
     dim: usize,
     noise: LatticeGaussian,
+    multiplier: f64,
     guarantee: PrivacyGuarantee,
 }
 
@@ -35,12 +36,22 @@ impl GaussianVector {
         let d = l2_sensitivity.get();
         let step = lattice_step(s * d, GAUSSIAN_LATTICE_BITS);
         let noise = LatticeGaussian::new(s * (d + (dim.max(1) as f64).sqrt() * step), step)?;
-        Ok(Self { dim, noise, guarantee: PrivacyGuarantee::approximate(epsilon, delta) })
+        Ok(Self { dim, noise, multiplier: s, guarantee: PrivacyGuarantee::approximate(epsilon, delta) })
     }
 
     /// The noise standard deviation per coordinate.
     pub fn sigma(&self) -> f64 {
         self.noise.sigma()
+    }
+
+    /// The lattice noise every coordinate gets.
+    pub fn noise(&self) -> LatticeGaussian {
+        self.noise
+    }
+
+    /// The analytic multiplier `s(ε, δ)` the noise was calibrated with (`σ >= s Δ₂`).
+    pub fn multiplier(&self) -> f64 {
+        self.multiplier
     }
 
     /// The guarantee of one release.
@@ -76,6 +87,11 @@ impl LaplaceVector {
     /// The Laplace scale b.
     pub fn scale(&self) -> f64 {
         self.noise.scale()
+    }
+
+    /// The lattice noise every coordinate gets.
+    pub fn noise(&self) -> LatticeLaplace {
+        self.noise
     }
 
     /// The guarantee of one release.
