@@ -10,12 +10,14 @@
 //! - [`cholesky`]: Gaussian-process paths by Cholesky, for comparison;
 //! - [`calibration`]: the analytic Gaussian multiplier and the classic constants;
 //! - [`stats`]: Kolmogorov-Smirnov tests and CDFs for validating samplers;
+//! - [`exact_loss`]: the exact privacy loss of two inputs from lattice indices and scales;
 //! - [`vector`]: the Gaussian (l2) and Laplace (l1) mechanisms on plain vectors.
 
 pub mod calibration;
 pub mod cholesky;
 pub mod discrete;
 mod error;
+pub mod exact_loss;
 pub mod privacy;
 pub mod rng;
 pub mod sampler;

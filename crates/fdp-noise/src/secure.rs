@@ -101,6 +101,12 @@ impl LatticeLaplace {
         self.step
     }
 
+    /// The lattice index `round(x/r)` (clamped to ±2^100) that the release of `x` is centred at:
+    /// what the exact privacy loss of two inputs is computed from.
+    pub fn lattice_index(&self, x: f64) -> i128 {
+        snap(x, self.step)
+    }
+
     /// `r (round(x/r) + Z)`.
     #[inline]
     pub fn release<R: Rng + ?Sized>(&self, x: f64, rng: &mut R) -> f64 {
@@ -165,6 +171,11 @@ impl LatticeGaussian {
     /// The lattice step r.
     pub fn step(&self) -> f64 {
         self.step
+    }
+
+    /// The lattice index `round(x/r)` (clamped to ±2^100) that the release of `x` is centred at.
+    pub fn lattice_index(&self, x: f64) -> i128 {
+        snap(x, self.step)
     }
 
     /// `r (round(x/r) + Z)`.

@@ -1,0 +1,398 @@
+//! The adversary's view: the **exact** privacy loss of neighbouring datasets for every mechanism,
+//! over records chosen to break it — huge finite values (±f64::MAX, 1e154, 1e308), NaN and ±∞,
+//! spikes, the eigenfunctions of the smallest kept eigenvalues, points far outside the data, and the
+//! parameter regimes where floating point gives out (η so large that λ^η is subnormal, ψ = 0,
+//! ε = 10^6, Bernstein degrees past 1100).
+//!
+//! For each mechanism, record 0 of a dataset is replaced by every adversarial record in turn (added,
+//! for the add/remove sketches), the summaries are computed by the mechanism itself, and the loss of
+//! every pair is computed from the lattice indices the releases are centred at and the noise scales
+//! (`fdp::noise::exact_loss`) — never from the mechanism's own sensitivity bound. The ratio printed is
+//! `loss / ε` (Laplace) or `s(ε, δ) · whitened distance` (Gaussian): at most 1 means the pair is
+//! within the guarantee. One record per mechanism:
+//!
+//! `edge mechanism=NAME worst_loss_over_eps=X cases=N`
+//!
+//! Run: `cargo run --release --example privacy_edges`. The tests run the same suite and assert X <= 1.
+
+use std::error::Error;
+
+use fdp::data::{CurveSet, Scenario, simulate};
+use fdp::estimators::{
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, ErmSetup, GridPoints, KernelErm, Labelled, Loss, MeanSetup,
+    Mechanism, PlugIn, density_kernel,
+};
+use fdp::kme::{FeatureMap, PointSet, RandomFourierFeatures, SyntheticSubspace, sketch::sketch_noise};
+use fdp::mercer::StationaryShape;
+use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
+use fdp::noise::{GaussianProcessSampler, LatticeGaussian, LatticeLaplace};
+use fdp::prelude::*;
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// The worst ratio over the neighbour pairs of one mechanism.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeRecord {
+    pub mechanism: String,
+    pub worst_loss_over_eps: f64,
+    pub cases: usize,
+}
+
+impl EdgeRecord {
+    fn new(mechanism: &str, (worst_loss_over_eps, cases): (f64, usize)) -> Self {
+        Self { mechanism: mechanism.to_string(), worst_loss_over_eps, cases }
+    }
+}
+
+/// The largest `loss(a, b)` over all unordered pairs of summaries, and the number of pairs.
+fn worst_pair(summaries: &[Vec<f64>], loss: impl Fn(&[f64], &[f64]) -> Result<f64>) -> Result<(f64, usize)> {
+    let mut worst = 0.0_f64;
+    let mut cases = 0;
+    for i in 0..summaries.len() {
+        for j in i + 1..summaries.len() {
+            worst = worst.max(loss(&summaries[i], &summaries[j])?);
+            cases += 1;
+        }
+    }
+    Ok((worst, cases))
+}
+
+fn laplace_ratio(noise: &[LatticeLaplace], epsilon: f64) -> impl Fn(&[f64], &[f64]) -> Result<f64> + '_ {
+    move |a, b| Ok(laplace_loss(noise, a, b)? / epsilon)
+}
+
+fn gaussian_ratio(noise: &[LatticeGaussian], multiplier: f64) -> impl Fn(&[f64], &[f64]) -> Result<f64> + '_ {
+    move |a, b| Ok(gaussian_loss(noise, multiplier, a, b)?)
+}
+
+/// The analytic multiplier a Gaussian-process sampler was calibrated with.
+fn gp_multiplier(sampler: &GaussianProcessSampler) -> f64 {
+    match sampler.calibration() {
+        fdp::noise::Calibration::GaussianProcess { multiplier, .. } => multiplier,
+        _ => f64::NAN,
+    }
+}
+
+/// Curves an adversary would try on a basis: zero, ±1e3 φ_J (smallest kept eigenvalue) and φ_1,
+/// ±f64::MAX everywhere, alternating ±f64::MAX, spikes of ±1e308, subnormals, NaN/∞ (repaired by the
+/// curve set: interpolated, or the public default when nothing is left), and ±1.7e308 next to NaN.
+fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
+    let k = basis.n_points();
+    let phi = basis.eigenfunctions();
+    let last = basis.len() - 1;
+    let column = |c: usize, scale: f64| (0..k).map(|i| scale * phi[(i, c)]).collect::<Vec<f64>>();
+    let mut spike = vec![0.0; k];
+    spike[k / 2] = 1e308;
+    let mut low_spike = vec![0.0; k];
+    low_spike[k - 1] = -1e308;
+    let mut extreme_nan = vec![f64::NAN; k];
+    extreme_nan[0] = 1.7e308;
+    extreme_nan[k - 1] = -1.7e308;
+    let mut half_nan = vec![1.0; k];
+    half_nan[..k / 2].fill(f64::NAN);
+    vec![
+        vec![0.0; k],
+        column(last, 1e3),
+        column(last, -1e3),
+        column(0, 1e3),
+        vec![f64::MAX; k],
+        vec![-f64::MAX; k],
+        (0..k).map(|i| if i % 2 == 0 { f64::MAX } else { -f64::MAX }).collect(),
+        spike,
+        low_spike,
+        vec![5e-324; k],
+        vec![f64::NAN; k],
+        vec![f64::INFINITY; k],
+        extreme_nan,
+        half_nan,
+    ]
+}
+
+/// The summaries of `base` with record 0 replaced by each adversarial curve.
+fn curve_summaries<M: Mechanism<CurveSet> + ?Sized>(
+    mechanism: &M,
+    base: &CurveSet,
+    records: &[Vec<f64>],
+) -> Result<Vec<Vec<f64>>> {
+    let k = base.grid().len();
+    records
+        .iter()
+        .map(|record| {
+            let mut values = base.values().to_vec();
+            values[..k].copy_from_slice(record);
+            let (curves, _) = CurveSet::from_flat(base.grid().clone(), values, None)?;
+            Ok(mechanism.summarize(&curves)?)
+        })
+        .collect()
+}
+
+/// Mean mechanisms: ICLP-RKHS, GP, ICLP-l1, IID Laplace and Bernstein, with plug-in tuning and in
+/// the numeric corners (the issue's subnormal-η case, ψ = 0, ε = 10^6, degree 1100).
+fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 200;
+    // Case 3 of the issue: exponential kernel, K = 30, ε = 50, τ = 10, η = 142.865..., ψ = 0.
+    let exp_basis =
+        MercerBasis::build(Stationary::exponential(0.1)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let zeros = CurveSet::from_flat(exp_basis.grid().clone(), vec![0.0; n * 30], None)?.0;
+    let records = adversarial_curves(&exp_basis);
+    let eta = 142.86529247115914;
+    let rkhs = BasisMean::iclp_rkhs(&exp_basis, MeanSetup::new(n, 50.0, 10.0)?, eta, 0.0)?;
+    let s = curve_summaries(&rkhs, &zeros, &records)?;
+    out.push(EdgeRecord::new(
+        "iclp_rkhs_subnormal_eta",
+        worst_pair(&s, laplace_ratio(rkhs.sampler().components(), 50.0))?,
+    ));
+    let gp = BasisMean::gaussian_process(&exp_basis, MeanSetup::new(n, 50.0, 10.0)?, eta, 0.0, 1e-6)?;
+    let s = curve_summaries(&gp, &zeros, &records)?;
+    let multiplier = gp_multiplier(gp.sampler());
+    out.push(EdgeRecord::new(
+        "gaussian_process_subnormal_eta",
+        worst_pair(&s, gaussian_ratio(gp.sampler().components(), multiplier))?,
+    ));
+
+    // Plug-in tuning on simulated S-1 curves, Matérn 3/2, and the corners.
+    let basis = MercerBasis::build(Stationary::matern32(0.1)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let base = simulate(Scenario::S1, &basis, n, 3)?.curves;
+    let records = adversarial_curves(&basis);
+    let tau = 10.0;
+    for epsilon in [1.0, 1e6] {
+        let tuning = PlugIn::new(&basis, n, epsilon, tau)?;
+        let tag = if epsilon > 1.0 { "_eps1e6" } else { "" };
+        let laplace: Vec<(String, fdp::estimators::LaplaceMean)> = vec![
+            (
+                "iclp_rkhs".into(),
+                BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.rkhs_eta, tuning.rkhs_psi)?,
+            ),
+            ("iclp_rkhs_psi0".into(), BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, epsilon, tau)?, 3.0, 0.0)?),
+            (
+                "iclp_l1".into(),
+                BasisMean::iclp_l1(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.l1_eta, tuning.l1_psi)?,
+            ),
+            ("iclp_l1_psi0".into(), BasisMean::iclp_l1(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.l1_eta, 0.0)?),
+            (
+                "iid_laplace".into(),
+                BasisMean::iid_laplace(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.iid_components)?,
+            ),
+            ("iid_laplace_all".into(), BasisMean::iid_laplace(&basis, MeanSetup::new(n, epsilon, tau)?, basis.len())?),
+        ];
+        for (name, mechanism) in &laplace {
+            let s = curve_summaries(mechanism, &base, &records)?;
+            let pairs = worst_pair(&s, laplace_ratio(mechanism.sampler().components(), epsilon))?;
+            out.push(EdgeRecord::new(&format!("{name}{tag}"), pairs));
+        }
+        let gp = BasisMean::gaussian_process(
+            &basis,
+            MeanSetup::new(n, epsilon, tau)?,
+            tuning.rkhs_eta,
+            tuning.rkhs_psi,
+            1e-6,
+        )?;
+        let s = curve_summaries(&gp, &base, &records)?;
+        let pairs = worst_pair(&s, gaussian_ratio(gp.sampler().components(), gp_multiplier(gp.sampler())))?;
+        out.push(EdgeRecord::new(&format!("gaussian_process{tag}"), pairs));
+        for degree in [10, 1100] {
+            let bernstein = BernsteinMean::new(basis.grid(), MeanSetup::new(n, epsilon, tau)?, degree)?;
+            let s = curve_summaries(&bernstein, &base, &records)?;
+            let noise = vec![bernstein.noise().noise(); degree + 1];
+            out.push(EdgeRecord::new(
+                &format!("bernstein_k{degree}{tag}"),
+                worst_pair(&s, laplace_ratio(&noise, epsilon))?,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Raw points an adversary would submit to a density estimate or a point-set mechanism of
+/// dimension `dim`: far away, overflowing, NaN and ±∞ in any coordinate.
+fn adversarial_points(dim: usize) -> Vec<Vec<f64>> {
+    let mut out = Vec::new();
+    for v in
+        [0.0, 0.5, 1e154, 1e308, f64::MAX, -f64::MAX, -1e154, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 5e-324, 1e3]
+    {
+        out.push(vec![v; dim]);
+        let mut mixed = vec![0.25; dim];
+        mixed[0] = v;
+        out.push(mixed);
+    }
+    out
+}
+
+/// Density estimates: the records are every grid point plus the adversarial raw points.
+fn kde_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 100;
+    let grid = Grid::midpoint(0.0, 1.0, 40)?;
+    let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1)?;
+    let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+    let base: Vec<f64> = (0..n).map(|i| (i as f64 * 0.618) % 1.0).collect();
+    let mut records: Vec<Vec<f64>> = grid.points().iter().map(|t| vec![*t]).collect();
+    records.extend(adversarial_points(1));
+    let datasets = |records: &[Vec<f64>], grid: &Grid, base: &[f64], dim: usize| -> Result<Vec<GridPoints>> {
+        records
+            .iter()
+            .map(|r| {
+                let mut points = base.to_vec();
+                points[..dim].copy_from_slice(r);
+                Ok(GridPoints::snap(grid, &points)?)
+            })
+            .collect()
+    };
+    let data = datasets(&records, &grid, &base, 1)?;
+    let summaries =
+        |m: &dyn Mechanism<GridPoints>| -> Result<Vec<Vec<f64>>> { data.iter().map(|d| Ok(m.summarize(d)?)).collect() };
+    for (name, eta) in [("iclp_kde", 1.25), ("iclp_kde_eta40", 40.0)] {
+        let kde = BasisKde::iclp(&basis, n, 1.0, eta)?;
+        out.push(EdgeRecord::new(name, worst_pair(&summaries(&kde)?, laplace_ratio(kde.sampler().components(), 1.0))?));
+    }
+    let gp = BasisKde::gaussian_process(&basis, n, 1.0, 1.25, 1e-6)?;
+    let pairs = worst_pair(&summaries(&gp)?, gaussian_ratio(gp.sampler().components(), gp_multiplier(gp.sampler())))?;
+    out.push(EdgeRecord::new("gaussian_process_kde", pairs));
+    let iid = BasisKde::iid_laplace(&basis, n, 1.0, 8)?;
+    out.push(EdgeRecord::new(
+        "iid_laplace_kde",
+        worst_pair(&summaries(&iid)?, laplace_ratio(iid.sampler().components(), 1.0))?,
+    ));
+    let bernstein = BernsteinKde::new(kernel, &grid, n, 1.0, 10)?;
+    let noise = vec![bernstein.noise().noise(); 11];
+    out.push(EdgeRecord::new("bernstein_kde", worst_pair(&summaries(&bernstein)?, laplace_ratio(&noise, 1.0))?));
+
+    // 2-D: a Bernstein KDE on a tensor grid, records at the corners, the centre and the edge cases.
+    let axis = Grid::midpoint(0.0, 1.0, 8)?;
+    let grid2 = Grid::tensor(&axis, &axis)?;
+    let kernel2 = density_kernel(StationaryShape::Exponential, 0.2, 2)?;
+    let base2: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.377) % 1.0).collect();
+    let mut records2 = vec![vec![0.0, 0.0], vec![1.0, 1.0], vec![0.0, 1.0], vec![0.5, 0.5]];
+    records2.extend(adversarial_points(2));
+    let data2 = datasets(&records2, &grid2, &base2, 2)?;
+    let bernstein2 = BernsteinKde::new(kernel2, &grid2, n, 1.0, 4)?;
+    let s: Vec<Vec<f64>> = data2.iter().map(|d| bernstein2.summarize(d)).collect::<std::result::Result<_, _>>()?;
+    let noise = vec![bernstein2.noise().noise(); 25];
+    out.push(EdgeRecord::new("bernstein_kde_2d", worst_pair(&s, laplace_ratio(&noise, 1.0))?));
+    let basis2 = MercerBasis::build(kernel2, grid2.clone(), BasisOptions::default())?;
+    let kde2 = BasisKde::iclp(&basis2, n, 1.0, 1.01)?;
+    let s: Vec<Vec<f64>> = data2.iter().map(|d| kde2.summarize(d)).collect::<std::result::Result<_, _>>()?;
+    out.push(EdgeRecord::new("iclp_kde_2d", worst_pair(&s, laplace_ratio(kde2.sampler().components(), 1.0))?));
+    Ok(())
+}
+
+/// Regularised ERM: inputs at the ends and the middle of the domain or adversarial, responses
+/// ±f64::MAX, NaN, ±1.
+fn erm_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 100;
+    let grid = Grid::midpoint(0.0, 1.0, 30)?;
+    let basis =
+        MercerBasis::build(Stationary::matern32(0.2)?, grid.clone(), BasisOptions::default().max_components(15))?;
+    let base_x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37) % 1.0).collect();
+    let base_y: Vec<f64> = base_x.iter().map(|t| if *t > 0.5 { 1.0 } else { -1.0 }).collect();
+    let mut records = Vec::new();
+    for x in [0.0, 0.5, 1.0, f64::NAN, 1e308, -f64::INFINITY] {
+        for y in [f64::MAX, -f64::MAX, f64::NAN, 1.0, -1.0, 0.0] {
+            records.push((x, y));
+        }
+    }
+    let data: Vec<Labelled> = records
+        .iter()
+        .map(|(x, y)| {
+            let (mut xs, mut ys) = (base_x.clone(), base_y.clone());
+            xs[0] = *x;
+            ys[0] = *y;
+            Labelled::snap(&grid, &xs, ys)
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    for (name, loss, psi) in
+        [("kernel_ridge", Loss::Squared { bound: 1.0 }, 0.1), ("kernel_logistic", Loss::Logistic, 0.03)]
+    {
+        let setup = ErmSetup::new(loss, n, 1.25, psi)?;
+        let iclp = KernelErm::iclp(&basis, setup, 1.0)?;
+        let s: Vec<Vec<f64>> = data.iter().map(|d| iclp.summarize(d)).collect::<std::result::Result<_, _>>()?;
+        out.push(EdgeRecord::new(
+            &format!("iclp_{name}"),
+            worst_pair(&s, laplace_ratio(iclp.sampler().components(), 1.0))?,
+        ));
+        let gp = KernelErm::gaussian_process(&basis, setup, 1.0, 1e-6)?;
+        let s: Vec<Vec<f64>> = data.iter().map(|d| gp.summarize(d)).collect::<std::result::Result<_, _>>()?;
+        let pairs = worst_pair(&s, gaussian_ratio(gp.sampler().components(), gp_multiplier(gp.sampler())))?;
+        out.push(EdgeRecord::new(&format!("gaussian_process_{name}"), pairs));
+    }
+    Ok(())
+}
+
+/// Balog et al.'s Algorithms 1 (every built-in kernel) and 2, and the RFF / RACE / HIST sketches.
+fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let (n, dim, epsilon, delta) = (200, 2, 1.0, 1e-6);
+    let base: Vec<f64> = (0..n * dim).map(|i| ((i * 37) % 101) as f64 / 50.0 - 1.0).collect();
+    let with_record = |record: &[f64]| -> Result<PointSet> {
+        let mut data = base.clone();
+        data[..dim].copy_from_slice(record);
+        Ok(PointSet::new(dim, data)?)
+    };
+    let records = adversarial_points(dim);
+    let datasets: Vec<PointSet> = records.iter().map(|r| with_record(r)).collect::<Result<_>>()?;
+    for shape in
+        [StationaryShape::Gaussian, StationaryShape::Exponential, StationaryShape::Matern32, StationaryShape::Matern52]
+    {
+        let kernel = Stationary::new(shape, 1.0)?;
+        let subspace = SyntheticSubspace::from_wide_gaussian(kernel, &[0.0, 0.0], 2.0, 20, 7)?;
+        let mut data = datasets.clone();
+        data.push(with_record(subspace.points().point(0))?);
+        let s: Vec<Vec<f64>> = data.iter().map(|d| subspace.coordinates(d)).collect::<std::result::Result<_, _>>()?;
+        let mechanism = subspace.mechanism(n, epsilon, delta)?;
+        let noise = vec![mechanism.noise(); 20];
+        let name = format!("balog_alg1_{}", kernel.spec().name);
+        out.push(EdgeRecord::new(&name, worst_pair(&s, gaussian_ratio(&noise, mechanism.multiplier()))?));
+    }
+    let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0)?, dim, 20, 3)?;
+    let s: Vec<Vec<f64>> = datasets.iter().map(|d| rff.mean_features(d)).collect::<std::result::Result<_, _>>()?;
+    let mechanism = rff.mechanism(n, epsilon, delta)?;
+    let noise = vec![mechanism.noise(); rff.len()];
+    out.push(EdgeRecord::new("balog_alg2", worst_pair(&s, gaussian_ratio(&noise, mechanism.multiplier()))?));
+
+    // Sketches are add/remove: the dataset with and without the adversarial record.
+    let unit: Vec<f64> = base.iter().map(|v| 0.5 * (v + 1.0)).collect();
+    let without = PointSet::new(dim, unit[dim..].to_vec())?;
+    for (name, map) in [
+        ("rff_sketch", FeatureMap::rff(dim, 20, 0.3, 5)?),
+        ("race_sketch", FeatureMap::race(dim, 10, 8, 0.5, 5)?),
+        ("hist_sketch", FeatureMap::hist(dim, 10)?),
+    ] {
+        let (numerator, count) = sketch_noise(&map, epsilon)?;
+        let noise = vec![numerator.noise(); map.len()];
+        let sum_without = map.feature_sum(&without)?;
+        let mut worst = 0.0_f64;
+        for record in &records {
+            let mut data = record.clone();
+            data.extend_from_slice(without.data());
+            let sum_with = map.feature_sum(&PointSet::new(dim, data)?)?;
+            let n0 = without.len() as f64;
+            let loss =
+                laplace_loss(&noise, &sum_without, &sum_with)? + laplace_loss(&[count.noise()], &[n0], &[n0 + 1.0])?;
+            worst = worst.max(loss / epsilon);
+        }
+        out.push(EdgeRecord::new(name, (worst, records.len())));
+    }
+    Ok(())
+}
+
+/// Every mechanism's worst ratio.
+pub fn run() -> Result<Vec<EdgeRecord>> {
+    let mut out = Vec::new();
+    mean_edges(&mut out)?;
+    kde_edges(&mut out)?;
+    erm_edges(&mut out)?;
+    kme_edges(&mut out)?;
+    Ok(out)
+}
+
+#[allow(dead_code)]
+fn main() -> Result<()> {
+    let records = run()?;
+    for r in &records {
+        println!("edge mechanism={} worst_loss_over_eps={:.9} cases={}", r.mechanism, r.worst_loss_over_eps, r.cases);
+    }
+    let worst = records.iter().map(|r| r.worst_loss_over_eps).fold(0.0, f64::max);
+    println!("edge summary mechanisms={} worst_loss_over_eps={worst:.12}", records.len());
+    if worst > 1.0 + 1e-12 {
+        return Err(format!("a mechanism exceeds its guarantee: worst loss/eps = {worst}").into());
+    }
+    Ok(())
+}

@@ -1,0 +1,308 @@
+//! Privacy at the numeric edges: exact losses of adversarial neighbours for every mechanism, the
+//! regression cases of the numeric-edges issue, huge ε, bad inputs, and releases that do not depend
+//! on the number of threads.
+
+#[allow(dead_code)]
+#[path = "../examples/privacy_edges.rs"]
+mod privacy_edges;
+
+use fdp::data::{Scenario, simulate};
+use fdp::estimators::{
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, ErmSetup, GridPoints, KernelErm, Labelled, Loss, MeanSetup,
+    Mechanism, PlugIn, density_kernel,
+};
+use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
+use fdp::mercer::{Kernel, KernelSpec, MercerError, StationaryShape};
+use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
+use fdp::prelude::*;
+
+const TOLERANCE: f64 = 1.0 + 1e-12;
+
+#[test]
+fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
+    let records = privacy_edges::run().unwrap();
+    assert!(records.len() >= 39, "every mechanism family is covered: {}", records.len());
+    for r in &records {
+        assert!(r.cases > 0, "{}", r.mechanism);
+        assert!(r.worst_loss_over_eps <= TOLERANCE, "{}: loss/ε = {}", r.mechanism, r.worst_loss_over_eps);
+    }
+    // The calibrations are tight: the ICLP and Bernstein means reach their budget on some pair.
+    let rkhs = records.iter().find(|r| r.mechanism == "iclp_rkhs_psi0").unwrap();
+    assert!(rkhs.worst_loss_over_eps > 0.999, "{}", rkhs.worst_loss_over_eps);
+}
+
+/// The same exact-loss computation flags a mechanism calibrated to half its sensitivity: the suite
+/// can fail.
+#[test]
+fn exact_loss_catches_an_under_noised_iclp() {
+    let basis = MercerBasis::build(
+        Stationary::matern32(0.1).unwrap(),
+        Grid::midpoint(0.0, 1.0, 30).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap();
+    let n = 200;
+    let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, 1.0, 10.0).unwrap(), 3.0, 0.0).unwrap();
+    let base = simulate(Scenario::S1, &basis, n, 1).unwrap().curves;
+    let phi = basis.eigenfunctions();
+    let last = basis.len() - 1;
+    let mut plus = base.values().to_vec();
+    let mut minus = base.values().to_vec();
+    for i in 0..30 {
+        plus[i] = 1e3 * phi[(i, last)];
+        minus[i] = -1e3 * phi[(i, last)];
+    }
+    let grid = basis.grid().clone();
+    let a = mechanism.summarize(&fdp::data::CurveSet::from_flat(grid.clone(), plus, None).unwrap().0).unwrap();
+    let b = mechanism.summarize(&fdp::data::CurveSet::from_flat(grid, minus, None).unwrap().0).unwrap();
+    let honest = laplace_loss(mechanism.sampler().components(), &a, &b).unwrap();
+    let half = IclpSampler::calibrated(
+        &basis,
+        Sensitivity::new(mechanism.sensitivity() / 2.0).unwrap(),
+        Epsilon::new(1.0).unwrap(),
+    )
+    .unwrap();
+    let under = laplace_loss(half.components(), &a, &b).unwrap();
+    assert!(honest <= TOLERANCE && honest > 0.99, "{honest}");
+    assert!(under > 1.9, "{under}");
+}
+
+/// Case 1: Algorithm 1 with a Matérn kernel and a finite point at (1e154, 1e154) — the kernel gave
+/// NaN, every coordinate of α became NaN, and the loss reached 98 ε.
+#[test]
+fn regression_matern_kernel_mean_at_1e154() {
+    let kernel = Stationary::matern32(1.0).unwrap();
+    assert_eq!(kernel.eval(&[1e154, 1e154], &[0.0, 0.0]), 0.0);
+    let subspace = SyntheticSubspace::from_wide_gaussian(kernel, &[0.0, 0.0], 2.0, 20, 7).unwrap();
+    let n = 100;
+    let base: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.31) % 2.0 - 1.0).collect();
+    let mut far = base.clone();
+    far[..2].copy_from_slice(&[1e154, 1e154]);
+    let a = subspace.coordinates(&PointSet::new(2, base).unwrap()).unwrap();
+    let b = subspace.coordinates(&PointSet::new(2, far).unwrap()).unwrap();
+    assert!(b.iter().all(|v| v.is_finite()));
+    let mechanism = subspace.mechanism(n, 1.0, 1e-6).unwrap();
+    let loss = gaussian_loss(&vec![mechanism.noise(); 20], mechanism.multiplier(), &a, &b).unwrap();
+    assert!(loss <= TOLERANCE, "{loss}");
+}
+
+/// Case 2: random Fourier features of a point near 1e308 — ω·x overflowed, cos(±∞) = NaN.
+#[test]
+fn regression_random_features_near_1e308() {
+    let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0).unwrap(), 2, 20, 3).unwrap();
+    let f = rff.features(&[1.7e308, -1.7e308]);
+    assert!((f.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
+    let map = FeatureMap::rff(2, 20, 0.3, 5).unwrap();
+    let g = map.features(&[1e308, 1e308]);
+    assert!(g.iter().all(|v| v.is_finite()) && g.iter().map(|v| v.abs()).sum::<f64>() <= map.l1_bound());
+}
+
+/// Case 3: exponential kernel, K = 30, ε = 50, τ = 10, η = 142.865..., ψ = 0, record ±1e3 φ_30.
+#[test]
+fn regression_subnormal_eta_with_zero_psi() {
+    let basis = MercerBasis::build(
+        Stationary::exponential(0.1).unwrap(),
+        Grid::midpoint(0.0, 1.0, 30).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap();
+    let (n, eta) = (200, 142.86529247115914);
+    let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, 50.0, 10.0).unwrap(), eta, 0.0).unwrap();
+    let phi = basis.eigenfunctions();
+    let last = basis.len() - 1;
+    let data = |sign: f64| {
+        let mut v = vec![0.0; n * 30];
+        for i in 0..30 {
+            v[i] = sign * 1e3 * phi[(i, last)];
+        }
+        fdp::data::CurveSet::from_flat(basis.grid().clone(), v, None).unwrap().0
+    };
+    let (a, b) = (mechanism.summarize(&data(1.0)).unwrap(), mechanism.summarize(&data(-1.0)).unwrap());
+    let exact = laplace_loss(mechanism.sampler().components(), &a, &b).unwrap() / 50.0;
+    let difference: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+    let bound = mechanism.sampler().privacy_loss_bound(&difference).unwrap() / 50.0;
+    assert!(exact <= TOLERANCE && bound <= TOLERANCE, "exact {exact}, bound {bound} (was 1.0045)");
+}
+
+/// ε up to 10^6 answers for every mechanism, with a finite release (ε ≥ 710 hung every Gaussian one).
+#[test]
+fn huge_epsilon_answers_for_every_mechanism() {
+    let eps = 1e6;
+    let grid = Grid::midpoint(0.0, 1.0, 30).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
+    let curves = simulate(Scenario::S2, &basis, 100, 2).unwrap().curves;
+    let rng = &mut NoiseRng::seeded(1);
+    let setup = || MeanSetup::new(100, eps, 10.0).unwrap();
+    let means: Vec<Box<dyn Mechanism<fdp::data::CurveSet>>> = vec![
+        Box::new(BasisMean::iclp_rkhs(&basis, setup(), 2.0, 1e-6).unwrap()),
+        Box::new(BasisMean::iclp_l1(&basis, setup(), 3.0, 1e-6).unwrap()),
+        Box::new(BasisMean::iid_laplace(&basis, setup(), 5).unwrap()),
+        Box::new(BasisMean::gaussian_process(&basis, setup(), 2.0, 1e-6, 1e-6).unwrap()),
+        Box::new(BernsteinMean::new(&grid, setup(), 10).unwrap()),
+    ];
+    for m in &means {
+        assert!(m.release(&curves, rng).unwrap().curve().iter().all(|v| v.is_finite()), "{}", m.name());
+    }
+    let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap();
+    let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
+    let points = GridPoints::snap(&grid, &[0.1, 0.5, 0.9]).unwrap();
+    let kdes: Vec<Box<dyn Mechanism<GridPoints>>> = vec![
+        Box::new(BasisKde::iclp(&kde_basis, 3, eps, 1.25).unwrap()),
+        Box::new(BasisKde::gaussian_process(&kde_basis, 3, eps, 1.25, 1e-6).unwrap()),
+        Box::new(BasisKde::iid_laplace(&kde_basis, 3, eps, 5).unwrap()),
+        Box::new(BernsteinKde::new(kernel, &grid, 3, eps, 10).unwrap()),
+    ];
+    for m in &kdes {
+        assert!(m.release(&points, rng).unwrap().curve().iter().all(|v| v.is_finite()), "{}", m.name());
+    }
+    let labelled = Labelled::snap(&grid, &[0.1, 0.9], vec![1.0, -1.0]).unwrap();
+    let setup = ErmSetup::new(Loss::Logistic, 2, 1.25, 0.1).unwrap();
+    assert!(KernelErm::iclp(&basis, setup, eps).unwrap().release(&labelled, rng).is_ok());
+    assert!(KernelErm::gaussian_process(&basis, setup, eps, 1e-6).unwrap().release(&labelled, rng).is_ok());
+    let data = PointSet::new(2, vec![0.1, 0.2, 0.3, 0.4]).unwrap();
+    let subspace =
+        SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(1.0).unwrap(), &[0.0, 0.0], 1.0, 5, 1).unwrap();
+    assert!(subspace.release(&data, eps, 1e-6, rng).unwrap().data.weights.iter().all(|w| w.is_finite()));
+    let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0).unwrap(), 2, 10, 1).unwrap();
+    assert!(rff.release(&data, eps, 1e-6, rng).unwrap().features.iter().all(|v| v.is_finite()));
+    let sketch = PrivateSketch::new(&FeatureMap::hist(2, 4).unwrap(), &data, eps, rng).unwrap();
+    assert!(sketch.sketch.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_or_finite_releases() {
+    let grid = Grid::midpoint(0.0, 1.0, 30).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
+    let curves = simulate(Scenario::S1, &basis, 50, 2).unwrap().curves;
+    let rng = &mut NoiseRng::seeded(3);
+    // Bernstein of degree 1100 and more: finite curves (the binomials overflowed to NaN).
+    for degree in [1100, 3000] {
+        let m = BernsteinMean::new(&grid, MeanSetup::new(50, 1.0, 10.0).unwrap(), degree).unwrap();
+        assert!(m.release(&curves, rng).unwrap().curve().iter().all(|v| v.is_finite()), "degree {degree}");
+        assert!(m.expected_noise_sq().is_finite());
+    }
+    // A one-point grid (a one-column CSV): a clear error for Bernstein, not a NaN release.
+    let one = Grid::with_weights(vec![3.0], vec![1.0]).unwrap();
+    let err = BernsteinMean::new(&one, MeanSetup::new(5, 1.0, 1.0).unwrap(), 4).unwrap_err();
+    assert!(err.to_string().contains("positive width"), "{err}");
+    // Grids whose width overflows are rejected where they are built (repair stored NaN, Bernstein panicked).
+    assert!(matches!(Grid::with_weights(vec![-1e308, 1e308], vec![1.0, 1.0]), Err(MercerError::BadInterval { .. })));
+    assert!(Grid::trapezoid_points(vec![-1.7e308, 0.0, 1.7e308]).is_err());
+    assert!(Grid::midpoint(-f64::MAX, f64::MAX, 10).is_err());
+    // Finite-width grids far out (points near 1e308): finite Bernstein and ICLP releases.
+    let far = Grid::with_weights(vec![1.0e308, 1.2e308, 1.4e308, 1.6e308], vec![0.25; 4]).unwrap();
+    let values: Vec<f64> = (0..40).map(|i| if i % 7 == 0 { f64::NAN } else { (i % 5) as f64 }).collect();
+    let (far_curves, _) = fdp::data::CurveSet::from_flat(far.clone(), values, None).unwrap();
+    assert!(far_curves.values().iter().all(|v| v.is_finite()));
+    let m = BernsteinMean::new(&far, MeanSetup::new(10, 1.0, 5.0).unwrap(), 6).unwrap();
+    assert!(m.release(&far_curves, rng).unwrap().curve().iter().all(|v| v.is_finite()));
+    // Counts whose total overflows usize: an error, not a wrapped n.
+    assert!(GridPoints::from_counts(&Grid::midpoint(0.0, 1.0, 2).unwrap(), vec![usize::MAX, 2]).is_err());
+    // η = 10^6 says what is wrong in the user's terms.
+    let err = BasisMean::iclp_rkhs(&basis, MeanSetup::new(50, 1.0, 10.0).unwrap(), 1e6, 1e-3).unwrap_err();
+    assert!(err.to_string().contains("eta") && err.to_string().contains("lower eta"), "{err}");
+    let kde_basis = MercerBasis::build(
+        density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap(),
+        grid.clone(),
+        BasisOptions::default(),
+    )
+    .unwrap();
+    let err = BasisKde::iclp(&kde_basis, 10, 1.0, 1e6).unwrap_err();
+    assert!(err.to_string().contains("lower eta"), "{err}");
+    let err = KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, 10, 1e6, 0.1).unwrap(), 1.0).unwrap_err();
+    assert!(err.to_string().contains("eta"), "{err}");
+    // τ so large that n·τ overflows.
+    assert!(MeanSetup::new(10, 1.0, f64::MAX).is_err());
+    // Asymmetric and indefinite custom kernels are rejected.
+    #[derive(Debug)]
+    struct Skewed;
+    impl Kernel for Skewed {
+        fn eval(&self, s: &[f64], t: &[f64]) -> f64 {
+            (-(s[0] - t[0]).abs()).exp() + 0.1 * (s[0] - t[0])
+        }
+        fn spec(&self) -> KernelSpec {
+            KernelSpec::new("skewed")
+        }
+    }
+    #[derive(Debug)]
+    struct Indefinite;
+    impl Kernel for Indefinite {
+        fn eval(&self, s: &[f64], t: &[f64]) -> f64 {
+            (10.0 * (s[0] - t[0])).cos() - 0.5
+        }
+        fn spec(&self) -> KernelSpec {
+            KernelSpec::new("indefinite")
+        }
+    }
+    assert!(matches!(
+        MercerBasis::build(Skewed, grid.clone(), BasisOptions::default()),
+        Err(MercerError::AsymmetricKernel { .. })
+    ));
+    assert!(matches!(
+        MercerBasis::build(Indefinite, grid.clone(), BasisOptions::default()),
+        Err(MercerError::IndefiniteKernel { .. })
+    ));
+    // A curve of ±1.7e308 next to NaN is repaired to finite values and released finite.
+    let mut values = curves.values().to_vec();
+    values[..30].fill(f64::NAN);
+    values[0] = 1.7e308;
+    values[29] = -1.7e308;
+    let (bad, _) = fdp::data::CurveSet::from_flat(grid.clone(), values, None).unwrap();
+    assert!(bad.row(0).iter().all(|v| v.is_finite()));
+    let tuning = PlugIn::new(&basis, 50, 1.0, 10.0).unwrap();
+    let m =
+        BasisMean::iclp_rkhs(&basis, MeanSetup::new(50, 1.0, 10.0).unwrap(), tuning.rkhs_eta, tuning.rkhs_psi).unwrap();
+    assert!(m.release(&bad, rng).unwrap().curve().iter().all(|v| v.is_finite()));
+}
+
+/// The release JSON of every kind of mechanism, built and released inside a pool of `threads`.
+fn releases_on(threads: usize) -> Vec<String> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(|| {
+        let grid = Grid::midpoint(0.0, 1.0, 100).unwrap();
+        let basis =
+            MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
+        let curves = simulate(Scenario::S2, &basis, 5000, 4).unwrap().curves;
+        let tuning = PlugIn::new(&basis, 5000, 1.0, 10.0).unwrap();
+        let setup = || MeanSetup::new(5000, 1.0, 10.0).unwrap();
+        let means: Vec<Box<dyn Mechanism<fdp::data::CurveSet>>> = vec![
+            Box::new(BasisMean::iclp_rkhs(&basis, setup(), tuning.rkhs_eta, tuning.rkhs_psi).unwrap()),
+            Box::new(BasisMean::iclp_l1(&basis, setup(), tuning.l1_eta, tuning.l1_psi).unwrap()),
+            Box::new(BasisMean::iid_laplace(&basis, setup(), tuning.iid_components).unwrap()),
+            Box::new(BasisMean::gaussian_process(&basis, setup(), tuning.rkhs_eta, tuning.rkhs_psi, 1e-6).unwrap()),
+            Box::new(BernsteinMean::new(&grid, setup(), 20).unwrap()),
+        ];
+        let mut out: Vec<String> =
+            means.iter().map(|m| m.release(&curves, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap()).collect();
+        let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap();
+        let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
+        let raw: Vec<f64> = (0..3000).map(|i| (i as f64 * 0.618) % 1.0).collect();
+        let points = GridPoints::snap(&grid, &raw).unwrap();
+        let kde = BasisKde::iclp(&kde_basis, 3000, 1.0, 1.25).unwrap();
+        out.push(kde.release(&points, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        let x: Vec<f64> = (0..20_000).map(|i| ((i * 37) % 1009) as f64 / 1009.0).collect();
+        let data = PointSet::new(2, x).unwrap();
+        let subspace =
+            SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(0.5).unwrap(), &[0.5, 0.5], 1.0, 30, 2).unwrap();
+        out.push(subspace.release(&data, 1.0, 1e-6, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        let rff = RandomFourierFeatures::new(Stationary::gaussian(0.5).unwrap(), 2, 50, 2).unwrap();
+        out.push(format!("{:?}", rff.release(&data, 1.0, 1e-6, &mut NoiseRng::seeded(9)).unwrap()));
+        let sketch =
+            PrivateSketch::new(&FeatureMap::rff(2, 50, 0.3, 1).unwrap(), &data, 1.0, &mut NoiseRng::seeded(9)).unwrap();
+        assert!(sketch.rng.is_seeded());
+        out.push(serde_json::to_string(&sketch).unwrap());
+        out
+    })
+}
+
+#[test]
+fn a_fixed_seed_gives_the_same_release_on_any_thread_count() {
+    let one = releases_on(1);
+    assert!(one.iter().all(|json| json.contains("FixedSeed")), "every release records its RNG provenance");
+    for threads in [2, 7] {
+        let other = releases_on(threads);
+        for (i, (a, b)) in one.iter().zip(&other).enumerate() {
+            assert!(a == b, "release {i} differs between 1 and {threads} threads");
+        }
+    }
+}
