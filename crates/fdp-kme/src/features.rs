@@ -65,8 +65,8 @@ impl RandomFourierFeatures {
         &self.omegas[j * self.dim..(j + 1) * self.dim]
     }
 
-    /// `φ(x)`; a point whose projections overflow gets the features of the origin (see
-    /// [`fourier_features`]), so `||φ(x)||₂ = σ` for every finite input.
+    /// `φ(x)`; a point whose projections overflow gets the features of the origin (`cos 0 = 1`,
+    /// `sin 0 = 0`), so `||φ(x)||₂ = σ` for every finite input.
     pub fn features(&self, x: &[f64]) -> Vec<f64> {
         let j_count = self.len() / 2;
         fourier_features(&self.omegas, self.dim, x, self.amplitude / (j_count as f64).sqrt())
