@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use common::{AnyResult, Estimate, estimate, finish_report, log_log_slope, quick_flag, sq_dist};
 use fdp::data::{DesignBounds, Scenario, simulate};
-use fdp::estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn, private_cross_validation};
+use fdp::estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn, Tuning, private_cross_validation};
 use fdp::prelude::*;
 use fdp::report::{ErrorSeries, LogLogFigure, PALETTE, ReportDir};
 use rayon::prelude::*;
@@ -68,7 +68,7 @@ impl Family {
         n: usize,
         b: &DesignBounds,
         param: f64,
-        tuning: &str,
+        tuning: Tuning,
     ) -> fdp::estimators::Result<Box<dyn MeanMechanism>> {
         let setup = MeanSetup::new(n, 1.0, self.tau(b))?.tuned_by(tuning);
         let p = PlugIn::new(basis, n, 1.0, self.tau(b))?;
@@ -134,20 +134,21 @@ pub fn run(quick: bool) -> AnyResult<()> {
                         families
                             .iter()
                             .map(|&f| -> AnyResult<[f64; 2]> {
-                                let plug = f.build(&basis, n, &bounds, f.plug_in(&basis, n, &bounds)?, "plug_in")?;
+                                let plug =
+                                    f.build(&basis, n, &bounds, f.plug_in(&basis, n, &bounds)?, Tuning::PlugIn)?;
                                 let e_plug = sq_dist(basis.grid(), plug.release(&sim.curves, rng)?.curve(), &sim.truth);
                                 let candidates: Vec<f64> = f
                                     .candidates(&basis, n, &bounds)?
                                     .into_iter()
                                     .filter(|c| {
-                                        f.build(&basis, n - n / 5, &bounds, *c, "pcv").is_ok()
-                                            && f.build(&basis, n, &bounds, *c, "pcv").is_ok()
+                                        f.build(&basis, n - n / 5, &bounds, *c, Tuning::CrossValidated).is_ok()
+                                            && f.build(&basis, n, &bounds, *c, Tuning::CrossValidated).is_ok()
                                     })
                                     .collect();
                                 let choice = private_cross_validation(&sim.curves, 5, &candidates, |c, n_train| {
-                                    f.build(&basis, n_train, &bounds, c, "pcv")
+                                    f.build(&basis, n_train, &bounds, c, Tuning::CrossValidated)
                                 })?;
-                                let pcv = f.build(&basis, n, &bounds, choice.chosen, "pcv")?;
+                                let pcv = f.build(&basis, n, &bounds, choice.chosen, Tuning::CrossValidated)?;
                                 let e_pcv = sq_dist(basis.grid(), pcv.release(&sim.curves, rng)?.curve(), &sim.truth);
                                 Ok([e_plug, e_pcv])
                             })

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use fdp::estimators::density::integrated_squared_error;
 use fdp::estimators::{
-    BasisKde, BernsteinKde, ErmSetup, GridPoints, KdeSensitivity, KernelErm, Labelled, Loss, Mechanism, density_kernel,
-    misclassification, normalise_density, plug_in_bandwidth, squared_risk,
+    BasisKde, BernsteinKde, CurveMechanism, ErmSetup, GridPoints, KdeSensitivity, KernelErm, Labelled, Loss, Mechanism,
+    density_kernel, misclassification, normalise_density, plug_in_bandwidth, squared_risk,
 };
 use fdp::mercer::StationaryShape;
 use fdp::prelude::*;
@@ -43,7 +43,7 @@ struct ErmRow {
 
 /// Mean and standard error of the ISE of `draws` normalised private releases.
 fn private_ise<D>(
-    m: &dyn Mechanism<D>,
+    m: &dyn CurveMechanism<D>,
     summary: &[f64],
     truth: &[f64],
     grid: &Grid,
@@ -312,7 +312,7 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
             let gp = KernelErm::gaussian_process(&erm_basis, setup, 1.0, 1e-5)?;
             let s = iclp.summarize(&train)?;
             let risk_nonprivate = risk(&iclp.estimate_curve(&s)?);
-            let mut mean_risk = |m: &dyn Mechanism<Labelled>| -> Result<f64, Box<dyn std::error::Error>> {
+            let mut mean_risk = |m: &dyn CurveMechanism<Labelled>| -> Result<f64, Box<dyn std::error::Error>> {
                 let mut total = 0.0;
                 for _ in 0..draws.min(20) {
                     total += risk(m.privatize(&s, &mut noise)?.curve());

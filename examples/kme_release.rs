@@ -17,6 +17,7 @@ use fdp::kme::{
     PointSet, RandomFourierFeatures, ReducedSetOptions, SyntheticSubspace, WeightedPoints, kernel_sum, rkhs_distance_sq,
 };
 use fdp::prelude::*;
+use fdp::release::{Mechanism, Release, WeightedSample};
 use fdp::report::{ErrorSeries, LogLogFigure, PALETTE, ReportDir};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -109,29 +110,32 @@ pub fn run(quick: bool) -> AnyResult<()> {
             let (a_wide, a_sub) = (wide.coordinates(&data)?, subset.coordinates(&data)?);
             let rff = RandomFourierFeatures::new(kernel, dim, 500, 5)?;
             let mean_features = rff.mean_features(&data)?;
+            let sample = |r: &Release<WeightedSample>| WeightedPoints::from_sample(r.output());
             for eps in epsilons {
-                let r = wide.release_coordinates(&a_wide, n, eps, delta, &mut noise)?;
-                push(format!("Alg. 1, wide synthetic, ε = {eps}"), Some(eps), m, dist(&r.data)?, "1_synthetic");
+                let (epsilon, delta) = (Epsilon::new(eps)?, Delta::new(delta)?);
+                let alg1_wide = wide.mechanism(n, epsilon, delta)?;
+                let r = alg1_wide.privatize(&a_wide, &mut noise)?;
+                push(format!("Alg. 1, wide synthetic, ε = {eps}"), Some(eps), m, dist(&sample(&r)?)?, "1_synthetic");
                 let regularised = wide.l1_regularised(&r, 1.0, 200)?;
                 push(
                     format!("Alg. 1 + l1 (Thm 11), ε = {eps}"),
                     Some(eps),
                     m,
-                    dist(&regularised.data)?,
+                    dist(&sample(&regularised)?)?,
                     "1_synthetic_l1",
                 );
-                let r = subset.release_coordinates(&a_sub, n, eps, delta, &mut noise)?;
-                push(format!("Alg. 1, public subset, ε = {eps}"), Some(eps), m, dist(&r.data)?, "1_public");
-                let f = rff.release_mean(&mean_features, n, eps, delta, &mut noise)?;
-                let fit = f.reduced_set(
-                    &rff,
+                let r = subset.mechanism(n, epsilon, delta)?.privatize(&a_sub, &mut noise)?;
+                push(format!("Alg. 1, public subset, ε = {eps}"), Some(eps), m, dist(&sample(&r)?)?, "1_public");
+                let f = rff.mechanism(n, epsilon, delta)?.privatize(&mean_features, &mut noise)?;
+                let fit = rff.reduced_set(
+                    &f.output().0,
                     wide.points().clone(),
                     ReducedSetOptions { iterations: if quick { 30 } else { 150 }, l1_bound: 1.0 },
                 )?;
                 push(format!("Alg. 2, reduced set, ε = {eps}"), Some(eps), m, dist(&fit)?, "2");
                 if dim == 2 && m == 100 && eps == 1.0 {
-                    let release = wide.release_coordinates(&a_wide, n, eps, delta, &mut noise)?;
-                    dir.write_text("synthetic_D2_M100_eps1.csv", &release.to_csv())?;
+                    let release = alg1_wide.privatize(&a_wide, &mut noise)?;
+                    dir.write_text("synthetic_D2_M100_eps1.csv", &release.output().to_csv())?;
                     dir.write_text("synthetic_D2_M100_eps1.json", &release.to_json()?)?;
                 }
             }

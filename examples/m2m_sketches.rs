@@ -15,7 +15,9 @@ use std::time::Instant;
 use common::{AnyResult, finish_report, flag_value, quick_flag};
 use fdp::data::data_dir;
 use fdp::kme::{FeatureMap, M2mEstimator, PointSet, PrivateSketch, implicit_logistic_regression, uniform_prior};
+use fdp::noise::Epsilon;
 use fdp::prelude::*;
+use fdp::release::Mechanism;
 use fdp::report::ReportDir;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -195,8 +197,9 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         ];
         for (mname, map) in &maps {
             for &eps in epsilons {
-                let sketch = PrivateSketch::new(map, &train_points, eps, &mut noise)?;
-                let m2m = M2mEstimator::new(map, &sketch, prior.clone())?;
+                let mechanism = PrivateSketch::new(map.clone(), Epsilon::new(eps)?)?;
+                let sketch = mechanism.release(&train_points, &mut noise)?;
+                let m2m = M2mEstimator::new(&mechanism, &sketch, prior.clone())?;
                 let (mean, m2, cov) = (m2m.means(), m2m.second_moments(), m2m.covariance());
                 let rel = |est: &[f64], truth: &[f64]| {
                     est.iter().zip(truth).map(|(e, t)| (e - t).abs() / t.abs().max(1e-3)).sum::<f64>() / d as f64
@@ -219,10 +222,12 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
                     boxes.iter().zip(&truth_counts).map(|(b, t)| (m2m.fraction_in_box(b) - t).abs()).sum::<f64>()
                         / boxes.len() as f64;
                 // Class sketches at the same ε (disjoint records: parallel composition).
-                let sp = PrivateSketch::new(map, &pos_points, eps, &mut noise)?;
-                let sn = PrivateSketch::new(map, &neg_points, eps, &mut noise)?;
-                let (wp, wn) =
-                    (M2mEstimator::new(map, &sp, prior.clone())?, M2mEstimator::new(map, &sn, prior.clone())?);
+                let sp = mechanism.release(&pos_points, &mut noise)?;
+                let sn = mechanism.release(&neg_points, &mut noise)?;
+                let (wp, wn) = (
+                    M2mEstimator::new(&mechanism, &sp, prior.clone())?,
+                    M2mEstimator::new(&mechanism, &sn, prior.clone())?,
+                );
                 let theta = implicit_logistic_regression((&wp, &sp), (&wn, &sn))?;
                 let scores: Vec<f64> = test
                     .iter()

@@ -19,10 +19,10 @@ use std::error::Error;
 
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{
-    BasisKde, BasisMean, BernsteinKde, BernsteinMean, ErmSetup, GridPoints, KernelErm, Labelled, Loss, MeanSetup,
-    Mechanism, PlugIn, density_kernel,
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
+    MeanSetup, Mechanism, PlugIn, density_kernel,
 };
-use fdp::kme::{FeatureMap, PointSet, RandomFourierFeatures, SyntheticSubspace, sketch::sketch_noise};
+use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::StationaryShape;
 use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
 use fdp::noise::{GaussianProcessSampler, LatticeGaussian, LatticeLaplace};
@@ -238,8 +238,9 @@ fn kde_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             .collect()
     };
     let data = datasets(&records, &grid, &base, 1)?;
-    let summaries =
-        |m: &dyn Mechanism<GridPoints>| -> Result<Vec<Vec<f64>>> { data.iter().map(|d| Ok(m.summarize(d)?)).collect() };
+    let summaries = |m: &dyn CurveMechanism<GridPoints>| -> Result<Vec<Vec<f64>>> {
+        data.iter().map(|d| Ok(m.summarize(d)?)).collect()
+    };
     for (name, eta) in [("iclp_kde", 1.25), ("iclp_kde_eta40", 40.0)] {
         let kde = BasisKde::iclp(&basis, n, 1.0, eta)?;
         out.push(EdgeRecord::new(name, worst_pair(&summaries(&kde)?, laplace_ratio(kde.sampler().components(), 1.0))?));
@@ -336,16 +337,16 @@ fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         let mut data = datasets.clone();
         data.push(with_record(subspace.points().point(0))?);
         let s: Vec<Vec<f64>> = data.iter().map(|d| subspace.coordinates(d)).collect::<std::result::Result<_, _>>()?;
-        let mechanism = subspace.mechanism(n, epsilon, delta)?;
-        let noise = vec![mechanism.noise(); 20];
+        let mechanism = subspace.mechanism(n, Epsilon::new(epsilon)?, Delta::new(delta)?)?;
+        let noise = vec![mechanism.noise().noise(); 20];
         let name = format!("balog_alg1_{}", kernel.spec().name);
-        out.push(EdgeRecord::new(&name, worst_pair(&s, gaussian_ratio(&noise, mechanism.multiplier()))?));
+        out.push(EdgeRecord::new(&name, worst_pair(&s, gaussian_ratio(&noise, mechanism.noise().multiplier()))?));
     }
     let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0)?, dim, 20, 3)?;
     let s: Vec<Vec<f64>> = datasets.iter().map(|d| rff.mean_features(d)).collect::<std::result::Result<_, _>>()?;
-    let mechanism = rff.mechanism(n, epsilon, delta)?;
-    let noise = vec![mechanism.noise(); rff.len()];
-    out.push(EdgeRecord::new("balog_alg2", worst_pair(&s, gaussian_ratio(&noise, mechanism.multiplier()))?));
+    let mechanism = rff.mechanism(n, Epsilon::new(epsilon)?, Delta::new(delta)?)?;
+    let noise = vec![mechanism.noise().noise(); rff.len()];
+    out.push(EdgeRecord::new("balog_alg2", worst_pair(&s, gaussian_ratio(&noise, mechanism.noise().multiplier()))?));
 
     // Sketches are add/remove: the dataset with and without the adversarial record.
     let unit: Vec<f64> = base.iter().map(|v| 0.5 * (v + 1.0)).collect();
@@ -355,7 +356,8 @@ fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         ("race_sketch", FeatureMap::race(dim, 10, 8, 0.5, 5)?),
         ("hist_sketch", FeatureMap::hist(dim, 10)?),
     ] {
-        let (numerator, count) = sketch_noise(&map, epsilon)?;
+        let sketch = PrivateSketch::new(map.clone(), Epsilon::new(epsilon)?)?;
+        let (numerator, count) = (sketch.numerator_noise(), sketch.count_noise());
         let noise = vec![numerator.noise(); map.len()];
         let sum_without = map.feature_sum(&without)?;
         let mut worst = 0.0_f64;

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use fdp::data::{Scenario, simulate};
-use fdp::estimators::{BasisMean, MeanSetup, Mechanism, PlugIn};
+use fdp::estimators::{BasisMean, CurveMechanism, MeanSetup, Mechanism, PlugIn};
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 

@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use common::{AnyResult, Estimate, estimate, finish_report, flag_value, quick_flag};
 use fdp::data::{CsvSpec, data_dir, read_wide_csv};
 use fdp::estimators::density::integrated_squared_error;
-use fdp::estimators::{BasisKde, BernsteinKde, GridPoints, Mechanism, density_kernel, normalise_density};
+use fdp::estimators::{
+    BasisKde, BernsteinKde, CurveMechanism, GridPoints, Mechanism, density_kernel, normalise_density,
+};
 use fdp::mercer::StationaryShape;
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
@@ -81,7 +83,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         let plain = BasisKde::iclp(&basis, n, 1.0, 1.0)?;
         let target = normalise_density(&plain.estimate_curve(&plain.summarize(&points)?)?, &grid);
         let m_iid = ((n as f64).cbrt() as usize).clamp(1, basis.len());
-        let mechanisms: Vec<(String, Box<dyn Mechanism<GridPoints>>)> = vec![
+        let mechanisms: Vec<(String, Box<dyn CurveMechanism<GridPoints>>)> = vec![
             (columns[0].into(), Box::new(BasisKde::iclp(&basis, n, 1.0, 1.01)?)),
             (columns[1].into(), Box::new(BasisKde::iclp(&basis, n, 1.0, 1.05)?)),
             (format!("IID Laplace (M = {m_iid})"), Box::new(BasisKde::iid_laplace(&basis, n, 1.0, m_iid)?)),

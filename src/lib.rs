@@ -6,12 +6,15 @@
 //! - [`mercer`]: kernels, grids and Mercer eigenbases;
 //! - [`data`]: curve sets, CSV and dataset loaders, the paper's simulation scenarios;
 //! - [`noise`]: privacy parameters, secure samplers, the ICLP and Gaussian-process mechanisms' noise;
-//! - [`estimators`]: private mean curves, densities, ERM, tuning and `Release`;
+//! - [`release`]: the one release path — the `Mechanism` trait, `Release` and its metadata, typed
+//!   parameters, and the `Session` that keeps the privacy budget;
+//! - [`estimators`]: private mean curves, densities, ERM and tuning;
 //! - [`kme`]: private kernel mean embeddings and synthetic weighted datasets;
 //! - [`audit`]: the black-box empirical privacy auditor;
 //! - [`report`]: figures (SVG) and report folders.
 
 pub use fdp_audit as audit;
+pub use fdp_core as release;
 pub use fdp_data as data;
 pub use fdp_estimators as estimators;
 pub use fdp_kme as kme;

@@ -8,8 +8,8 @@ mod privacy_edges;
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{
-    BasisKde, BasisMean, BernsteinKde, BernsteinMean, ErmSetup, GridPoints, KernelErm, Labelled, Loss, MeanSetup,
-    Mechanism, PlugIn, density_kernel,
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
+    MeanMechanism, MeanSetup, Mechanism, PlugIn, density_kernel,
 };
 use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{Kernel, KernelSpec, MercerError, StationaryShape};
@@ -81,8 +81,9 @@ fn regression_matern_kernel_mean_at_1e154() {
     let a = subspace.coordinates(&PointSet::new(2, base).unwrap()).unwrap();
     let b = subspace.coordinates(&PointSet::new(2, far).unwrap()).unwrap();
     assert!(b.iter().all(|v| v.is_finite()));
-    let mechanism = subspace.mechanism(n, 1.0, 1e-6).unwrap();
-    let loss = gaussian_loss(&vec![mechanism.noise(); 20], mechanism.multiplier(), &a, &b).unwrap();
+    let mechanism = subspace.mechanism(n, Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap()).unwrap();
+    let noise = mechanism.noise();
+    let loss = gaussian_loss(&vec![noise.noise(); 20], noise.multiplier(), &a, &b).unwrap();
     assert!(loss <= TOLERANCE, "{loss}");
 }
 
@@ -133,7 +134,7 @@ fn huge_epsilon_answers_for_every_mechanism() {
     let curves = simulate(Scenario::S2, &basis, 100, 2).unwrap().curves;
     let rng = &mut NoiseRng::seeded(1);
     let setup = || MeanSetup::new(100, eps, 10.0).unwrap();
-    let means: Vec<Box<dyn Mechanism<fdp::data::CurveSet>>> = vec![
+    let means: Vec<Box<dyn MeanMechanism>> = vec![
         Box::new(BasisMean::iclp_rkhs(&basis, setup(), 2.0, 1e-6).unwrap()),
         Box::new(BasisMean::iclp_l1(&basis, setup(), 3.0, 1e-6).unwrap()),
         Box::new(BasisMean::iid_laplace(&basis, setup(), 5).unwrap()),
@@ -146,7 +147,7 @@ fn huge_epsilon_answers_for_every_mechanism() {
     let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap();
     let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
     let points = GridPoints::snap(&grid, &[0.1, 0.5, 0.9]).unwrap();
-    let kdes: Vec<Box<dyn Mechanism<GridPoints>>> = vec![
+    let kdes: Vec<Box<dyn CurveMechanism<GridPoints>>> = vec![
         Box::new(BasisKde::iclp(&kde_basis, 3, eps, 1.25).unwrap()),
         Box::new(BasisKde::gaussian_process(&kde_basis, 3, eps, 1.25, 1e-6).unwrap()),
         Box::new(BasisKde::iid_laplace(&kde_basis, 3, eps, 5).unwrap()),
@@ -162,11 +163,13 @@ fn huge_epsilon_answers_for_every_mechanism() {
     let data = PointSet::new(2, vec![0.1, 0.2, 0.3, 0.4]).unwrap();
     let subspace =
         SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(1.0).unwrap(), &[0.0, 0.0], 1.0, 5, 1).unwrap();
-    assert!(subspace.release(&data, eps, 1e-6, rng).unwrap().data.weights.iter().all(|w| w.is_finite()));
+    let (e, d) = (Epsilon::new(eps).unwrap(), Delta::new(1e-6).unwrap());
+    let alg1 = subspace.mechanism(2, e, d).unwrap();
+    assert!(alg1.release(&data, rng).unwrap().values().iter().all(|w| w.is_finite()));
     let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0).unwrap(), 2, 10, 1).unwrap();
-    assert!(rff.release(&data, eps, 1e-6, rng).unwrap().features.iter().all(|v| v.is_finite()));
-    let sketch = PrivateSketch::new(&FeatureMap::hist(2, 4).unwrap(), &data, eps, rng).unwrap();
-    assert!(sketch.sketch.iter().all(|v| v.is_finite()));
+    assert!(rff.mechanism(2, e, d).unwrap().release(&data, rng).unwrap().values().iter().all(|v| v.is_finite()));
+    let sketch = PrivateSketch::new(FeatureMap::hist(2, 4).unwrap(), e).unwrap().release(&data, rng).unwrap();
+    assert!(sketch.values().iter().all(|v| v.is_finite()));
 }
 
 #[test]
@@ -265,7 +268,7 @@ fn releases_on(threads: usize) -> Vec<String> {
         let curves = simulate(Scenario::S2, &basis, 5000, 4).unwrap().curves;
         let tuning = PlugIn::new(&basis, 5000, 1.0, 10.0).unwrap();
         let setup = || MeanSetup::new(5000, 1.0, 10.0).unwrap();
-        let means: Vec<Box<dyn Mechanism<fdp::data::CurveSet>>> = vec![
+        let means: Vec<Box<dyn MeanMechanism>> = vec![
             Box::new(BasisMean::iclp_rkhs(&basis, setup(), tuning.rkhs_eta, tuning.rkhs_psi).unwrap()),
             Box::new(BasisMean::iclp_l1(&basis, setup(), tuning.l1_eta, tuning.l1_psi).unwrap()),
             Box::new(BasisMean::iid_laplace(&basis, setup(), tuning.iid_components).unwrap()),
@@ -284,13 +287,14 @@ fn releases_on(threads: usize) -> Vec<String> {
         let data = PointSet::new(2, x).unwrap();
         let subspace =
             SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(0.5).unwrap(), &[0.5, 0.5], 1.0, 30, 2).unwrap();
-        out.push(subspace.release(&data, 1.0, 1e-6, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        let (e, d) = (Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap());
+        let alg1 = subspace.mechanism(data.len(), e, d).unwrap();
+        out.push(alg1.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
         let rff = RandomFourierFeatures::new(Stationary::gaussian(0.5).unwrap(), 2, 50, 2).unwrap();
-        out.push(format!("{:?}", rff.release(&data, 1.0, 1e-6, &mut NoiseRng::seeded(9)).unwrap()));
-        let sketch =
-            PrivateSketch::new(&FeatureMap::rff(2, 50, 0.3, 1).unwrap(), &data, 1.0, &mut NoiseRng::seeded(9)).unwrap();
-        assert!(sketch.rng.is_seeded());
-        out.push(serde_json::to_string(&sketch).unwrap());
+        let alg2 = rff.mechanism(data.len(), e, d).unwrap();
+        out.push(alg2.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        let sketch = PrivateSketch::new(FeatureMap::rff(2, 50, 0.3, 1).unwrap(), e).unwrap();
+        out.push(sketch.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
         out
     })
 }

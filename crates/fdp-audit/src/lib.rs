@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{Beta, ContinuousCDF};
 use thiserror::Error;
 
+use fdp_core::Mechanism;
 use fdp_noise::NoiseRng;
 
 /// Errors of the auditor's configuration.
@@ -72,6 +73,35 @@ pub struct NeighbourPair<'a> {
 }
 
 impl<'a> NeighbourPair<'a> {
+    /// The pair of a [`Mechanism`] on two neighbouring datasets, through the one release path: both
+    /// summaries are computed once, and every draw is `privatize` of a summary, observed as the
+    /// released numbers [`Output::values`](fdp_core::Output::values). Works for every mechanism of
+    /// the workspace and for yours.
+    pub fn from_mechanism<D: ?Sized, M: Mechanism<D> + ?Sized>(
+        label: impl Into<String>,
+        mechanism: &'a M,
+        a: &D,
+        b: &D,
+    ) -> fdp_core::Result<Self> {
+        let (sa, sb) = (mechanism.summarize(a)?, mechanism.summarize(b)?);
+        Ok(Self::from_summaries(label, mechanism, sa, sb))
+    }
+
+    /// As [`from_mechanism`](Self::from_mechanism) for summaries computed already (e.g. to audit a
+    /// mechanism built with another calibration on the same neighbours).
+    pub fn from_summaries<D: ?Sized, M: Mechanism<D> + ?Sized>(
+        label: impl Into<String>,
+        mechanism: &'a M,
+        a: Vec<f64>,
+        b: Vec<f64>,
+    ) -> Self {
+        let draw = move |summary: &[f64], r: &mut NoiseRng| match mechanism.privatize(summary, r) {
+            Ok(release) => release.values(),
+            Err(_) => vec![f64::NAN],
+        };
+        Self::new(label, move |r: &mut NoiseRng| draw(&a, r), move |r: &mut NoiseRng| draw(&b, r))
+    }
+
     /// A labelled pair of samplers.
     pub fn new(
         label: impl Into<String>,

@@ -14,8 +14,12 @@ use fdp_noise::{
 };
 
 use crate::error::{EstimatorError, Result, positive};
-use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
-use crate::release::{Release, ReleaseMetadata, Representation, bernstein_value, check_bernstein_domain};
+use fdp_core::release::{bernstein_value, check_bernstein_domain};
+use fdp_core::{
+    Accuracy, BasisOutput, Curve, Mechanism, Regularisation, Release, ReleaseMetadata, Representation, SensitivityNorm,
+};
+
+use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
 
 /// The grid index of each of n points (flat, `grid.dim()` numbers each): the nearest grid point.
 /// Points outside the domain go to the nearest boundary point; a point with a non-finite coordinate
@@ -191,11 +195,13 @@ fn kde_metadata(
     name: &str,
     guarantee: PrivacyGuarantee,
     sensitivity: f64,
-    norm: &str,
+    norm: SensitivityNorm,
     eta: Option<f64>,
     n: usize,
 ) -> ReleaseMetadata {
-    ReleaseMetadata { eta, ..ReleaseMetadata::new(name, guarantee, sensitivity, norm, n) }
+    // A KDE's kernel power η has no penalty: recorded as (η, ψ = 0).
+    let regularisation = eta.and_then(|eta| Regularisation::new(eta, 0.0).ok());
+    ReleaseMetadata { regularisation, ..ReleaseMetadata::new(name, guarantee, sensitivity, norm, n) }
 }
 
 /// The summary factors `λ_k^η` and the sensitivity weights `λ_k^η / sqrt(λ_k)` computed *from those
@@ -244,7 +250,8 @@ impl BasisKde<LatticeLaplace> {
         let sup_diag = basis.power_diagonal(eta).into_iter().fold(0.0, f64::max);
         let paper = 2.0 * sup_diag.sqrt() * basis.trace_power(eta - 1.0).sqrt() / n as f64;
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
-        let meta = kde_metadata("iclp_kde", PrivacyGuarantee::pure(eps), sensitivity, "l1_c", Some(eta), n);
+        let meta =
+            kde_metadata("iclp_kde", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C, Some(eta), n);
         Ok(Self {
             name: "iclp_kde",
             n,
@@ -264,7 +271,8 @@ impl BasisKde<LatticeLaplace> {
         let (d, pair, exact) = max_pair_distance(&released, &vec![1.0; components], 1);
         let sensitivity = d / n as f64;
         let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, eps)?;
-        let meta = kde_metadata("iid_laplace_kde", PrivacyGuarantee::pure(eps), sensitivity, "l1", None, n);
+        let meta =
+            kde_metadata("iid_laplace_kde", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1, None, n);
         Ok(Self {
             name: "iid_laplace_kde",
             n,
@@ -293,7 +301,7 @@ impl BasisKde<LatticeGaussian> {
             "gaussian_process_kde",
             PrivacyGuarantee::approximate(eps, delta),
             sensitivity,
-            "cameron_martin",
+            SensitivityNorm::CameronMartin,
             Some(eta),
             n,
         );
@@ -319,13 +327,15 @@ impl<N: ComponentNoise> BasisKde<N> {
     }
 }
 
+basis_curve_mechanism!(BasisKde<N>, GridPoints);
+
 impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
     fn name(&self) -> &'static str {
         self.name
     }
 
-    fn n(&self) -> usize {
-        self.n
+    fn n(&self) -> Option<usize> {
+        Some(self.n)
     }
 
     fn summarize(&self, points: &GridPoints) -> Result<Vec<f64>> {
@@ -413,12 +423,14 @@ impl BernsteinKde {
 }
 
 impl Mechanism<GridPoints> for BernsteinKde {
+    type Output = Curve;
+
     fn name(&self) -> &'static str {
         "bernstein_kde"
     }
 
-    fn n(&self) -> usize {
-        self.n
+    fn n(&self) -> Option<usize> {
+        Some(self.n)
     }
 
     fn guarantee(&self) -> PrivacyGuarantee {
@@ -444,27 +456,25 @@ impl Mechanism<GridPoints> for BernsteinKde {
             .collect())
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
         let expected = (self.degree + 1).pow(self.grid.dim() as u32);
         if summary.len() != expected {
             return Err(EstimatorError::Shape { what: "summary length", expected, got: summary.len() });
         }
         let values = self.noise.release(summary, rng)?;
         let mut metadata =
-            kde_metadata("bernstein_kde", self.guarantee(), self.sensitivity, "l1_lattice", None, self.n);
+            kde_metadata("bernstein_kde", self.guarantee(), self.sensitivity, SensitivityNorm::L1Lattice, None, self.n);
         metadata.components = expected;
         metadata.rng = rng.provenance();
+        metadata.calibration = Some(self.noise.calibration());
+        metadata.kernel = Some(self.kernel.spec());
         let representation =
             Representation::Bernstein { values, degree: self.degree, domain: self.grid.domain().to_vec() };
-        Release::new(self.grid.clone(), None, representation, metadata)
+        Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?, metadata))
     }
 
-    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        let domain = self.grid.domain();
-        Ok((0..self.grid.len()).map(|i| bernstein_value(summary, self.degree, domain, self.grid.point(i))).collect())
-    }
-
-    fn expected_noise_sq(&self) -> f64 {
+    /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.
+    fn accuracy(&self) -> Accuracy {
         // E||Σ_j e_j B_j||² = 2 b² Σ_j ||B_j||² for independent Laplace e_j of scale b.
         let count = (self.degree + 1).pow(self.grid.dim() as u32);
         let mut unit = vec![0.0; count];
@@ -475,7 +485,14 @@ impl Mechanism<GridPoints> for BernsteinKde {
             total += b.iter().zip(self.grid.weights()).map(|(v, w)| w * v * v).sum::<f64>();
             unit[j] = 0.0;
         }
-        2.0 * self.noise.scale().powi(2) * total
+        Accuracy::expected(2.0 * self.noise.scale().powi(2) * total)
+    }
+}
+
+impl CurveMechanism<GridPoints> for BernsteinKde {
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        let domain = self.grid.domain();
+        Ok((0..self.grid.len()).map(|i| bernstein_value(summary, self.degree, domain, self.grid.point(i))).collect())
     }
 }
 

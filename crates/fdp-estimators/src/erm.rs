@@ -14,11 +14,11 @@ use fdp_noise::{
     PrivacyGuarantee, Sensitivity,
 };
 
-use crate::clip::ClipNorm;
 use crate::density::snap_to_grid;
 use crate::error::{EstimatorError, Result, positive};
-use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output};
-use crate::release::ReleaseMetadata;
+use fdp_core::{BasisOutput, ClippingBound, Mechanism, Regularisation, ReleaseMetadata, SensitivityNorm, Tuning};
+
+use crate::mechanism::{basis_curve_mechanism, delegate_to_basis_output};
 
 /// The loss, with what makes it M-admissible (Lipschitz in f(x) on the relevant range).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -119,17 +119,22 @@ impl ErmSetup {
         Ok(m * k / (self.psi * self.n as f64))
     }
 
-    fn metadata(&self, name: &str, guarantee: PrivacyGuarantee, sensitivity: f64, norm: &str) -> ReleaseMetadata {
-        let (tau, clip_norm) = match self.loss {
-            Loss::Squared { bound } => (Some(bound), Some(ClipNorm::Sup)),
-            Loss::Logistic => (None, None),
+    fn metadata(
+        &self,
+        name: &str,
+        guarantee: PrivacyGuarantee,
+        sensitivity: f64,
+        norm: SensitivityNorm,
+    ) -> ReleaseMetadata {
+        // Responses of the squared loss are clipped to |y| <= bound (a sup-norm bound on one number).
+        let clipping = match self.loss {
+            Loss::Squared { bound } => ClippingBound::sup(bound).ok(),
+            Loss::Logistic => None,
         };
         ReleaseMetadata {
-            tau,
-            clip_norm,
-            psi: Some(self.psi),
-            eta: Some(self.eta),
-            tuning: "fixed".into(),
+            clipping,
+            regularisation: Regularisation::new(self.eta, self.psi).ok(),
+            tuning: Tuning::Fixed,
             ..ReleaseMetadata::new(name, guarantee, sensitivity, norm, self.n)
         }
     }
@@ -173,7 +178,7 @@ impl KernelErm<LatticeLaplace> {
         let rkhs = setup.rkhs_sensitivity(basis)?;
         let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
-        let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, "l1_c");
+        let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C);
         Ok(Self::assemble(basis, setup, sampler, meta, rkhs))
     }
 }
@@ -189,7 +194,7 @@ impl KernelErm<LatticeGaussian> {
         let sensitivity = rkhs * worst.sqrt();
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
         let guarantee = PrivacyGuarantee::approximate(eps, delta);
-        let meta = setup.metadata("gaussian_process_erm", guarantee, sensitivity, "cameron_martin");
+        let meta = setup.metadata("gaussian_process_erm", guarantee, sensitivity, SensitivityNorm::CameronMartin);
         Ok(Self::assemble(basis, setup, sampler, meta, rkhs))
     }
 }
@@ -251,6 +256,8 @@ fn aggregate(data: &Labelled, loss: Loss, k: usize) -> Aggregates {
     a
 }
 
+basis_curve_mechanism!(KernelErm<N>, Labelled);
+
 impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
     fn name(&self) -> &'static str {
         match self.setup.loss {
@@ -259,8 +266,8 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
         }
     }
 
-    fn n(&self) -> usize {
-        self.setup.n
+    fn n(&self) -> Option<usize> {
+        Some(self.setup.n)
     }
 
     /// The exact minimiser's coefficients: one J x J solve for the squared loss, Newton's method

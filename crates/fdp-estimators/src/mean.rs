@@ -16,12 +16,14 @@ use fdp_noise::{
     NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
 };
 
-use crate::clip::ClipNorm;
-use crate::error::{EstimatorError, Result, non_negative, positive};
-use crate::mechanism::{BasisOutput, Mechanism, delegate_to_basis_output, leading_block};
-use crate::release::{
-    Release, ReleaseMetadata, Representation, bernstein_value, bernstein_weights, check_bernstein_domain, interpolate,
+use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
+use fdp_core::{
+    Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, Regularisation, Release, ReleaseMetadata,
+    Representation, SensitivityNorm, Tuning,
 };
+
+use crate::error::{EstimatorError, Result, non_negative, positive};
+use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
 /// reference curve to centre at. Validated by [`MeanSetup::new`].
@@ -31,7 +33,7 @@ pub struct MeanSetup {
     epsilon: Epsilon,
     tau: f64,
     reference: Option<Vec<f64>>,
-    tuning: String,
+    tuning: Tuning,
 }
 
 impl MeanSetup {
@@ -41,7 +43,7 @@ impl MeanSetup {
             return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
         }
         check_sum_bound(n, positive("tau", tau)?)?;
-        Ok(Self { n, epsilon: Epsilon::new(epsilon)?, tau, reference: None, tuning: "plug_in".into() })
+        Ok(Self { n, epsilon: Epsilon::new(epsilon)?, tau, reference: None, tuning: Tuning::PlugIn })
     }
 
     /// Centre records at a public reference curve (on the grid) before clipping; it is added back to
@@ -54,9 +56,9 @@ impl MeanSetup {
         Ok(self)
     }
 
-    /// Records how the tuning parameters were chosen (`plug_in`, or `pcv` for data-dependent choices).
-    pub fn tuned_by(mut self, how: &str) -> Self {
-        self.tuning = how.into();
+    /// Records how the tuning parameters were chosen (plug-in, fixed, or cross-validated on the data).
+    pub fn tuned_by(mut self, how: Tuning) -> Self {
+        self.tuning = how;
         self
     }
 
@@ -95,10 +97,10 @@ impl MeanSetup {
     }
 }
 
-/// A private mean-curve mechanism: a [`Mechanism`] on curve sets.
-pub trait MeanMechanism: Mechanism<CurveSet> {}
+/// A private mean-curve mechanism: a [`CurveMechanism`] on curve sets.
+pub trait MeanMechanism: CurveMechanism<CurveSet> {}
 
-impl<T: Mechanism<CurveSet> + ?Sized> MeanMechanism for T {}
+impl<T: CurveMechanism<CurveSet> + ?Sized> MeanMechanism for T {}
 
 /// Mean of the clipped coefficients `clip(P(X_i - ref))` over all records, computed in parallel row
 /// blocks with one matrix product per block (memory: a block of coefficients, not n x J).
@@ -174,7 +176,7 @@ enum Shaping {
 /// let tuning = PlugIn::new(&basis, 200, 1.0, tau)?;
 /// let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(200, 1.0, tau)?, tuning.rkhs_eta, tuning.rkhs_psi)?;
 /// let release = mechanism.release(&curves, &mut NoiseRng::from_os()?)?;
-/// assert_eq!(release.metadata().guarantee.epsilon, 1.0);
+/// assert_eq!(release.metadata().guarantee.epsilon(), 1.0);
 /// assert_eq!(release.curve().len(), 50);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -256,7 +258,7 @@ impl BasisMean<LatticeLaplace> {
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
             clip: ClipNorm::CoefficientL1,
             sensitivity,
-            sensitivity_norm: "l1_c",
+            sensitivity_norm: SensitivityNorm::L1C,
             psi: Some(psi),
             eta: Some(eta),
         };
@@ -295,7 +297,7 @@ impl BasisMean<LatticeLaplace> {
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
             clip: ClipNorm::L2,
             sensitivity,
-            sensitivity_norm: "l1_c",
+            sensitivity_norm: SensitivityNorm::L1C,
             psi: Some(psi),
             eta: Some(eta),
         };
@@ -317,7 +319,7 @@ impl BasisMean<LatticeLaplace> {
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
             clip: ClipNorm::L2,
             sensitivity,
-            sensitivity_norm: "l1",
+            sensitivity_norm: SensitivityNorm::L1,
             psi: None,
             eta: None,
         };
@@ -342,7 +344,7 @@ impl BasisMean<LatticeGaussian> {
             guarantee: PrivacyGuarantee::approximate(setup.epsilon, delta),
             clip: ClipNorm::L2,
             sensitivity,
-            sensitivity_norm: "cameron_martin",
+            sensitivity_norm: SensitivityNorm::CameronMartin,
             psi: Some(psi),
             eta: Some(eta),
         };
@@ -356,7 +358,7 @@ struct Parts {
     guarantee: PrivacyGuarantee,
     clip: ClipNorm,
     sensitivity: f64,
-    sensitivity_norm: &'static str,
+    sensitivity_norm: SensitivityNorm,
     psi: Option<f64>,
     eta: Option<f64>,
 }
@@ -369,12 +371,11 @@ impl<N: ComponentNoise> BasisMean<N> {
         shaping: Shaping,
         parts: Parts,
     ) -> Self {
+        let regularisation = parts.eta.zip(parts.psi).and_then(|(eta, psi)| Regularisation::new(eta, psi).ok());
         let metadata = ReleaseMetadata {
-            tau: Some(setup.tau),
-            clip_norm: Some(parts.clip),
-            psi: parts.psi,
-            eta: parts.eta,
-            tuning: setup.tuning.clone(),
+            clipping: ClippingBound::new(setup.tau, parts.clip).ok(),
+            regularisation,
+            tuning: setup.tuning,
             centred: setup.reference.is_some(),
             ..ReleaseMetadata::new(parts.name, parts.guarantee, parts.sensitivity, parts.sensitivity_norm, setup.n)
         };
@@ -406,13 +407,15 @@ impl<N: ComponentNoise> BasisMean<N> {
     }
 }
 
+basis_curve_mechanism!(BasisMean<N>, CurveSet);
+
 impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
     fn name(&self) -> &'static str {
         self.name
     }
 
-    fn n(&self) -> usize {
-        self.setup.n
+    fn n(&self) -> Option<usize> {
+        Some(self.setup.n)
     }
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
@@ -484,12 +487,14 @@ impl BernsteinMean {
 }
 
 impl Mechanism<CurveSet> for BernsteinMean {
+    type Output = Curve;
+
     fn name(&self) -> &'static str {
         "bernstein"
     }
 
-    fn n(&self) -> usize {
-        self.setup.n
+    fn n(&self) -> Option<usize> {
+        Some(self.setup.n)
     }
 
     fn guarantee(&self) -> PrivacyGuarantee {
@@ -513,7 +518,7 @@ impl Mechanism<CurveSet> for BernsteinMean {
         Ok(self.lattice_points().iter().map(|t| interpolate(self.grid.points(), &mean, *t)).collect())
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
         if summary.len() != self.lattice + 1 {
             return Err(EstimatorError::Shape {
                 what: "summary length",
@@ -523,39 +528,39 @@ impl Mechanism<CurveSet> for BernsteinMean {
         }
         let values = self.noise.release(summary, rng)?;
         let metadata = ReleaseMetadata {
-            tau: Some(self.setup.tau),
-            clip_norm: Some(ClipNorm::Sup),
+            clipping: ClippingBound::sup(self.setup.tau).ok(),
             components: self.lattice + 1,
             rng: rng.provenance(),
-            tuning: self.setup.tuning.clone(),
+            calibration: Some(self.noise.calibration()),
+            tuning: self.setup.tuning,
             centred: self.setup.reference.is_some(),
             ..ReleaseMetadata::new(
                 "bernstein",
                 self.guarantee(),
                 (self.lattice + 1) as f64 * self.sensitivity,
-                "l1_lattice",
+                SensitivityNorm::L1Lattice,
                 self.setup.n,
             )
         };
-        Release::new(
-            self.grid.clone(),
-            self.setup.reference.clone(),
-            Representation::Bernstein { values, degree: self.lattice, domain: self.grid.domain().to_vec() },
-            metadata,
-        )
+        let representation =
+            Representation::Bernstein { values, degree: self.lattice, domain: self.grid.domain().to_vec() };
+        Ok(Release::new(Curve::new(self.grid.clone(), self.setup.reference.clone(), representation)?, metadata))
     }
 
-    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        Ok(self.bernstein_curve(summary))
-    }
-
-    fn expected_noise_sq(&self) -> f64 {
+    /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.
+    fn accuracy(&self) -> Accuracy {
         // E||Σ_j e_j B_j||² = 2 b² Σ_j ||B_j||² for independent Laplace e_j of scale b.
         let (a, b) = self.grid.domain()[0];
         let mut total = 0.0;
         for (t, w) in self.grid.points().iter().zip(self.grid.weights()) {
             total += w * bernstein_weights(self.lattice, (t - a) / (b - a)).iter().map(|x| x * x).sum::<f64>();
         }
-        2.0 * self.noise.scale().powi(2) * total
+        Accuracy::expected(2.0 * self.noise.scale().powi(2) * total)
+    }
+}
+
+impl CurveMechanism<CurveSet> for BernsteinMean {
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        Ok(self.bernstein_curve(summary))
     }
 }

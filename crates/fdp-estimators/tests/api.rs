@@ -86,16 +86,17 @@ fn releases_carry_metadata_and_evaluate_off_the_grid() {
     let release = m.release(&sim.curves, &mut NoiseRng::seeded(8)).unwrap();
     let meta = release.metadata();
     assert_eq!(
-        (meta.mechanism.as_str(), meta.n, meta.guarantee.epsilon, meta.guarantee.delta),
-        ("iclp_rkhs", 200, 1.0, 0.0)
+        (meta.mechanism.as_str(), meta.n, meta.guarantee.epsilon(), meta.guarantee.delta()),
+        ("iclp_rkhs", Some(200), 1.0, 0.0)
     );
-    assert!(meta.rng.is_seeded() && meta.centred && meta.tuning == "plug_in");
+    assert!(meta.rng.is_seeded() && meta.centred && meta.tuning == fdp_estimators::Tuning::PlugIn);
     let json = release.to_json().unwrap();
     for key in [
         "\"mechanism\"",
         "\"ReplaceOne\"",
         "\"sensitivity\"",
-        "\"tau\"",
+        "\"clipping\"",
+        "\"CoefficientL1\"",
         "\"psi\"",
         "\"eta\"",
         "\"FixedSeed\"",
@@ -154,7 +155,7 @@ fn pcv_prefers_a_sensible_psi_and_validates_folds() {
     let sim = simulate(Scenario::S3, &b, 300, 9).unwrap();
     let tau = Scenario::S3.design_bounds(&b).unwrap().coefficient_l1;
     let build = |psi: f64, n: usize| -> fdp_estimators::Result<Box<dyn MeanMechanism>> {
-        let setup = MeanSetup::new(n, 1.0, tau)?.tuned_by("pcv");
+        let setup = MeanSetup::new(n, 1.0, tau)?.tuned_by(fdp_estimators::Tuning::CrossValidated);
         Ok(Box::new(BasisMean::iclp_rkhs(&b, setup, 1.25, psi)?))
     };
     let candidates = [1e-7, 1e-5, 1e-3, 1e-1, 10.0];

@@ -15,13 +15,9 @@ const N: usize = 40;
 const TAU: f64 = 1.0;
 const EPS: f64 = 1.0;
 
+/// The audit pair of a mean mechanism, through the one Mechanism trait.
 fn pair_for<'a>(m: &'a dyn MeanMechanism, label: String, a: &CurveSet, b: &CurveSet) -> NeighbourPair<'a> {
-    let (sa, sb) = (m.summarize(a).unwrap(), m.summarize(b).unwrap());
-    NeighbourPair::new(
-        label,
-        move |r: &mut NoiseRng| m.privatize(&sa, r).unwrap().coefficients().to_vec(),
-        move |r: &mut NoiseRng| m.privatize(&sb, r).unwrap().coefficients().to_vec(),
-    )
+    NeighbourPair::from_mechanism(label, m, a, b).unwrap()
 }
 
 /// Neighbours `±scale·τ φ_k` for every kept component k (plus extra pairs), audited together.

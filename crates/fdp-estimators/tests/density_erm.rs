@@ -3,7 +3,7 @@
 
 use fdp_audit::{AuditConfig, AuditReport, Auditor, NeighbourPair};
 use fdp_estimators::{
-    BasisKde, BernsteinKde, ErmSetup, GridPoints, KernelErm, Labelled, Loss, Mechanism, density_kernel,
+    BasisKde, BernsteinKde, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss, Mechanism, density_kernel,
     normalise_density, snap_to_grid,
 };
 use fdp_mercer::{BasisOptions, Grid, Kernel, MercerBasis, Stationary, StationaryShape};
@@ -23,13 +23,8 @@ fn points(grid: &Grid, n: usize, rest: usize, one: usize) -> GridPoints {
     GridPoints::from_indices(grid, idx).unwrap()
 }
 
-fn audit<D>(m: &dyn Mechanism<D>, a: &D, b: &D, eps: f64, delta: f64, seed: u64) -> AuditReport {
-    let (sa, sb) = (m.summarize(a).unwrap(), m.summarize(b).unwrap());
-    let pair = NeighbourPair::new(
-        "worst pair",
-        move |r: &mut NoiseRng| m.privatize(&sa, r).unwrap().coefficients().to_vec(),
-        move |r: &mut NoiseRng| m.privatize(&sb, r).unwrap().coefficients().to_vec(),
-    );
+fn audit<D>(m: &dyn CurveMechanism<D>, a: &D, b: &D, eps: f64, delta: f64, seed: u64) -> AuditReport {
+    let pair = NeighbourPair::from_mechanism("worst pair", m, a, b).unwrap();
     Auditor::new(AuditConfig::default()).unwrap().audit(eps, delta, vec![pair], &mut NoiseRng::seeded(seed))
 }
 

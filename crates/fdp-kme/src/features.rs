@@ -5,12 +5,12 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 
+use fdp_core::{Accuracy, Coefficients, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning};
 use fdp_mercer::{Kernel, Stationary, StationaryShape};
-use fdp_noise::{Delta, Epsilon, NoiseRng, Sensitivity, vector::GaussianVector};
+use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
 use crate::points::{PointSet, WeightedPoints, fourier_features, parallel_row_sum};
-use crate::synthetic::KmeMetadata;
 
 /// Random Fourier features of the Gaussian kernel `σ² exp(-||x - y||² / (2ρ²))`:
 /// `ω_j ~ N(0, ρ^{-2} I)`, `φ(x) = σ J^{-1/2} (cos ω_1·x, sin ω_1·x, ..., cos ω_J·x, sin ω_J·x)`.
@@ -82,55 +82,76 @@ impl RandomFourierFeatures {
         Ok(sum.into_iter().map(|s| s / n).collect())
     }
 
-    /// **Algorithm 2 (Balog et al. 2018).** The mean feature vector with Gaussian noise calibrated to
-    /// `Δ₂ = 2σ/N` by the analytic Gaussian mechanism: (ε, δ)-DP.
-    pub fn release(&self, data: &PointSet, epsilon: f64, delta: f64, rng: &mut NoiseRng) -> Result<FeatureRelease> {
-        let mean = self.mean_features(data)?;
-        self.release_mean(&mean, data.len(), epsilon, delta, rng)
-    }
-
-    /// The Gaussian mechanism on the mean feature vector of N records: `Δ₂ = 2σ/N`.
-    pub fn mechanism(&self, n: usize, epsilon: f64, delta: f64) -> Result<GaussianVector> {
-        Ok(GaussianVector::new(
-            self.len(),
-            Sensitivity::new(2.0 * self.amplitude / n.max(1) as f64)?,
-            Epsilon::new(epsilon)?,
-            Delta::new(delta)?,
-        )?)
-    }
-
-    /// The private release of a precomputed mean feature vector (for Monte Carlo and audits).
-    pub fn release_mean(
-        &self,
-        mean: &[f64],
-        n: usize,
-        epsilon: f64,
-        delta: f64,
-        rng: &mut NoiseRng,
-    ) -> Result<FeatureRelease> {
-        let sensitivity = 2.0 * self.amplitude / n.max(1) as f64;
-        let mechanism = self.mechanism(n, epsilon, delta)?;
-        Ok(FeatureRelease {
-            features: mechanism.release(mean, rng)?,
-            metadata: KmeMetadata {
-                algorithm: "balog_alg2".into(),
-                guarantee: mechanism.guarantee(),
-                sensitivity,
-                sigma: mechanism.sigma(),
-                kernel: self.kernel.spec(),
-                components: self.len(),
-                n,
-                rng: rng.provenance(),
-            },
-        })
+    /// **Algorithm 2 (Balog et al. 2018)** for N = `n` records at (ε, δ): the mean feature vector
+    /// with Gaussian noise calibrated to `Δ₂ = 2σ/N` by the analytic Gaussian mechanism.
+    pub fn mechanism(&self, n: usize, epsilon: Epsilon, delta: Delta) -> Result<FeatureMean> {
+        let sensitivity = Sensitivity::new(2.0 * self.amplitude / n.max(1) as f64)?;
+        Ok(FeatureMean { rff: self.clone(), n, noise: GaussianVector::new(self.len(), sensitivity, epsilon, delta)? })
     }
 }
 
-/// A private mean feature vector.
+/// **Balog et al.'s Algorithm 2 as a mechanism**: the mean random-feature vector `(1/N) Σ φ(x_n)`
+/// plus Gaussian noise; `||φ(x)||₂ = σ` exactly, so one replaced record moves it by at most `2σ/N` in
+/// l2 and the analytic calibration gives (ε, δ)-DP under replace-one. Fit weighted points to the
+/// release with [`RandomFourierFeatures::reduced_set`] (post-processing).
 #[derive(Debug, Clone)]
-pub struct FeatureRelease {
-    pub features: Vec<f64>,
-    pub metadata: KmeMetadata,
+pub struct FeatureMean {
+    rff: RandomFourierFeatures,
+    n: usize,
+    noise: GaussianVector,
+}
+
+impl FeatureMean {
+    /// The Gaussian noise on the features.
+    pub fn noise(&self) -> &GaussianVector {
+        &self.noise
+    }
+}
+
+impl Mechanism<PointSet> for FeatureMean {
+    type Output = Coefficients;
+
+    fn name(&self) -> &'static str {
+        "balog_alg2"
+    }
+
+    fn n(&self) -> Option<usize> {
+        Some(self.n)
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.noise.guarantee()
+    }
+
+    fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
+        if data.len() != self.n {
+            return Err(KmeError::Shape { what: "number of points", expected: self.n, got: data.len() });
+        }
+        self.rff.mean_features(data)
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Coefficients>> {
+        let metadata = ReleaseMetadata {
+            components: self.rff.len(),
+            kernel: Some(self.rff.kernel.spec()),
+            calibration: Some(self.noise.calibration()),
+            rng: rng.provenance(),
+            tuning: Tuning::Fixed,
+            ..ReleaseMetadata::new(
+                "balog_alg2",
+                self.guarantee(),
+                2.0 * self.rff.amplitude / self.n.max(1) as f64,
+                SensitivityNorm::L2,
+                self.n,
+            )
+        };
+        Ok(Release::new(Coefficients(self.noise.release(summary, rng)?), metadata))
+    }
+
+    fn accuracy(&self) -> Accuracy {
+        let s = self.noise.sigma();
+        Accuracy::independent(&vec![s * s; self.rff.len()], 3.0)
+    }
 }
 
 /// Options of the reduced-set fit.
@@ -183,17 +204,16 @@ pub fn project_l1_ball(w: &[f64], r: f64) -> Vec<f64> {
     w.iter().map(|v| v.signum() * (v.abs() - theta).max(0.0)).collect()
 }
 
-impl FeatureRelease {
-    /// **Reduced-set fit** (post-processing, no further privacy cost): weighted points `(z_m, w_m)`
-    /// with `Σ|w_m| <= l1_bound` minimising `||Σ_m w_m φ(z_m) - μ̃||²`, by alternating a projected
-    /// gradient step on the weights and a gradient step on the points, each with backtracking.
-    /// `start` holds the initial points (chosen without the data).
-    pub fn reduced_set(
-        &self,
-        rff: &RandomFourierFeatures,
-        start: PointSet,
-        options: ReducedSetOptions,
-    ) -> Result<WeightedPoints> {
+impl RandomFourierFeatures {
+    /// **Reduced-set fit** of a released feature vector (post-processing, no further privacy cost):
+    /// weighted points `(z_m, w_m)` with `Σ|w_m| <= l1_bound` minimising `||Σ_m w_m φ(z_m) - μ̃||²`,
+    /// by alternating a projected gradient step on the weights and a gradient step on the points,
+    /// each with backtracking. `start` holds the initial points (chosen without the data).
+    pub fn reduced_set(&self, released: &[f64], start: PointSet, options: ReducedSetOptions) -> Result<WeightedPoints> {
+        let rff = self;
+        if released.len() != rff.len() {
+            return Err(KmeError::Shape { what: "released features", expected: rff.len(), got: released.len() });
+        }
         if start.dim() != rff.dim || start.is_empty() {
             return Err(KmeError::Shape { what: "start points", expected: rff.dim, got: start.dim() });
         }
@@ -209,7 +229,7 @@ impl FeatureRelease {
         let mut w = vec![options.l1_bound / m as f64; m];
         let objective = |z: &[f64], w: &[f64]| -> (f64, Vec<f64>, Vec<Vec<f64>>) {
             let feats: Vec<Vec<f64>> = (0..m).map(|i| rff.features(&z[i * d..(i + 1) * d])).collect();
-            let mut r: Vec<f64> = self.features.iter().map(|v| -v).collect();
+            let mut r: Vec<f64> = released.iter().map(|v| -v).collect();
             for (f, wi) in feats.iter().zip(w) {
                 r.iter_mut().zip(f).for_each(|(a, b)| *a += wi * b);
             }
@@ -284,20 +304,17 @@ mod tests {
         let k = Stationary::gaussian(1.0).unwrap();
         let rff = RandomFourierFeatures::new(k, 1, 200, 5).unwrap();
         let data = PointSet::new(1, vec![-1.0, 1.0]).unwrap();
-        let target = FeatureRelease {
-            features: rff.mean_features(&data).unwrap(),
-            metadata: rff.release_mean(&[0.0; 400], 2, 1.0, 1e-6, &mut NoiseRng::seeded(1)).unwrap().metadata,
-        };
+        let target = rff.mean_features(&data).unwrap();
         let fit =
-            target.reduced_set(&rff, PointSet::new(1, vec![-0.3, 0.4]).unwrap(), ReducedSetOptions::default()).unwrap();
+            rff.reduced_set(&target, PointSet::new(1, vec![-0.3, 0.4]).unwrap(), ReducedSetOptions::default()).unwrap();
         assert!(fit.weights.iter().map(|w| w.abs()).sum::<f64>() <= 1.0 + 1e-12);
         let before = {
             let f0 = [rff.features(&[-0.3]), rff.features(&[0.4])];
-            (0..400).map(|i| (0.5 * f0[0][i] + 0.5 * f0[1][i] - target.features[i]).powi(2)).sum::<f64>()
+            (0..400).map(|i| (0.5 * f0[0][i] + 0.5 * f0[1][i] - target[i]).powi(2)).sum::<f64>()
         };
         let after: f64 = {
             let f: Vec<Vec<f64>> = (0..2).map(|m| rff.features(fit.points.point(m))).collect();
-            (0..400).map(|i| (fit.weights[0] * f[0][i] + fit.weights[1] * f[1][i] - target.features[i]).powi(2)).sum()
+            (0..400).map(|i| (fit.weights[0] * f[0][i] + fit.weights[1] * f[1][i] - target[i]).powi(2)).sum()
         };
         assert!(after < 0.1 * before, "the fit should improve a lot: {before} -> {after}");
     }

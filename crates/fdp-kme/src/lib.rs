@@ -22,7 +22,7 @@ pub mod synthetic;
 
 pub use embedding::{kernel_sum, mmd, rkhs_distance_sq};
 pub use error::{KmeError, Result};
-pub use features::{FeatureRelease, RandomFourierFeatures, ReducedSetOptions};
+pub use features::{FeatureMean, RandomFourierFeatures, ReducedSetOptions};
 pub use points::{PointSet, WeightedPoints};
 pub use sketch::{FeatureMap, M2mEstimator, PrivateSketch, implicit_logistic_regression, uniform_prior};
-pub use synthetic::{SyntheticRelease, SyntheticSubspace};
+pub use synthetic::{SyntheticData, SyntheticSubspace};

@@ -92,6 +92,11 @@ impl WeightedPoints {
         Ok(Self { points, weights })
     }
 
+    /// The weighted points of a released synthetic dataset.
+    pub fn from_sample(sample: &fdp_core::WeightedSample) -> Result<Self> {
+        Self::new(PointSet::new(sample.dim, sample.points.clone())?, sample.weights.clone())
+    }
+
     /// The empirical measure: weight 1/N on every point.
     pub fn uniform(points: PointSet) -> Self {
         let n = points.len().max(1);

@@ -17,11 +17,9 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal, Uniform};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use fdp_noise::{
-    Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity, vector::LaplaceVector,
-};
+use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Sketch};
+use fdp_noise::{Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
 
 use crate::error::{KmeError, Result};
 use crate::points::{PointSet, fourier_features, parallel_row_sum};
@@ -147,57 +145,106 @@ impl FeatureMap {
     }
 }
 
-/// A released sketch.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// **A private sketch** of the feature map Φ (add/remove neighbours; n is private and released
+/// noisily): the summary is `(Σ_i Φ(x_i), n)`; the sum gets Laplace noise for `Δ₁ = max ||Φ||₁` at
+/// `0.98 ε` and the count Laplace noise for `Δ₁ = 1` at `0.02 ε`, so the release is ε-DP by
+/// sequential composition. The released [`Sketch`] holds `S = (Σ Φ + ξ)/(n + ζ)` with `n + ζ >= 1`.
+///
+/// ```
+/// use fdp_core::Mechanism;
+/// use fdp_kme::{FeatureMap, PointSet, PrivateSketch};
+/// use fdp_noise::{Epsilon, NoiseRng};
+/// let sketch = PrivateSketch::new(FeatureMap::hist(2, 10)?, Epsilon::new(1.0)?)?;
+/// let data = PointSet::new(2, vec![0.1, 0.2, 0.8, 0.9])?;
+/// let release = sketch.release(&data, &mut NoiseRng::from_os()?)?;
+/// assert_eq!(release.output().sketch.len(), 20);
+/// assert!(release.metadata().n.is_none()); // add/remove: n is not public
+/// # Ok::<(), fdp_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
 pub struct PrivateSketch {
-    /// `S = (Σ Φ + ξ) / (n + ζ)`.
-    pub sketch: Vec<f64>,
-    /// `n + ζ`, at least 1 (post-processing).
-    pub noisy_count: f64,
-    /// `Δ₁` and the ε spent on the sum.
-    pub l1_sensitivity: f64,
-    pub epsilon_numerator: f64,
-    pub guarantee: PrivacyGuarantee,
-    /// Seeded (reproducible, for experiments) or OS entropy (for real releases).
-    pub rng: RngProvenance,
-}
-
-/// The two noisy pieces of a sketch before division: `(Σ Φ + ξ, n + ζ)` (what audits look at).
-pub fn noisy_parts(
-    map: &FeatureMap,
-    sum: &[f64],
-    n: usize,
-    epsilon: f64,
-    rng: &mut NoiseRng,
-) -> Result<(Vec<f64>, f64)> {
-    let (numerator, count) = sketch_noise(map, epsilon)?;
-    Ok((numerator.release(sum, rng)?, count.release(&[n as f64], rng)?[0]))
-}
-
-/// The two Laplace mechanisms of a sketch: on the feature sum (`Δ₁ = max ||Φ||₁`, `0.98 ε`) and on
-/// the count (`Δ₁ = 1`, `0.02 ε`).
-pub fn sketch_noise(map: &FeatureMap, epsilon: f64) -> Result<(LaplaceVector, LaplaceVector)> {
-    let eps = Epsilon::new(epsilon)?;
-    let numerator =
-        LaplaceVector::new(map.len(), Sensitivity::new(map.l1_bound())?, Epsilon::new(NUMERATOR_SHARE * eps.get())?)?;
-    let count = LaplaceVector::new(1, Sensitivity::new(1.0)?, Epsilon::new((1.0 - NUMERATOR_SHARE) * eps.get())?)?;
-    Ok((numerator, count))
+    map: FeatureMap,
+    numerator: LaplaceVector,
+    count: LaplaceVector,
+    guarantee: PrivacyGuarantee,
 }
 
 impl PrivateSketch {
-    /// The ε-DP sketch of `data` (add/remove neighbours; n is private and released noisily).
-    pub fn new(map: &FeatureMap, data: &PointSet, epsilon: f64, rng: &mut NoiseRng) -> Result<Self> {
-        let sum = map.feature_sum(data)?;
-        let (numerator, count) = noisy_parts(map, &sum, data.len(), epsilon, rng)?;
-        let noisy_count = count.max(1.0);
-        Ok(Self {
-            sketch: numerator.iter().map(|v| v / noisy_count).collect(),
-            noisy_count,
-            l1_sensitivity: map.l1_bound(),
-            epsilon_numerator: NUMERATOR_SHARE * epsilon,
-            guarantee: PrivacyGuarantee { epsilon, delta: 0.0, relation: NeighbourRelation::AddRemoveOne },
+    /// The ε-DP sketch mechanism of `map`.
+    pub fn new(map: FeatureMap, epsilon: Epsilon) -> Result<Self> {
+        let numerator = LaplaceVector::new(
+            map.len(),
+            Sensitivity::new(map.l1_bound())?,
+            Epsilon::new(NUMERATOR_SHARE * epsilon.get())?,
+        )?;
+        let count =
+            LaplaceVector::new(1, Sensitivity::new(1.0)?, Epsilon::new((1.0 - NUMERATOR_SHARE) * epsilon.get())?)?;
+        let guarantee = PrivacyGuarantee::pure(epsilon).under(NeighbourRelation::AddRemoveOne);
+        Ok(Self { map, numerator, count, guarantee })
+    }
+
+    /// The feature map.
+    pub fn map(&self) -> &FeatureMap {
+        &self.map
+    }
+
+    /// The Laplace noise on the feature sum.
+    pub fn numerator_noise(&self) -> &LaplaceVector {
+        &self.numerator
+    }
+
+    /// The Laplace noise on the count.
+    pub fn count_noise(&self) -> &LaplaceVector {
+        &self.count
+    }
+}
+
+impl Mechanism<PointSet> for PrivateSketch {
+    type Output = Sketch;
+
+    fn name(&self) -> &'static str {
+        match self.map {
+            FeatureMap::Rff { .. } => "rff_sketch",
+            FeatureMap::Race { .. } => "race_sketch",
+            FeatureMap::Hist { .. } => "hist_sketch",
+        }
+    }
+
+    fn n(&self) -> Option<usize> {
+        None
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.guarantee
+    }
+
+    /// `(Σ_i Φ(x_i), n)`: the feature sum with the count appended.
+    fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
+        let mut summary = self.map.feature_sum(data)?;
+        summary.push(data.len() as f64);
+        Ok(summary)
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Sketch>> {
+        let m = self.map.len();
+        if summary.len() != m + 1 {
+            return Err(KmeError::Shape { what: "sketch summary", expected: m + 1, got: summary.len() });
+        }
+        let noisy_sum = self.numerator.release(&summary[..m], rng)?;
+        let noisy_count = self.count.release(&summary[m..], rng)?[0].max(1.0);
+        let sketch = noisy_sum.iter().map(|v| v / noisy_count).collect();
+        let metadata = ReleaseMetadata {
+            components: m,
+            calibration: Some(self.numerator.calibration()),
             rng: rng.provenance(),
-        })
+            ..ReleaseMetadata::new(self.name(), self.guarantee, self.map.l1_bound(), SensitivityNorm::L1, 0)
+        };
+        Ok(Release::new(Sketch { sketch, noisy_count, noisy_sum }, metadata))
+    }
+
+    fn accuracy(&self) -> Accuracy {
+        let b = self.numerator.scale();
+        Accuracy::independent(&vec![2.0 * b * b; self.map.len()], 6.0)
     }
 }
 
@@ -211,15 +258,18 @@ pub struct M2mEstimator {
 }
 
 impl M2mEstimator {
-    /// Fits the ridge system for `sketch` on the prior points (drawn from a public ψ).
-    pub fn new(map: &FeatureMap, sketch: &PrivateSketch, prior: PointSet) -> Result<Self> {
+    /// Fits the ridge system for a released `sketch` of `mechanism` on the prior points (drawn from
+    /// a public ψ). Post-processing: no privacy cost.
+    pub fn new(mechanism: &PrivateSketch, sketch: &Release<Sketch>, prior: PointSet) -> Result<Self> {
+        let map = &mechanism.map;
         if prior.dim() != map.dim() || prior.is_empty() {
             return Err(KmeError::Shape { what: "prior points", expected: map.dim(), got: prior.dim() });
         }
         let (s, m) = (prior.len(), map.len());
         let rows: Vec<Vec<f64>> = (0..s).into_par_iter().map(|t| map.features(prior.point(t))).collect();
         let p = Mat::from_fn(s, m, |t, j| rows[t][j]);
-        let lambda = 2.0 * sketch.l1_sensitivity.powi(2) / (sketch.epsilon_numerator.powi(2) * sketch.noisy_count);
+        let epsilon_numerator = NUMERATOR_SHARE * mechanism.guarantee.epsilon();
+        let lambda = 2.0 * map.l1_bound().powi(2) / (epsilon_numerator.powi(2) * sketch.output().noisy_count);
         let mut a = p.transpose() * &p;
         for j in 0..m {
             for i in 0..m {
@@ -235,7 +285,7 @@ impl M2mEstimator {
         // hat = P A^{-1} / s, via A^{-1} Pᵀ.
         let a_inv_pt = llt.solve(p.transpose().to_owned());
         let hat = Mat::from_fn(s, m, |t, j| a_inv_pt[(j, t)] / s as f64);
-        let sk = Mat::from_fn(m, 1, |j, _| sketch.sketch[j]);
+        let sk = Mat::from_fn(m, 1, |j, _| sketch.output().sketch[j]);
         let w = &hat * &sk;
         let weights = (0..s).map(|t| w[(t, 0)]).collect();
         Ok(Self { prior, hat, weights })
@@ -297,8 +347,8 @@ impl M2mEstimator {
 /// logistic loss `Σ_t v_t^1 log(1 + e^{-z_t}) + v_t^0 log(1 + e^{z_t}) + 10^-4 ||θ||²` by damped Newton.
 /// Post-processing of the sketches: no further privacy cost.
 pub fn implicit_logistic_regression(
-    positives: (&M2mEstimator, &PrivateSketch),
-    negatives: (&M2mEstimator, &PrivateSketch),
+    positives: (&M2mEstimator, &Release<Sketch>),
+    negatives: (&M2mEstimator, &Release<Sketch>),
 ) -> Result<Vec<f64>> {
     let prior = &positives.0.prior;
     if prior != &negatives.0.prior {
@@ -313,7 +363,9 @@ pub fn implicit_logistic_regression(
         .weights
         .iter()
         .zip(&negatives.0.weights)
-        .map(|(a, b)| ((a * positives.1.noisy_count).max(0.0), (b * negatives.1.noisy_count).max(0.0)))
+        .map(|(a, b)| {
+            ((a * positives.1.output().noisy_count).max(0.0), (b * negatives.1.output().noisy_count).max(0.0))
+        })
         .collect();
     let d = prior.dim() + 1;
     let design = |t: usize| -> Vec<f64> { std::iter::once(1.0).chain(prior.point(t).iter().copied()).collect() };
@@ -391,17 +443,17 @@ mod tests {
         let neg = PointSet::new(1, (0..5000).map(|_| lo.sample(&mut rng)).collect()).unwrap();
         let map = FeatureMap::hist(1, 10).unwrap();
         let mut noise = NoiseRng::seeded(8);
-        let (sp, sn) = (
-            PrivateSketch::new(&map, &pos, 10.0, &mut noise).unwrap(),
-            PrivateSketch::new(&map, &neg, 10.0, &mut noise).unwrap(),
-        );
+        let mechanism = PrivateSketch::new(map, Epsilon::new(10.0).unwrap()).unwrap();
+        let (sp, sn) = (mechanism.release(&pos, &mut noise).unwrap(), mechanism.release(&neg, &mut noise).unwrap());
         let prior = uniform_prior(1, 2000, 9).unwrap();
-        let (mp, mn) =
-            (M2mEstimator::new(&map, &sp, prior.clone()).unwrap(), M2mEstimator::new(&map, &sn, prior).unwrap());
+        let (mp, mn) = (
+            M2mEstimator::new(&mechanism, &sp, prior.clone()).unwrap(),
+            M2mEstimator::new(&mechanism, &sn, prior).unwrap(),
+        );
         let theta = implicit_logistic_regression((&mp, &sp), (&mn, &sn)).unwrap();
         let p = |x: f64| 1.0 / (1.0 + (-(theta[0] + theta[1] * x)).exp());
         assert!(p(0.9) > 0.9 && p(0.1) < 0.1, "{theta:?}");
-        let other = M2mEstimator::new(&map, &sn, uniform_prior(1, 10, 1).unwrap()).unwrap();
+        let other = M2mEstimator::new(&mechanism, &sn, uniform_prior(1, 10, 1).unwrap()).unwrap();
         assert!(implicit_logistic_regression((&mp, &sp), (&other, &sn)).is_err());
     }
 
@@ -428,8 +480,9 @@ mod tests {
         let u = Uniform::new(0.2, 0.6).unwrap();
         let data = PointSet::new(2, (0..20000).map(|_| u.sample(&mut rng)).collect()).unwrap();
         let map = FeatureMap::hist(2, 20).unwrap();
-        let sketch = PrivateSketch::new(&map, &data, 100.0, &mut NoiseRng::seeded(2)).unwrap();
-        let m2m = M2mEstimator::new(&map, &sketch, uniform_prior(2, 4000, 3).unwrap()).unwrap();
+        let mechanism = PrivateSketch::new(map, Epsilon::new(100.0).unwrap()).unwrap();
+        let sketch = mechanism.release(&data, &mut NoiseRng::seeded(2)).unwrap();
+        let m2m = M2mEstimator::new(&mechanism, &sketch, uniform_prior(2, 4000, 3).unwrap()).unwrap();
         let mean0 = m2m.estimate(|x| x[0]);
         assert!((mean0 - 0.4).abs() < 0.02, "{mean0}");
         let cdf = m2m.cdf(1, 0.4);
@@ -443,6 +496,7 @@ mod tests {
         let m = m2m.means();
         assert!((cov[1] - (m2m.estimate(|x| x[0] * x[1]) - m[0] * m[1])).abs() < 1e-12 && cov[1] == cov[2]);
         assert!((m2m.fraction_in_box(&[(0.0, 0.4), (0.0, 1.0)]) - 0.5).abs() < 0.05);
-        assert!((sketch.noisy_count - 10000.0).abs() < 50.0, "{}", sketch.noisy_count);
+        let count = sketch.output().noisy_count;
+        assert!((count - 10000.0).abs() < 50.0, "{count}");
     }
 }

@@ -5,69 +5,14 @@ use faer::Mat;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
-use serde::{Deserialize, Serialize};
 
+use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning, WeightedSample};
 use fdp_mercer::linalg::{cholesky, solve_lower, solve_lower_transposed};
-use fdp_mercer::{Kernel, KernelSpec, Stationary, kernel_matrix};
-use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, RngProvenance, Sensitivity, vector::GaussianVector};
+use fdp_mercer::{Kernel, Stationary, kernel_matrix};
+use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, WeightedPoints, parallel_row_sum};
-
-/// What a synthetic release records about itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KmeMetadata {
-    /// `balog_alg1` or `balog_alg2`.
-    pub algorithm: String,
-    pub guarantee: PrivacyGuarantee,
-    /// The l2 sensitivity the Gaussian mechanism is calibrated to.
-    pub sensitivity: f64,
-    /// The noise standard deviation per coordinate.
-    pub sigma: f64,
-    pub kernel: KernelSpec,
-    /// Number of synthetic points (Algorithm 1) or random features (Algorithm 2).
-    pub components: usize,
-    pub n: usize,
-    pub rng: RngProvenance,
-}
-
-/// A weighted synthetic dataset with its privacy metadata.
-#[derive(Debug, Clone)]
-pub struct SyntheticRelease {
-    pub data: WeightedPoints,
-    pub metadata: KmeMetadata,
-}
-
-impl SyntheticRelease {
-    /// CSV with a header `x1,...,xD,weight`, one synthetic point per line.
-    pub fn to_csv(&self) -> String {
-        let d = self.data.points.dim();
-        let mut out = (1..=d).map(|i| format!("x{i}")).collect::<Vec<_>>().join(",") + ",weight\n";
-        for (i, w) in self.data.weights.iter().enumerate() {
-            let row: Vec<String> = self.data.points.point(i).iter().map(|v| format!("{v}")).collect();
-            out += &format!("{},{w}\n", row.join(","));
-        }
-        out
-    }
-
-    /// JSON with the metadata, the points and the weights.
-    pub fn to_json(&self) -> Result<String> {
-        #[derive(Serialize)]
-        struct Record<'a> {
-            metadata: &'a KmeMetadata,
-            dim: usize,
-            points: &'a [f64],
-            weights: &'a [f64],
-        }
-        let r = Record {
-            metadata: &self.metadata,
-            dim: self.data.points.dim(),
-            points: self.data.points.data(),
-            weights: &self.data.weights,
-        };
-        serde_json::to_string_pretty(&r).map_err(|e| KmeError::Write(e.to_string()))
-    }
-}
+use crate::points::{PointSet, parallel_row_sum};
 
 /// **Algorithm 1 (Balog et al. 2018).** Public synthetic points `z_1..z_M` span a subspace of the
 /// RKHS with orthonormal basis `e = L^{-1} [k(z_1,·), ..., k(z_M,·)]` (`G + jI = L L^T`). The
@@ -82,14 +27,16 @@ impl SyntheticRelease {
 /// are post-processing.
 ///
 /// ```
+/// use fdp_core::Mechanism;
 /// use fdp_kme::{PointSet, SyntheticSubspace};
 /// use fdp_mercer::Stationary;
-/// use fdp_noise::NoiseRng;
+/// use fdp_noise::{Delta, Epsilon, NoiseRng};
 /// let kernel = Stationary::gaussian(1.0)?;
 /// let synthetic = SyntheticSubspace::from_wide_gaussian(kernel, &[0.0, 0.0], 3.0, 30, 7)?;
 /// let data = PointSet::new(2, (0..2000).map(|i| ((i * 37) % 101) as f64 / 25.0 - 2.0).collect())?;
-/// let release = synthetic.release(&data, 1.0, 1e-6, &mut NoiseRng::from_os()?)?;
-/// assert_eq!(release.data.weights.len(), 30);
+/// let mechanism = synthetic.mechanism(data.len(), Epsilon::new(1.0)?, Delta::new(1e-6)?)?;
+/// let release = mechanism.release(&data, &mut NoiseRng::from_os()?)?;
+/// assert_eq!(release.output().weights.len(), 30);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -185,21 +132,21 @@ impl SyntheticSubspace {
     /// Large private weights of opposite signs (noise the Gram inverse amplifies) are damped.
     pub fn l1_regularised(
         &self,
-        release: &SyntheticRelease,
+        release: &Release<WeightedSample>,
         bound: f64,
         iterations: usize,
-    ) -> Result<SyntheticRelease> {
+    ) -> Result<Release<WeightedSample>> {
         if !(bound.is_finite() && bound > 0.0) {
             return Err(KmeError::BadParameter { name: "bound", value: bound, reason: "must be finite and > 0" });
         }
         let m = self.z.len();
-        if release.data.weights.len() != m {
-            return Err(KmeError::Shape { what: "weights", expected: m, got: release.data.weights.len() });
+        if release.output().weights.len() != m {
+            return Err(KmeError::Shape { what: "weights", expected: m, got: release.output().weights.len() });
         }
         let g = kernel_matrix(&self.kernel, self.z.data(), self.z.data(), self.z.dim());
         // Gershgorin bound on the largest eigenvalue of G.
         let lmax = (0..m).map(|i| (0..m).map(|j| g[(i, j)].abs()).sum::<f64>()).fold(0.0, f64::max);
-        let target = &release.data.weights;
+        let target = &release.output().weights;
         let mut w = crate::features::project_l1_ball(target, bound);
         for _ in 0..iterations {
             let grad: Vec<f64> =
@@ -209,50 +156,88 @@ impl SyntheticSubspace {
                 bound,
             );
         }
-        Ok(SyntheticRelease { data: WeightedPoints::new(self.z.clone(), w)?, metadata: release.metadata.clone() })
+        let output = WeightedSample { dim: self.z.dim(), points: self.z.data().to_vec(), weights: w };
+        Ok(Release::new(output, release.metadata().clone()))
     }
 
-    /// The (ε, δ)-DP weighted synthetic dataset of `data` (N is public).
-    pub fn release(&self, data: &PointSet, epsilon: f64, delta: f64, rng: &mut NoiseRng) -> Result<SyntheticRelease> {
-        self.release_coordinates(&self.coordinates(data)?, data.len(), epsilon, delta, rng)
+    /// Algorithm 1 for N = `n` records at (ε, δ): the Gaussian mechanism on the M coordinates with
+    /// `Δ₂ = sqrt(2 sup k)/N`.
+    pub fn mechanism(&self, n: usize, epsilon: Epsilon, delta: Delta) -> Result<SyntheticData> {
+        let noise = GaussianVector::new(self.z.len(), Sensitivity::new(self.sensitivity(n))?, epsilon, delta)?;
+        Ok(SyntheticData { subspace: self.clone(), n, noise })
+    }
+}
+
+/// **Balog et al.'s Algorithm 1 as a mechanism**: `β = α + σ N(0, I)` on the coordinates of the
+/// projected embedding, released as the weighted synthetic dataset `(z_m, (L^{-T} β)_m)`.
+/// (ε, δ)-DP under replace-one (N public); see [`SyntheticSubspace`] for the sensitivity.
+#[derive(Debug, Clone)]
+pub struct SyntheticData {
+    subspace: SyntheticSubspace,
+    n: usize,
+    noise: GaussianVector,
+}
+
+impl SyntheticData {
+    /// The Gaussian noise on the coordinates.
+    pub fn noise(&self) -> &GaussianVector {
+        &self.noise
     }
 
-    /// The Gaussian mechanism on the M coordinates for N records: `Δ₂ = sqrt(2 sup k)/N`.
-    pub fn mechanism(&self, n: usize, epsilon: f64, delta: f64) -> Result<GaussianVector> {
-        Ok(GaussianVector::new(
-            self.z.len(),
-            Sensitivity::new(self.sensitivity(n))?,
-            Epsilon::new(epsilon)?,
-            Delta::new(delta)?,
-        )?)
+    /// The public geometry.
+    pub fn subspace(&self) -> &SyntheticSubspace {
+        &self.subspace
+    }
+}
+
+impl Mechanism<PointSet> for SyntheticData {
+    type Output = WeightedSample;
+
+    fn name(&self) -> &'static str {
+        "balog_alg1"
     }
 
-    /// The private release of precomputed coordinates (for Monte Carlo and audits).
-    pub fn release_coordinates(
-        &self,
-        alpha: &[f64],
-        n: usize,
-        epsilon: f64,
-        delta: f64,
-        rng: &mut NoiseRng,
-    ) -> Result<SyntheticRelease> {
-        let sensitivity = self.sensitivity(n);
-        let mechanism = self.mechanism(n, epsilon, delta)?;
-        let beta = mechanism.release(alpha, rng)?;
-        let weights = self.weights(&beta);
-        Ok(SyntheticRelease {
-            data: WeightedPoints::new(self.z.clone(), weights)?,
-            metadata: KmeMetadata {
-                algorithm: "balog_alg1".into(),
-                guarantee: mechanism.guarantee(),
-                sensitivity,
-                sigma: mechanism.sigma(),
-                kernel: self.kernel.spec(),
-                components: self.z.len(),
-                n,
-                rng: rng.provenance(),
-            },
-        })
+    fn n(&self) -> Option<usize> {
+        Some(self.n)
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.noise.guarantee()
+    }
+
+    /// The coordinates `α = L^{-1} v` (N must be the public n).
+    fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
+        if data.len() != self.n {
+            return Err(KmeError::Shape { what: "number of points", expected: self.n, got: data.len() });
+        }
+        self.subspace.coordinates(data)
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<WeightedSample>> {
+        let beta = self.noise.release(summary, rng)?;
+        let z = &self.subspace.z;
+        let output = WeightedSample { dim: z.dim(), points: z.data().to_vec(), weights: self.subspace.weights(&beta) };
+        let metadata = ReleaseMetadata {
+            components: z.len(),
+            kernel: Some(self.subspace.kernel.spec()),
+            calibration: Some(self.noise.calibration()),
+            rng: rng.provenance(),
+            tuning: Tuning::Fixed,
+            ..ReleaseMetadata::new(
+                "balog_alg1",
+                self.guarantee(),
+                self.subspace.sensitivity(self.n),
+                SensitivityNorm::L2,
+                self.n,
+            )
+        };
+        Ok(Release::new(output, metadata))
+    }
+
+    /// The noise on the coordinates, whose l2 norm is the RKHS norm of the embedding's error.
+    fn accuracy(&self) -> Accuracy {
+        let s = self.noise.sigma();
+        Accuracy::independent(&vec![s * s; self.subspace.z.len()], 3.0)
     }
 }
 
@@ -260,6 +245,7 @@ impl SyntheticSubspace {
 mod tests {
     use super::*;
     use crate::embedding::rkhs_distance_sq;
+    use crate::points::WeightedPoints;
 
     #[test]
     fn non_private_weights_are_the_rkhs_projection() {
@@ -292,16 +278,18 @@ mod tests {
         let kernel = Stationary::gaussian(1.0).unwrap();
         let s = SyntheticSubspace::new(kernel, PointSet::new(1, vec![-1.0, 0.0, 1.0]).unwrap(), 1e-8).unwrap();
         let data = PointSet::new(1, vec![-0.5, 0.5]).unwrap();
-        let release = s.release(&data, 0.5, 1e-6, &mut NoiseRng::seeded(3)).unwrap();
+        let mechanism = s.mechanism(2, Epsilon::new(0.5).unwrap(), Delta::new(1e-6).unwrap()).unwrap();
+        let release = mechanism.release(&data, &mut NoiseRng::seeded(3)).unwrap();
         let reg = s.l1_regularised(&release, 1.0, 500).unwrap();
-        assert!(reg.data.weights.iter().map(|w| w.abs()).sum::<f64>() <= 1.0 + 1e-12);
+        assert!(reg.output().weights.iter().map(|w| w.abs()).sum::<f64>() <= 1.0 + 1e-12);
         // Weights already inside the ball are a fixed point.
-        let inside = SyntheticRelease {
-            data: WeightedPoints::new(s.points().clone(), vec![0.2, 0.3, -0.1]).unwrap(),
-            metadata: release.metadata.clone(),
-        };
+        let weights = vec![0.2, 0.3, -0.1];
+        let inside = Release::new(
+            WeightedSample { weights: weights.clone(), ..release.output().clone() },
+            release.metadata().clone(),
+        );
         let same = s.l1_regularised(&inside, 1.0, 50).unwrap();
-        assert!(same.data.weights.iter().zip(&inside.data.weights).all(|(a, b)| (a - b).abs() < 1e-12));
+        assert!(same.output().weights.iter().zip(&weights).all(|(a, b)| (a - b).abs() < 1e-12));
         assert!(s.l1_regularised(&release, 0.0, 10).is_err());
     }
 
@@ -318,8 +306,9 @@ mod tests {
         let s = SyntheticSubspace::from_wide_gaussian(k, &[0.0], 2.0, 5, 1).unwrap();
         let data = PointSet::new(1, vec![0.1, 0.2]).unwrap();
         let mut rng = NoiseRng::seeded(1);
-        assert!(s.release(&data, 0.0, 1e-6, &mut rng).is_err());
-        assert!(s.release(&data, 1.0, 1.0, &mut rng).is_err());
-        assert!(s.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), 1.0, 1e-6, &mut rng).is_err());
+        let mechanism = s.mechanism(2, Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap()).unwrap();
+        assert!(mechanism.release(&data, &mut rng).is_ok());
+        assert!(mechanism.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), &mut rng).is_err());
+        assert!(mechanism.release(&PointSet::new(1, vec![0.0; 3]).unwrap(), &mut rng).is_err(), "wrong n");
     }
 }

@@ -2,9 +2,10 @@
 //! miscalibrated variants, on neighbouring datasets that differ in one far-away point.
 
 use fdp_audit::{AuditConfig, AuditReport, Auditor, NeighbourPair};
+use fdp_core::Mechanism;
 use fdp_kme::{PointSet, RandomFourierFeatures, SyntheticSubspace};
 use fdp_mercer::Stationary;
-use fdp_noise::NoiseRng;
+use fdp_noise::{Delta, Epsilon, NoiseRng};
 
 const N: usize = 20;
 const DELTA: f64 = 1e-6;
@@ -16,12 +17,8 @@ fn dataset(x: f64) -> PointSet {
     PointSet::new(1, data).unwrap()
 }
 
-fn audit(
-    a: impl Fn(&mut NoiseRng) -> Vec<f64> + Send + Sync,
-    b: impl Fn(&mut NoiseRng) -> Vec<f64> + Send + Sync,
-    seed: u64,
-) -> AuditReport {
-    let pair = NeighbourPair::new("far point", a, b);
+fn audit<M: Mechanism<PointSet>>(mechanism: &M, seed: u64) -> AuditReport {
+    let pair = NeighbourPair::from_mechanism("far point", mechanism, &dataset(-3.0), &dataset(3.0)).unwrap();
     Auditor::new(AuditConfig::default()).unwrap().audit(1.0, DELTA, vec![pair], &mut NoiseRng::seeded(seed))
 }
 
@@ -30,24 +27,14 @@ fn algorithm_1_passes_and_an_under_noised_variant_fails() {
     let kernel = Stationary::gaussian(0.5).unwrap();
     let z = PointSet::new(1, (0..8).map(|i| -3.0 + i as f64 * 6.0 / 7.0).collect()).unwrap();
     let s = SyntheticSubspace::new(kernel, z, 1e-8).unwrap();
-    let (da, db) = (dataset(-3.0), dataset(3.0));
-    let (ca, cb) = (s.coordinates(&da).unwrap(), s.coordinates(&db).unwrap());
-    let run = |eps: f64, seed: u64| {
-        let (s1, s2) = (&s, &s);
-        let (ca, cb) = (ca.clone(), cb.clone());
-        audit(
-            move |r: &mut NoiseRng| s1.release_coordinates(&ca, N, eps, DELTA, r).unwrap().data.weights,
-            move |r: &mut NoiseRng| s2.release_coordinates(&cb, N, eps, DELTA, r).unwrap().data.weights,
-            seed,
-        )
-    };
-    let honest = run(1.0, 1);
+    let delta = Delta::new(DELTA).unwrap();
+    let honest = audit(&s.mechanism(N, Epsilon::new(1.0).unwrap(), delta).unwrap(), 1);
     eprintln!("audit algorithm=balog_alg1 eps_lb={:.3} claimed=1 delta={DELTA}", honest.epsilon_lower_bound);
     assert!(honest.passed);
     // Calibrated for ε = 20 but claimed at ε = 1 (σ about 20x too small). A sqrt(2) under-noising is
     // not visible at δ = 1e-6 with a few thousand releases: the Gaussian's extra loss lives in events
     // of probability ~δ.
-    let cheat = run(20.0, 2);
+    let cheat = audit(&s.mechanism(N, Epsilon::new(20.0).unwrap(), delta).unwrap(), 2);
     eprintln!("audit algorithm=balog_alg1_under_noised eps_lb={:.3} claimed=1", cheat.epsilon_lower_bound);
     assert!(!cheat.passed);
 }
@@ -56,20 +43,11 @@ fn algorithm_1_passes_and_an_under_noised_variant_fails() {
 fn algorithm_2_passes_and_an_under_noised_variant_fails() {
     let kernel = Stationary::gaussian(0.5).unwrap();
     let rff = RandomFourierFeatures::new(kernel, 1, 16, 9).unwrap();
-    let (ma, mb) = (rff.mean_features(&dataset(-3.0)).unwrap(), rff.mean_features(&dataset(3.0)).unwrap());
-    let run = |eps: f64, seed: u64| {
-        let (r1, r2) = (&rff, &rff);
-        let (ma, mb) = (ma.clone(), mb.clone());
-        audit(
-            move |r: &mut NoiseRng| r1.release_mean(&ma, N, eps, DELTA, r).unwrap().features,
-            move |r: &mut NoiseRng| r2.release_mean(&mb, N, eps, DELTA, r).unwrap().features,
-            seed,
-        )
-    };
-    let honest = run(1.0, 3);
+    let delta = Delta::new(DELTA).unwrap();
+    let honest = audit(&rff.mechanism(N, Epsilon::new(1.0).unwrap(), delta).unwrap(), 3);
     eprintln!("audit algorithm=balog_alg2 eps_lb={:.3} claimed=1 delta={DELTA}", honest.epsilon_lower_bound);
     assert!(honest.passed);
-    let cheat = run(20.0, 4);
+    let cheat = audit(&rff.mechanism(N, Epsilon::new(20.0).unwrap(), delta).unwrap(), 4);
     eprintln!("audit algorithm=balog_alg2_under_noised eps_lb={:.3} claimed=1", cheat.epsilon_lower_bound);
     assert!(!cheat.passed);
 }

@@ -63,11 +63,12 @@ pub enum NeighbourRelation {
 }
 
 /// The guarantee a mechanism gives: (ε, δ)-DP under a neighbour relation (δ = 0 for pure DP).
+/// Built only from checked [`Epsilon`] and [`Delta`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PrivacyGuarantee {
-    pub epsilon: f64,
-    pub delta: f64,
-    pub relation: NeighbourRelation,
+    epsilon: f64,
+    delta: f64,
+    relation: NeighbourRelation,
 }
 
 impl PrivacyGuarantee {
@@ -79,6 +80,26 @@ impl PrivacyGuarantee {
     /// (ε, δ)-DP under replace-one.
     pub fn approximate(epsilon: Epsilon, delta: Delta) -> Self {
         Self { epsilon: epsilon.get(), delta: delta.get(), relation: NeighbourRelation::ReplaceOne }
+    }
+
+    /// The same (ε, δ) under another neighbour relation.
+    pub fn under(self, relation: NeighbourRelation) -> Self {
+        Self { relation, ..self }
+    }
+
+    /// ε.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// δ (0 for pure DP).
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// The neighbour relation.
+    pub fn relation(&self) -> NeighbourRelation {
+        self.relation
     }
 }
 

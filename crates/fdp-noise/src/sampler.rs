@@ -15,6 +15,8 @@ use crate::secure::{GAUSSIAN_LATTICE_BITS, LAPLACE_LATTICE_BITS, LatticeGaussian
 
 /// One coefficient's release noise.
 pub trait ComponentNoise: Copy + Send + Sync {
+    /// `E e⁴ / (E e²)²` of the noise: 6 for Laplace, 3 for Gaussian (for accuracy bounds).
+    const KURTOSIS: f64;
     /// The secure release of `x`: snapped to the lattice, plus exact discrete noise.
     fn release(&self, x: f64, rng: &mut NoiseRng) -> f64;
     /// The standard deviation of the noise.
@@ -22,6 +24,7 @@ pub trait ComponentNoise: Copy + Send + Sync {
 }
 
 impl ComponentNoise for LatticeLaplace {
+    const KURTOSIS: f64 = 6.0;
     #[inline]
     fn release(&self, x: f64, rng: &mut NoiseRng) -> f64 {
         LatticeLaplace::release(self, x, rng)
@@ -32,6 +35,7 @@ impl ComponentNoise for LatticeLaplace {
 }
 
 impl ComponentNoise for LatticeGaussian {
+    const KURTOSIS: f64 = 3.0;
     #[inline]
     fn release(&self, x: f64, rng: &mut NoiseRng) -> f64 {
         LatticeGaussian::release(self, x, rng)
@@ -57,6 +61,10 @@ pub enum Calibration {
     /// Pure ε-DP Laplace with one scale for every component, for an l1 sensitivity Δ₁ of the
     /// coefficient vector: `b = (Δ₁ + Σ_k r_k) / ε`.
     IidLaplace { sensitivity: f64, epsilon: f64, rounding_charge: f64 },
+    /// (ε, δ)-DP Gaussian mechanism on a vector for an l2 sensitivity Δ₂: `σ = s(ε, δ)(Δ₂ + sqrt(m) r)`.
+    GaussianVector { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, sigma: f64 },
+    /// Pure ε-DP Laplace mechanism on a vector for an l1 sensitivity Δ₁: `b = (Δ₁ + m r)/ε`.
+    LaplaceVector { sensitivity: f64, epsilon: f64, scale: f64 },
 }
 
 /// Independent noise components over a Mercer basis: coefficient k gets noise of its own scale,
@@ -214,8 +222,11 @@ impl<N: ComponentNoise> BasisSampler<N> {
         let pure = |e: f64| Epsilon::new(e).ok().map(PrivacyGuarantee::pure);
         match self.calibration {
             Calibration::UnitVariance => None,
-            Calibration::Iclp { epsilon, .. } | Calibration::IidLaplace { epsilon, .. } => pure(epsilon),
-            Calibration::GaussianProcess { epsilon, delta, .. } => {
+            Calibration::Iclp { epsilon, .. }
+            | Calibration::IidLaplace { epsilon, .. }
+            | Calibration::LaplaceVector { epsilon, .. } => pure(epsilon),
+            Calibration::GaussianProcess { epsilon, delta, .. }
+            | Calibration::GaussianVector { epsilon, delta, .. } => {
                 Some(PrivacyGuarantee::approximate(Epsilon::new(epsilon).ok()?, Delta::new(delta).ok()?))
             }
         }

@@ -7,6 +7,7 @@ use crate::calibration::analytic_gaussian_multiplier;
 use crate::error::{Result, check_len};
 use crate::privacy::{Delta, Epsilon, PrivacyGuarantee, Sensitivity};
 use crate::rng::NoiseRng;
+use crate::sampler::Calibration;
 use crate::secure::{GAUSSIAN_LATTICE_BITS, LAPLACE_LATTICE_BITS, LatticeGaussian, LatticeLaplace, lattice_step};
 
 /// **Gaussian mechanism on `R^m`.** For `||f(D) - f(D')||_2 <= Δ₂`, releasing `f(D) + σ N(0, I)` with
@@ -26,6 +27,7 @@ pub struct GaussianVector {
     dim: usize,
     noise: LatticeGaussian,
     multiplier: f64,
+    sensitivity: f64,
     guarantee: PrivacyGuarantee,
 }
 
@@ -36,7 +38,7 @@ impl GaussianVector {
         let d = l2_sensitivity.get();
         let step = lattice_step(s * d, GAUSSIAN_LATTICE_BITS);
         let noise = LatticeGaussian::new(s * (d + (dim.max(1) as f64).sqrt() * step), step)?;
-        Ok(Self { dim, noise, multiplier: s, guarantee: PrivacyGuarantee::approximate(epsilon, delta) })
+        Ok(Self { dim, noise, multiplier: s, sensitivity: d, guarantee: PrivacyGuarantee::approximate(epsilon, delta) })
     }
 
     /// The noise standard deviation per coordinate.
@@ -52,6 +54,17 @@ impl GaussianVector {
     /// The analytic multiplier `s(ε, δ)` the noise was calibrated with (`σ >= s Δ₂`).
     pub fn multiplier(&self) -> f64 {
         self.multiplier
+    }
+
+    /// How the noise was calibrated (for release metadata).
+    pub fn calibration(&self) -> Calibration {
+        Calibration::GaussianVector {
+            sensitivity: self.sensitivity,
+            epsilon: self.guarantee.epsilon(),
+            delta: self.guarantee.delta(),
+            multiplier: self.multiplier,
+            sigma: self.sigma(),
+        }
     }
 
     /// The guarantee of one release.
@@ -72,6 +85,7 @@ impl GaussianVector {
 pub struct LaplaceVector {
     dim: usize,
     noise: LatticeLaplace,
+    sensitivity: f64,
     guarantee: PrivacyGuarantee,
 }
 
@@ -81,7 +95,7 @@ impl LaplaceVector {
         let (d, eps) = (l1_sensitivity.get(), epsilon.get());
         let step = lattice_step(d / eps, LAPLACE_LATTICE_BITS);
         let noise = LatticeLaplace::new((d + dim.max(1) as f64 * step) / eps, step)?;
-        Ok(Self { dim, noise, guarantee: PrivacyGuarantee::pure(epsilon) })
+        Ok(Self { dim, noise, sensitivity: d, guarantee: PrivacyGuarantee::pure(epsilon) })
     }
 
     /// The Laplace scale b.
@@ -92,6 +106,15 @@ impl LaplaceVector {
     /// The lattice noise every coordinate gets.
     pub fn noise(&self) -> LatticeLaplace {
         self.noise
+    }
+
+    /// How the noise was calibrated (for release metadata).
+    pub fn calibration(&self) -> Calibration {
+        Calibration::LaplaceVector {
+            sensitivity: self.sensitivity,
+            epsilon: self.guarantee.epsilon(),
+            scale: self.scale(),
+        }
     }
 
     /// The guarantee of one release.

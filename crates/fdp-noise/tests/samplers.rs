@@ -109,7 +109,7 @@ fn iclp_calibration_bounds_the_loss_and_theorem_7_does_not() {
         let theorem7 = delta / eps * unit.scales()[k];
         assert!((d[k] / theorem7 - std::f64::consts::SQRT_2 * eps).abs() < 1e-9);
     }
-    assert_eq!(iclp.guarantee().unwrap().epsilon, eps);
+    assert_eq!(iclp.guarantee().unwrap().epsilon(), eps);
     assert!(unit.guarantee().is_none());
 }
 

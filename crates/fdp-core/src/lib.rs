@@ -1,0 +1,47 @@
+//! # fdp-core: the one release path
+//!
+//! Every private release in fdp — a mean curve, a density, a regularised estimator, a synthetic
+//! dataset, a sketch, or a mechanism of your own — goes through the same few types:
+//!
+//! - [`mechanism`]: the [`Mechanism`] trait (summarise, then privatise), the [`Accuracy`] preview,
+//!   and [`BasisOutput`] for mechanisms that add noise to Mercer-basis coefficients;
+//! - [`release`]: [`Release`] = an [`Output`] ([`Curve`], [`Coefficients`], [`WeightedSample`],
+//!   [`Sketch`], or yours) + one [`ReleaseMetadata`];
+//! - [`params`]: parameters validated once into types — [`ClippingBound`] (a bound that carries its
+//!   norm), [`Regularisation`] `{η, ψ}`, [`Tuning`], [`SensitivityNorm`]; ε and δ are
+//!   [`Epsilon`](fdp_noise::Epsilon) and [`Delta`](fdp_noise::Delta);
+//! - [`session`]: the [`Session`] — privacy unit, total budget, random stream and ledger — that
+//!   charges every release by sequential composition and refuses to overspend;
+//! - [`error`]: the one [`Error`] of the release path.
+//!
+//! The mathematics (every calibration and sensitivity with its proof sketch) is in `docs/DESIGN.md`.
+//!
+//! ## How to add a mechanism
+//!
+//! 1. Decide the input type `D` and the neighbour relation (replace-one with public n, or
+//!    add/remove), and the output: a [`Curve`] if it is a function on a grid, else one of the other
+//!    outputs or a type of yours implementing [`Output`].
+//! 2. Write the summary as a sum (or average) of per-record contributions, **clip each record** in the
+//!    norm your sensitivity is measured in with a bound fixed before seeing the data (take a
+//!    [`ClippingBound`] and [`require`](ClippingBound::require) its norm), and replace any record
+//!    whose contribution is not finite by a public default before it is summed.
+//! 3. Derive the sensitivity of the summary from the bound, calibrate the noise through `fdp_noise`
+//!    (`IclpSampler`, `GaussianProcessSampler`, `LaplaceVector`, `GaussianVector`: secure lattice
+//!    samplers with the rounding charge included), and implement [`Mechanism`]: `summarize` (total,
+//!    never failing on record contents), `privatize`, `guarantee`, `accuracy`.
+//! 4. Test it as `tests/user_mechanism.rs` does: audit it with `fdp_audit` through the trait, and
+//!    compute the exact loss of adversarial neighbours with `fdp_noise::exact_loss`.
+//!
+//! Then release it through a [`Session`] like every other mechanism.
+
+pub mod error;
+pub mod mechanism;
+pub mod params;
+pub mod release;
+pub mod session;
+
+pub use error::{Error, Result};
+pub use mechanism::{Accuracy, BasisOutput, Mechanism};
+pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
+pub use release::{Coefficients, Curve, Output, Release, ReleaseMetadata, Representation, Sketch, WeightedSample};
+pub use session::{LedgerEntry, Session};

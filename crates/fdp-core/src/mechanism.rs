@@ -1,0 +1,141 @@
+//! The [`Mechanism`] trait every private release goes through, the [`Accuracy`] preview, and
+//! [`BasisOutput`], the release half of every mechanism that adds noise to basis coefficients.
+
+use serde::{Deserialize, Serialize};
+
+use fdp_mercer::Grid;
+use fdp_noise::{BasisSampler, ComponentNoise, NoiseRng, PrivacyGuarantee};
+
+use crate::error::Result;
+use crate::release::{Curve, Release, ReleaseMetadata, Representation};
+
+/// A differentially private mechanism on inputs of type `D` (curves, points, labelled points, ...).
+///
+/// `summarize` is the deterministic part (clip, average, regularise, fit) and must be **total**: a
+/// record that cannot be used becomes a public default, never an error or a non-finite number.
+/// `privatize` adds the calibrated noise and builds the release. Splitting them lets audits and
+/// Monte Carlo studies compute a summary once and draw many releases from it; a
+/// [`Session`](crate::Session) calls [`release`](Self::release) after charging the budget.
+pub trait Mechanism<D: ?Sized>: Send + Sync {
+    /// What a release holds: a [`Curve`], a [`WeightedSample`](crate::WeightedSample), a
+    /// [`Sketch`](crate::Sketch), a [`Coefficients`](crate::Coefficients) vector, or your own.
+    type Output: crate::Output;
+    /// Short name (`iclp_rkhs`, `iclp_kde`, `balog_alg1`, ...).
+    fn name(&self) -> &'static str;
+    /// The public n the mechanism was built for (replace-one neighbours); `None` under add/remove.
+    fn n(&self) -> Option<usize>;
+    /// The privacy guarantee of one release.
+    fn guarantee(&self) -> PrivacyGuarantee;
+    /// The summary before noise (the numbers the noise is added to).
+    fn summarize(&self, data: &D) -> Result<Vec<f64>>;
+    /// One private release of a summary.
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Self::Output>>;
+    /// The accuracy preview: the noise's expected squared error, from public quantities only.
+    fn accuracy(&self) -> Accuracy;
+    /// `summarize` then `privatize`.
+    fn release(&self, data: &D, rng: &mut NoiseRng) -> Result<Release<Self::Output>> {
+        let summary = self.summarize(data)?;
+        self.privatize(&summary, rng)
+    }
+}
+
+/// What the noise costs in accuracy, computed before any data are touched: the expected squared
+/// error `E||released - summary||²` in the output's own norm (L2 on the grid for curves), and where
+/// the components are independent with known moments its standard deviation, for a (1 - α) bound.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Accuracy {
+    /// `E||noise||²`.
+    pub expected_sq_error: f64,
+    /// `sd(||noise||²)` where known (independent components in an orthonormal basis).
+    pub sq_error_sd: Option<f64>,
+}
+
+impl Accuracy {
+    /// From independent noise components of variances `v_k` and fourth-moment ratios
+    /// `E e⁴ / (E e²)²` (6 for Laplace, 3 for Gaussian) in an orthonormal basis:
+    /// `E||e||² = Σ v_k`, `Var ||e||² = Σ (ratio_k - 1) v_k²`.
+    pub fn independent(variances: &[f64], kurtosis: f64) -> Self {
+        let expected = variances.iter().sum();
+        let var: f64 = variances.iter().map(|v| (kurtosis - 1.0) * v * v).sum();
+        Self { expected_sq_error: expected, sq_error_sd: Some(var.sqrt()) }
+    }
+
+    /// Only the mean is known (e.g. a non-orthogonal representation).
+    pub fn expected(expected_sq_error: f64) -> Self {
+        Self { expected_sq_error, sq_error_sd: None }
+    }
+
+    /// A level-(1 - α) upper bound on `||noise||²`: Cantelli's `μ + s sqrt((1 - α)/α)` when the sd
+    /// is known, else Markov's `μ / α`. Both hold for any distribution with those moments.
+    ///
+    /// ```
+    /// use fdp_core::Accuracy;
+    /// let a = Accuracy::independent(&[0.5, 0.25], 6.0);
+    /// assert!((a.expected_sq_error - 0.75).abs() < 1e-15);
+    /// assert!(a.bound(0.05) > a.expected_sq_error && a.bound(0.05) < Accuracy::expected(0.75).bound(0.05));
+    /// ```
+    pub fn bound(&self, alpha: f64) -> f64 {
+        let alpha = alpha.clamp(f64::MIN_POSITIVE, 1.0);
+        match self.sq_error_sd {
+            Some(sd) => self.expected_sq_error + sd * ((1.0 - alpha) / alpha).sqrt(),
+            None => self.expected_sq_error / alpha,
+        }
+    }
+}
+
+/// Noise on basis coefficients and everything a curve release needs around it: the sampler of the
+/// released block, an optional public reference curve added back, and the metadata. Use it to build
+/// any mechanism whose summary is a vector of coefficients in a Mercer basis.
+#[derive(Debug, Clone)]
+pub struct BasisOutput<N> {
+    sampler: BasisSampler<N>,
+    grid: Grid,
+    reference: Option<Vec<f64>>,
+    /// Everything but the RNG provenance, which each release fills in.
+    metadata: ReleaseMetadata,
+}
+
+impl<N: ComponentNoise> BasisOutput<N> {
+    /// Wraps a calibrated sampler; the basis summary, calibration and component count are recorded
+    /// in `metadata`.
+    pub fn new(sampler: BasisSampler<N>, reference: Option<Vec<f64>>, mut metadata: ReleaseMetadata) -> Self {
+        metadata.basis = Some(sampler.basis().summary());
+        metadata.calibration = Some(sampler.calibration());
+        metadata.components = sampler.basis().len();
+        let grid = sampler.basis().grid().clone();
+        Self { sampler, grid, reference, metadata }
+    }
+
+    /// The sampler of the released block.
+    pub fn sampler(&self) -> &BasisSampler<N> {
+        &self.sampler
+    }
+
+    /// The metadata every release of this mechanism carries (RNG provenance aside).
+    pub fn metadata(&self) -> &ReleaseMetadata {
+        &self.metadata
+    }
+
+    /// The private release of a summary given by its coefficients on the released block.
+    pub fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
+        let coefficients = self.sampler.privatize(summary, rng)?;
+        let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
+        let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };
+        Ok(Release::new(Curve::new(self.grid.clone(), self.reference.clone(), representation)?, metadata))
+    }
+
+    /// The noise-free curve of a summary.
+    pub fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        let mut curve = self.sampler.basis().synthesize(summary)?;
+        if let Some(r) = &self.reference {
+            curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
+        }
+        Ok(curve)
+    }
+
+    /// The accuracy preview: independent components in an orthonormal basis.
+    pub fn accuracy(&self) -> Accuracy {
+        let variances: Vec<f64> = self.sampler.std_devs().iter().map(|s| s * s).collect();
+        Accuracy::independent(&variances, N::KURTOSIS)
+    }
+}

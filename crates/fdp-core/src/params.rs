@@ -1,0 +1,175 @@
+//! Parameters validated once into types: the clipping bound that carries its norm, the
+//! regularisation `(η, ψ)`, how tuning was done, and the norm a sensitivity is measured in.
+//!
+//! Per-record clipping happens in the norm a sensitivity is computed in, with a bound τ fixed before
+//! the data are seen. Clipping scales a record down onto the ball `{||x|| <= τ}` (and leaves it alone
+//! inside), so one record moves a summary by at most what a τ-bounded record can.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result, non_negative, positive};
+
+/// The norm a record is clipped in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ClipNorm {
+    /// `Σ_k |x_k|` over the kept basis coefficients (ICLP-RKHS).
+    CoefficientL1,
+    /// `(Σ_k x_k²)^{1/2}` over the kept coefficients, the L2 norm of the projected curve
+    /// (ICLP-l1, IID Laplace, Gaussian process).
+    L2,
+    /// `max_i |x(t_i)|` on the grid (Bernstein).
+    Sup,
+}
+
+impl ClipNorm {
+    /// The norm of `x`.
+    pub fn norm(self, x: &[f64]) -> f64 {
+        match self {
+            Self::CoefficientL1 => x.iter().map(|v| v.abs()).sum(),
+            Self::L2 => x.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            Self::Sup => x.iter().fold(0.0, |m, v| m.max(v.abs())),
+        }
+    }
+
+    /// Scales `x` in place so that its norm is at most `tau` (`tau > 0`).
+    ///
+    /// A record whose norm is not finite (its projection overflowed) becomes 0, the centre of the
+    /// ball: any point of the ball keeps the sensitivity bound, and no record can turn the summary
+    /// into NaN.
+    pub fn clip(self, x: &mut [f64], tau: f64) {
+        let norm = self.norm(x);
+        if !norm.is_finite() {
+            x.fill(0.0);
+        } else if norm > tau {
+            let s = tau / norm;
+            x.iter_mut().for_each(|v| *v *= s);
+        }
+    }
+}
+
+/// A clipping bound τ **with its norm**: the mechanism that receives it checks the norm, so a bound
+/// measured in one norm cannot be used by a mechanism that clips in another.
+///
+/// ```
+/// use fdp_core::{ClipNorm, ClippingBound};
+/// let tau = ClippingBound::coefficient_l1(10.0)?;
+/// assert_eq!((tau.value(), tau.norm()), (10.0, ClipNorm::CoefficientL1));
+/// assert!(ClippingBound::l2(-1.0).is_err());
+/// # Ok::<(), fdp_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClippingBound {
+    value: f64,
+    norm: ClipNorm,
+}
+
+impl ClippingBound {
+    /// A bound `τ > 0` (finite) in `norm`, fixed before the data are seen.
+    pub fn new(value: f64, norm: ClipNorm) -> Result<Self> {
+        Ok(Self { value: positive("clipping bound", value)?, norm })
+    }
+
+    /// `Σ_k |x_k| <= τ` over the basis coefficients (ICLP-RKHS).
+    pub fn coefficient_l1(value: f64) -> Result<Self> {
+        Self::new(value, ClipNorm::CoefficientL1)
+    }
+
+    /// `||x||_{L2} <= τ` for the projected curve (ICLP-l1, IID Laplace, Gaussian process).
+    pub fn l2(value: f64) -> Result<Self> {
+        Self::new(value, ClipNorm::L2)
+    }
+
+    /// `max_t |x(t)| <= τ` on the grid (Bernstein).
+    pub fn sup(value: f64) -> Result<Self> {
+        Self::new(value, ClipNorm::Sup)
+    }
+
+    /// τ.
+    pub fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// The norm τ is measured in.
+    pub fn norm(&self) -> ClipNorm {
+        self.norm
+    }
+
+    /// This bound if it is in `norm`, else an error naming the mechanism and both norms.
+    pub fn require(self, norm: ClipNorm, mechanism: &'static str) -> Result<Self> {
+        if self.norm == norm { Ok(self) } else { Err(Error::WrongNorm { mechanism, expected: norm, got: self.norm }) }
+    }
+}
+
+/// The regularisation of an RKHS-type estimator: the operator power η > 0 and the penalty ψ >= 0.
+/// Named fields, so the two cannot be swapped.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Regularisation {
+    eta: f64,
+    psi: f64,
+}
+
+impl Regularisation {
+    /// `η > 0`, `ψ >= 0`, both finite.
+    pub fn new(eta: f64, psi: f64) -> Result<Self> {
+        Ok(Self { eta: positive("eta", eta)?, psi: non_negative("psi", psi)? })
+    }
+
+    /// η.
+    pub fn eta(&self) -> f64 {
+        self.eta
+    }
+
+    /// ψ.
+    pub fn psi(&self) -> f64 {
+        self.psi
+    }
+}
+
+/// How a mechanism's tuning parameters were chosen; recorded in every release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Tuning {
+    /// From public quantities only (n, ε, the bound, the kernel): private.
+    PlugIn,
+    /// Chosen by the user without looking at the data: private.
+    Fixed,
+    /// Private cross-validation on the data: **not private** unless charged its own budget.
+    CrossValidated,
+}
+
+/// The norm a sensitivity is measured in; recorded in every release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SensitivityNorm {
+    /// `Σ_k |h_k| / sqrt(λ_k)`, the ICLP norm.
+    L1C,
+    /// `(Σ_k h_k² / λ_k)^{1/2}`, the Cameron-Martin (RKHS) norm of the Gaussian process.
+    CameronMartin,
+    /// The l1 norm of a coefficient vector.
+    L1,
+    /// The l2 norm of a vector.
+    L2,
+    /// The l1 norm of the Bernstein lattice values.
+    L1Lattice,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clipping_lands_on_the_ball() {
+        for norm in [ClipNorm::CoefficientL1, ClipNorm::L2, ClipNorm::Sup] {
+            let mut x = vec![3.0, -4.0, 1.0];
+            norm.clip(&mut x, 2.0);
+            assert!((norm.norm(&x) - 2.0).abs() < 1e-12, "{norm:?}");
+            let mut small = vec![0.1, 0.0, -0.1];
+            norm.clip(&mut small, 2.0);
+            assert_eq!(small, vec![0.1, 0.0, -0.1]);
+            let mut overflowed = vec![f64::INFINITY, f64::NAN, 1.0];
+            norm.clip(&mut overflowed, 2.0);
+            assert_eq!(overflowed, vec![0.0; 3]);
+        }
+    }
+}
