@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use fdp::mercer::{BasisOptions, Grid, MercerBasis, Solver};
 use fdp::prelude::*;
 
 fn time<T>(f: impl FnOnce() -> T) -> (T, f64) {

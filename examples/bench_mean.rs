@@ -8,6 +8,8 @@ use std::time::Instant;
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{BasisMean, MeanSetup, Mechanism, PlugIn};
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 
 /// A `kB` field of /proc/self/status, in bytes.
@@ -29,8 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data_bytes = (sim.curves.values().len() * 8) as f64;
 
     let tau = Scenario::S1.design_bounds(&basis)?.coefficient_l1;
-    let plug = PlugIn::new(&basis, n, 1.0, tau)?;
-    let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, 1.0, tau)?, plug.rkhs_eta, plug.rkhs_psi)?;
+    let setup = MeanSetup::new(n, Epsilon::new(1.0)?, ClippingBound::coefficient_l1(tau)?)?;
+    let plug = PlugIn::new(&basis, &setup)?;
+    let mechanism = BasisMean::iclp_rkhs(&basis, setup, plug.rkhs)?;
     let mut rng = NoiseRng::from_os()?;
 
     // Reset the resident-memory high-water mark so the peak below is the release's own.

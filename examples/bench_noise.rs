@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeLaplace, NoiseRng, Sensitivity};
 use fdp::prelude::*;
 use rand::RngExt;

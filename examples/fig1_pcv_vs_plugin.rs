@@ -15,7 +15,10 @@ use std::time::Instant;
 use common::{AnyResult, Estimate, estimate, finish_report, log_log_slope, quick_flag, sq_dist};
 use fdp::data::{DesignBounds, Scenario, simulate};
 use fdp::estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn, Tuning, private_cross_validation};
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
+use fdp::release::Regularisation;
 use fdp::report::{ErrorSeries, LogLogFigure, PALETTE, ReportDir};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -37,16 +40,21 @@ impl Family {
         }
     }
 
-    fn tau(self, b: &DesignBounds) -> f64 {
-        if self == Self::IclpRkhs { b.coefficient_l1 } else { b.l2 }
+    /// The design bound in the norm this mechanism clips in.
+    fn bound(self, b: &DesignBounds) -> fdp::estimators::Result<ClippingBound> {
+        if self == Self::IclpRkhs { ClippingBound::coefficient_l1(b.coefficient_l1) } else { ClippingBound::l2(b.l2) }
+    }
+
+    fn setup(self, n: usize, b: &DesignBounds) -> fdp::estimators::Result<MeanSetup> {
+        MeanSetup::new(n, Epsilon::new(1.0)?, self.bound(b)?)
     }
 
     fn plug_in(self, basis: &MercerBasis, n: usize, b: &DesignBounds) -> AnyResult<f64> {
-        let p = PlugIn::new(basis, n, 1.0, self.tau(b))?;
+        let p = PlugIn::new(basis, &self.setup(n, b)?)?;
         Ok(match self {
             Self::IidLaplace => p.iid_components as f64,
-            Self::IclpL1 => p.l1_psi,
-            Self::IclpRkhs => p.rkhs_psi,
+            Self::IclpL1 => p.l1.psi(),
+            Self::IclpRkhs => p.rkhs.psi(),
         })
     }
 
@@ -70,12 +78,12 @@ impl Family {
         param: f64,
         tuning: Tuning,
     ) -> fdp::estimators::Result<Box<dyn MeanMechanism>> {
-        let setup = MeanSetup::new(n, 1.0, self.tau(b))?.tuned_by(tuning);
-        let p = PlugIn::new(basis, n, 1.0, self.tau(b))?;
+        let setup = self.setup(n, b)?.tuned_by(tuning);
+        let p = PlugIn::new(basis, &setup)?;
         Ok(match self {
             Self::IidLaplace => Box::new(BasisMean::iid_laplace(basis, setup, param as usize)?),
-            Self::IclpL1 => Box::new(BasisMean::iclp_l1(basis, setup, p.l1_eta, param)?),
-            Self::IclpRkhs => Box::new(BasisMean::iclp_rkhs(basis, setup, p.rkhs_eta, param)?),
+            Self::IclpL1 => Box::new(BasisMean::iclp_l1(basis, setup, Regularisation::new(p.l1.eta(), param)?)?),
+            Self::IclpRkhs => Box::new(BasisMean::iclp_rkhs(basis, setup, Regularisation::new(p.rkhs.eta(), param)?)?),
         })
     }
 }

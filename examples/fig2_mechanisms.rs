@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use common::{AnyResult, Estimate, finish_report, log_log_slope, plug_in_mechanisms, quick_flag, simulated_mse};
 use fdp::data::Scenario;
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 use fdp::report::{ErrorSeries, LogLogFigure, PALETTE, ReportDir};
 use serde::Serialize;

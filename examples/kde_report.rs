@@ -7,13 +7,15 @@
 
 use std::fmt::Write as _;
 
-use fdp::estimators::density::integrated_squared_error;
 use fdp::estimators::{
     BasisKde, BernsteinKde, CurveMechanism, ErmSetup, GridPoints, KdeSensitivity, KernelErm, Labelled, Loss, Mechanism,
     density_kernel, misclassification, normalise_density, plug_in_bandwidth, squared_risk,
 };
 use fdp::mercer::StationaryShape;
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
+use fdp::release::Regularisation;
 use fdp::report::{CurveFigure, ErrorSeries, HeatMaps, LogLogFigure, PALETTE, RGBColor, ReportDir, Series};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -53,7 +55,7 @@ fn private_ise<D>(
     let mut values = Vec::with_capacity(draws);
     for _ in 0..draws {
         let release = m.privatize(summary, rng)?;
-        values.push(integrated_squared_error(&normalise_density(release.curve(), grid), truth, grid));
+        values.push(grid.sq_distance(&normalise_density(release.curve(), grid), truth)?);
     }
     let mean = values.iter().sum::<f64>() / draws as f64;
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (draws.max(2) - 1) as f64;
@@ -158,12 +160,12 @@ fn compare_kdes(s: &Setting, plan: &Plan, noise: &mut NoiseRng) -> Result<Compar
             paper_bound: sens.and_then(|x| x.paper_bound),
         });
     };
-    let plain = BasisKde::iclp(s.basis, n, 1.0, 1.0)?;
+    let plain = BasisKde::iclp(s.basis, n, Epsilon::new(1.0)?, 1.0)?;
     let nonprivate = normalise_density(&plain.estimate_curve(&plain.summarize(s.points)?)?, s.grid);
-    record("nonprivate".into(), Some(1.0), None, (integrated_squared_error(&nonprivate, s.truth, s.grid), 0.0), None);
+    record("nonprivate".into(), Some(1.0), None, (s.grid.sq_distance(&nonprivate, s.truth)?, 0.0), None);
     let mut figure_draws = Vec::new();
     for &eta in plan.etas {
-        let m = BasisKde::iclp(s.basis, n, 1.0, eta)?;
+        let m = BasisKde::iclp(s.basis, n, Epsilon::new(1.0)?, eta)?;
         let summary = m.summarize(s.points)?;
         record(
             "iclp_rkhs".into(),
@@ -179,16 +181,16 @@ fn compare_kdes(s: &Setting, plan: &Plan, noise: &mut NoiseRng) -> Result<Compar
         }
     }
     if plan.with_gp {
-        let gp = BasisKde::gaussian_process(s.basis, n, 1.0, 1.0, 1e-5)?;
+        let gp = BasisKde::gaussian_process(s.basis, n, Epsilon::new(1.0)?, 1.0, Delta::new(1e-5)?)?;
         let ise = private_ise(&gp, &gp.summarize(s.points)?, s.truth, s.grid, plan.draws, noise)?;
         record("gaussian_process (δ = 1e-5)".into(), Some(1.0), None, ise, Some(gp.sensitivity()));
     }
     let m_iid = ((n as f64).cbrt() as usize).clamp(1, s.basis.len());
-    let iid = BasisKde::iid_laplace(s.basis, n, 1.0, m_iid)?;
+    let iid = BasisKde::iid_laplace(s.basis, n, Epsilon::new(1.0)?, m_iid)?;
     let ise = private_ise(&iid, &iid.summarize(s.points)?, s.truth, s.grid, plan.draws, noise)?;
     record(format!("iid_laplace (M = {m_iid})"), None, None, ise, Some(iid.sensitivity()));
     for &k in plan.degrees {
-        let b = BernsteinKde::new(s.kernel, s.grid, n, 1.0, k)?;
+        let b = BernsteinKde::new(s.kernel, s.grid, n, Epsilon::new(1.0)?, k)?;
         let ise = private_ise(&b, &b.summarize(s.points)?, s.truth, s.grid, plan.draws, noise)?;
         record("bernstein".into(), None, Some(k), ise, None);
     }
@@ -307,9 +309,9 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
         let risk = |curve: &[f64]| if logistic { misclassification(curve, &test) } else { squared_risk(curve, &test) };
         for &n in sizes {
             let train = make(n, n as u64, logistic)?;
-            let setup = ErmSetup::new(loss, n, 1.25, psi)?;
-            let iclp = KernelErm::iclp(&erm_basis, setup, 1.0)?;
-            let gp = KernelErm::gaussian_process(&erm_basis, setup, 1.0, 1e-5)?;
+            let setup = ErmSetup::new(loss, n, Regularisation::new(1.25, psi)?)?;
+            let iclp = KernelErm::iclp(&erm_basis, setup, Epsilon::new(1.0)?)?;
+            let gp = KernelErm::gaussian_process(&erm_basis, setup, Epsilon::new(1.0)?, Delta::new(1e-5)?)?;
             let s = iclp.summarize(&train)?;
             let risk_nonprivate = risk(&iclp.estimate_curve(&s)?);
             let mut mean_risk = |m: &dyn CurveMechanism<Labelled>| -> Result<f64, Box<dyn std::error::Error>> {

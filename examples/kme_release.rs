@@ -16,6 +16,7 @@ use common::{AnyResult, finish_report, quick_flag};
 use fdp::kme::{
     PointSet, RandomFourierFeatures, ReducedSetOptions, SyntheticSubspace, WeightedPoints, kernel_sum, rkhs_distance_sq,
 };
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 use fdp::release::{Mechanism, Release, WeightedSample};
 use fdp::report::{ErrorSeries, LogLogFigure, PALETTE, ReportDir};

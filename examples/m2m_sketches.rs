@@ -16,7 +16,7 @@ use common::{AnyResult, finish_report, flag_value, quick_flag};
 use fdp::data::data_dir;
 use fdp::kme::{FeatureMap, M2mEstimator, PointSet, PrivateSketch, implicit_logistic_regression, uniform_prior};
 use fdp::noise::Epsilon;
-use fdp::prelude::*;
+use fdp::noise::NoiseRng;
 use fdp::release::Mechanism;
 use fdp::report::ReportDir;
 use rand::rngs::StdRng;

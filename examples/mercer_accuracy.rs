@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use fdp::mercer::diagnostics::{brownian_errors, orthonormality_error};
+use fdp::mercer::{BasisOptions, Brownian, Grid, MercerBasis};
 use fdp::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

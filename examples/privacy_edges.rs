@@ -23,10 +23,12 @@ use fdp::estimators::{
     MeanSetup, Mechanism, PlugIn, density_kernel,
 };
 use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
-use fdp::mercer::StationaryShape;
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::mercer::{Kernel, StationaryShape};
 use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
 use fdp::noise::{GaussianProcessSampler, LatticeGaussian, LatticeLaplace};
 use fdp::prelude::*;
+use fdp::release::Regularisation;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -136,13 +138,22 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
     let zeros = CurveSet::from_flat(exp_basis.grid().clone(), vec![0.0; n * 30], None)?.0;
     let records = adversarial_curves(&exp_basis);
     let eta = 142.86529247115914;
-    let rkhs = BasisMean::iclp_rkhs(&exp_basis, MeanSetup::new(n, 50.0, 10.0)?, eta, 0.0)?;
+    let rkhs = BasisMean::iclp_rkhs(
+        &exp_basis,
+        MeanSetup::new(n, Epsilon::new(50.0)?, ClippingBound::coefficient_l1(10.0)?)?,
+        Regularisation::new(eta, 0.0)?,
+    )?;
     let s = curve_summaries(&rkhs, &zeros, &records)?;
     out.push(EdgeRecord::new(
         "iclp_rkhs_subnormal_eta",
         worst_pair(&s, laplace_ratio(rkhs.sampler().components(), 50.0))?,
     ));
-    let gp = BasisMean::gaussian_process(&exp_basis, MeanSetup::new(n, 50.0, 10.0)?, eta, 0.0, 1e-6)?;
+    let gp = BasisMean::gaussian_process(
+        &exp_basis,
+        MeanSetup::new(n, Epsilon::new(50.0)?, ClippingBound::l2(10.0)?)?,
+        Regularisation::new(eta, 0.0)?,
+        Delta::new(1e-6)?,
+    )?;
     let s = curve_summaries(&gp, &zeros, &records)?;
     let multiplier = gp_multiplier(gp.sampler());
     out.push(EdgeRecord::new(
@@ -156,42 +167,68 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
     let records = adversarial_curves(&basis);
     let tau = 10.0;
     for epsilon in [1.0, 1e6] {
-        let tuning = PlugIn::new(&basis, n, epsilon, tau)?;
+        let l1 = MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::coefficient_l1(tau)?)?;
+        let l2 = l1.clone().with_bound(ClippingBound::l2(tau)?)?;
+        let tuning = PlugIn::new(&basis, &l1)?;
         let tag = if epsilon > 1.0 { "_eps1e6" } else { "" };
         let laplace: Vec<(String, fdp::estimators::LaplaceMean)> = vec![
             (
                 "iclp_rkhs".into(),
-                BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.rkhs_eta, tuning.rkhs_psi)?,
+                BasisMean::iclp_rkhs(
+                    &basis,
+                    MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::coefficient_l1(tau)?)?,
+                    tuning.rkhs,
+                )?,
             ),
-            ("iclp_rkhs_psi0".into(), BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, epsilon, tau)?, 3.0, 0.0)?),
             (
-                "iclp_l1".into(),
-                BasisMean::iclp_l1(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.l1_eta, tuning.l1_psi)?,
+                "iclp_rkhs_psi0".into(),
+                BasisMean::iclp_rkhs(
+                    &basis,
+                    MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::coefficient_l1(tau)?)?,
+                    Regularisation::new(3.0, 0.0)?,
+                )?,
             ),
-            ("iclp_l1_psi0".into(), BasisMean::iclp_l1(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.l1_eta, 0.0)?),
+            ("iclp_l1".into(), BasisMean::iclp_l1(&basis, l2.clone(), tuning.l1)?),
+            (
+                "iclp_l1_psi0".into(),
+                BasisMean::iclp_l1(
+                    &basis,
+                    MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::l2(tau)?)?,
+                    Regularisation::new(tuning.l1.eta(), 0.0)?,
+                )?,
+            ),
             (
                 "iid_laplace".into(),
-                BasisMean::iid_laplace(&basis, MeanSetup::new(n, epsilon, tau)?, tuning.iid_components)?,
+                BasisMean::iid_laplace(
+                    &basis,
+                    MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::l2(tau)?)?,
+                    tuning.iid_components,
+                )?,
             ),
-            ("iid_laplace_all".into(), BasisMean::iid_laplace(&basis, MeanSetup::new(n, epsilon, tau)?, basis.len())?),
+            (
+                "iid_laplace_all".into(),
+                BasisMean::iid_laplace(
+                    &basis,
+                    MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::l2(tau)?)?,
+                    basis.len(),
+                )?,
+            ),
         ];
         for (name, mechanism) in &laplace {
             let s = curve_summaries(mechanism, &base, &records)?;
             let pairs = worst_pair(&s, laplace_ratio(mechanism.sampler().components(), epsilon))?;
             out.push(EdgeRecord::new(&format!("{name}{tag}"), pairs));
         }
-        let gp = BasisMean::gaussian_process(
-            &basis,
-            MeanSetup::new(n, epsilon, tau)?,
-            tuning.rkhs_eta,
-            tuning.rkhs_psi,
-            1e-6,
-        )?;
+        let gp = BasisMean::gaussian_process(&basis, l2.clone(), tuning.rkhs, Delta::new(1e-6)?)?;
         let s = curve_summaries(&gp, &base, &records)?;
         let pairs = worst_pair(&s, gaussian_ratio(gp.sampler().components(), gp_multiplier(gp.sampler())))?;
         out.push(EdgeRecord::new(&format!("gaussian_process{tag}"), pairs));
         for degree in [10, 1100] {
-            let bernstein = BernsteinMean::new(basis.grid(), MeanSetup::new(n, epsilon, tau)?, degree)?;
+            let bernstein = BernsteinMean::new(
+                basis.grid(),
+                MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::sup(tau)?)?,
+                degree,
+            )?;
             let s = curve_summaries(&bernstein, &base, &records)?;
             let noise = vec![bernstein.noise().noise(); degree + 1];
             out.push(EdgeRecord::new(
@@ -242,18 +279,18 @@ fn kde_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         data.iter().map(|d| Ok(m.summarize(d)?)).collect()
     };
     for (name, eta) in [("iclp_kde", 1.25), ("iclp_kde_eta40", 40.0)] {
-        let kde = BasisKde::iclp(&basis, n, 1.0, eta)?;
+        let kde = BasisKde::iclp(&basis, n, Epsilon::new(1.0)?, eta)?;
         out.push(EdgeRecord::new(name, worst_pair(&summaries(&kde)?, laplace_ratio(kde.sampler().components(), 1.0))?));
     }
-    let gp = BasisKde::gaussian_process(&basis, n, 1.0, 1.25, 1e-6)?;
+    let gp = BasisKde::gaussian_process(&basis, n, Epsilon::new(1.0)?, 1.25, Delta::new(1e-6)?)?;
     let pairs = worst_pair(&summaries(&gp)?, gaussian_ratio(gp.sampler().components(), gp_multiplier(gp.sampler())))?;
     out.push(EdgeRecord::new("gaussian_process_kde", pairs));
-    let iid = BasisKde::iid_laplace(&basis, n, 1.0, 8)?;
+    let iid = BasisKde::iid_laplace(&basis, n, Epsilon::new(1.0)?, 8)?;
     out.push(EdgeRecord::new(
         "iid_laplace_kde",
         worst_pair(&summaries(&iid)?, laplace_ratio(iid.sampler().components(), 1.0))?,
     ));
-    let bernstein = BernsteinKde::new(kernel, &grid, n, 1.0, 10)?;
+    let bernstein = BernsteinKde::new(kernel, &grid, n, Epsilon::new(1.0)?, 10)?;
     let noise = vec![bernstein.noise().noise(); 11];
     out.push(EdgeRecord::new("bernstein_kde", worst_pair(&summaries(&bernstein)?, laplace_ratio(&noise, 1.0))?));
 
@@ -265,12 +302,12 @@ fn kde_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
     let mut records2 = vec![vec![0.0, 0.0], vec![1.0, 1.0], vec![0.0, 1.0], vec![0.5, 0.5]];
     records2.extend(adversarial_points(2));
     let data2 = datasets(&records2, &grid2, &base2, 2)?;
-    let bernstein2 = BernsteinKde::new(kernel2, &grid2, n, 1.0, 4)?;
+    let bernstein2 = BernsteinKde::new(kernel2, &grid2, n, Epsilon::new(1.0)?, 4)?;
     let s: Vec<Vec<f64>> = data2.iter().map(|d| bernstein2.summarize(d)).collect::<std::result::Result<_, _>>()?;
     let noise = vec![bernstein2.noise().noise(); 25];
     out.push(EdgeRecord::new("bernstein_kde_2d", worst_pair(&s, laplace_ratio(&noise, 1.0))?));
     let basis2 = MercerBasis::build(kernel2, grid2.clone(), BasisOptions::default())?;
-    let kde2 = BasisKde::iclp(&basis2, n, 1.0, 1.01)?;
+    let kde2 = BasisKde::iclp(&basis2, n, Epsilon::new(1.0)?, 1.01)?;
     let s: Vec<Vec<f64>> = data2.iter().map(|d| kde2.summarize(d)).collect::<std::result::Result<_, _>>()?;
     out.push(EdgeRecord::new("iclp_kde_2d", worst_pair(&s, laplace_ratio(kde2.sampler().components(), 1.0))?));
     Ok(())
@@ -303,14 +340,14 @@ fn erm_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
     for (name, loss, psi) in
         [("kernel_ridge", Loss::Squared { bound: 1.0 }, 0.1), ("kernel_logistic", Loss::Logistic, 0.03)]
     {
-        let setup = ErmSetup::new(loss, n, 1.25, psi)?;
-        let iclp = KernelErm::iclp(&basis, setup, 1.0)?;
+        let setup = ErmSetup::new(loss, n, Regularisation::new(1.25, psi)?)?;
+        let iclp = KernelErm::iclp(&basis, setup, Epsilon::new(1.0)?)?;
         let s: Vec<Vec<f64>> = data.iter().map(|d| iclp.summarize(d)).collect::<std::result::Result<_, _>>()?;
         out.push(EdgeRecord::new(
             &format!("iclp_{name}"),
             worst_pair(&s, laplace_ratio(iclp.sampler().components(), 1.0))?,
         ));
-        let gp = KernelErm::gaussian_process(&basis, setup, 1.0, 1e-6)?;
+        let gp = KernelErm::gaussian_process(&basis, setup, Epsilon::new(1.0)?, Delta::new(1e-6)?)?;
         let s: Vec<Vec<f64>> = data.iter().map(|d| gp.summarize(d)).collect::<std::result::Result<_, _>>()?;
         let pairs = worst_pair(&s, gaussian_ratio(gp.sampler().components(), gp_multiplier(gp.sampler())))?;
         out.push(EdgeRecord::new(&format!("gaussian_process_{name}"), pairs));

@@ -11,8 +11,10 @@ use std::fmt::Write as _;
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{BasisMean, CurveMechanism, MeanSetup, Mechanism, PlugIn};
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
-use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
+use fdp::report::{CurveFigure, PALETTE, ReportDir, Series, metadata_table};
 
 fn flag(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -20,8 +22,7 @@ fn flag(name: &str) -> Option<String> {
 }
 
 fn l2_distance(grid: &Grid, a: &[f64], b: &[f64]) -> f64 {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    grid.norm_l2(&d).unwrap_or(f64::NAN)
+    grid.sq_distance(a, b).map_or(f64::NAN, f64::sqrt)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -43,8 +44,9 @@ pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error
 
     // Public choices: τ from the design, tuning from n, ε, τ and the kernel only.
     let tau = scenario.design_bounds(&basis)?.coefficient_l1;
-    let plug = PlugIn::new(&basis, n, epsilon, tau)?;
-    let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, epsilon, tau)?, plug.rkhs_eta, plug.rkhs_psi)?;
+    let setup = MeanSetup::new(n, Epsilon::new(epsilon)?, ClippingBound::coefficient_l1(tau)?)?;
+    let plug = PlugIn::new(&basis, &setup)?;
+    let mechanism = BasisMean::iclp_rkhs(&basis, setup, plug.rkhs)?;
 
     let mut rng = match seed {
         Some(s) => NoiseRng::seeded(s),
@@ -69,7 +71,7 @@ pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error
         background: (0..40.min(n)).map(|i| sim.curves.row(i).to_vec()).collect(),
         series: vec![
             Series::new("sample mean (not private)", sample_mean.clone(), PALETTE[0]),
-            Series::new("private release", release.curve().to_vec(), PALETTE[1]),
+            Series::from_release("private release", &release, PALETTE[1]),
             Series::new("truth μ0", sim.truth.clone(), PALETTE[6]).dashed(),
         ],
     };
@@ -85,12 +87,8 @@ pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error
         scenario.label(),
         basis.len()
     )?;
-    writeln!(md, "| quantity | value |\n|---|---|")?;
-    writeln!(md, "| mechanism | ICLP-RKHS (pure ε-DP, replace-one neighbours) |")?;
-    writeln!(md, "| ε | {epsilon} |")?;
-    writeln!(md, "| τ (coefficient l1 clipping bound) | {tau:.4} |")?;
-    writeln!(md, "| η, ψ (plug-in, Theorem 13) | {:.4}, {:.3e} |", plug.rkhs_eta, plug.rkhs_psi)?;
-    writeln!(md, "| sensitivity Δ in ‖·‖₁,C | {:.4e} |", mechanism.sensitivity())?;
+    writeln!(md, "{}", metadata_table(release.metadata()))?;
+    writeln!(md, "| error | value |\n|---|---|")?;
     writeln!(md, "| ‖release − μ0‖ | {err_private:.4} |")?;
     writeln!(md, "| ‖smoothed estimate − μ0‖ (before noise) | {err_estimate:.4} |")?;
     writeln!(md, "| ‖sample mean − μ0‖ (not private) | {err_sample:.4} |")?;
@@ -113,8 +111,8 @@ pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error
     println!(
         "release mechanism=iclp_rkhs epsilon={epsilon} n={n} scenario={} tau={tau:.4} eta={:.4} psi={:.4e} l2_err_vs_truth={err_private:.4} l2_err_nonprivate={err_sample:.4} seeded={}",
         scenario.label(),
-        plug.rkhs_eta,
-        plug.rkhs_psi,
+        plug.rkhs.eta(),
+        plug.rkhs.psi(),
         seed.is_some()
     );
     println!("report dir={}", dir.path().display());

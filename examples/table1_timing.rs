@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::CholeskyGpSampler;
+use fdp::noise::{GaussianProcessSampler, IclpSampler, NoiseRng};
 use fdp::prelude::*;
 use fdp::report::ReportDir;
 use serde::Serialize;

@@ -15,6 +15,8 @@ use common::{
     AnyResult, Estimate, centred_plug_in_mechanisms, estimate, finish_report, flag_value, quick_flag, sq_dist,
 };
 use fdp::data::{CurveSet, Dataset, DesignBounds, data_dir};
+use fdp::mercer::{BasisOptions, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 use serde::Serialize;
@@ -128,7 +130,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
                         let release = m.privatize(&summary, &mut noise)?;
                         errors.push(sq_dist(&grid, release.curve(), &sample_mean));
                         if r == 0 && eps == 1.0 && *kname == "matern32" {
-                            overlay.push(Series::new(name, release.curve().to_vec(), PALETTE[i + 1]));
+                            overlay.push(Series::from_release(name, &release, PALETTE[i + 1]));
                         }
                     }
                     let mse = estimate(&errors);

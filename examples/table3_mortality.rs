@@ -13,11 +13,12 @@ use std::fmt::Write as _;
 
 use common::{AnyResult, Estimate, estimate, finish_report, flag_value, quick_flag};
 use fdp::data::{CsvSpec, data_dir, read_wide_csv};
-use fdp::estimators::density::integrated_squared_error;
 use fdp::estimators::{
     BasisKde, BernsteinKde, CurveMechanism, GridPoints, Mechanism, density_kernel, normalise_density,
 };
 use fdp::mercer::StationaryShape;
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 use serde::Serialize;
@@ -80,15 +81,18 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         let (region, kind) = (table.ids[i][0].clone(), table.ids[i][1].clone());
         let points = GridPoints::from_counts(&grid, counts_from_groups(table.curves.row(i)))?;
         let n = points.n();
-        let plain = BasisKde::iclp(&basis, n, 1.0, 1.0)?;
+        let plain = BasisKde::iclp(&basis, n, Epsilon::new(1.0)?, 1.0)?;
         let target = normalise_density(&plain.estimate_curve(&plain.summarize(&points)?)?, &grid);
         let m_iid = ((n as f64).cbrt() as usize).clamp(1, basis.len());
         let mechanisms: Vec<(String, Box<dyn CurveMechanism<GridPoints>>)> = vec![
-            (columns[0].into(), Box::new(BasisKde::iclp(&basis, n, 1.0, 1.01)?)),
-            (columns[1].into(), Box::new(BasisKde::iclp(&basis, n, 1.0, 1.05)?)),
-            (format!("IID Laplace (M = {m_iid})"), Box::new(BasisKde::iid_laplace(&basis, n, 1.0, m_iid)?)),
-            (columns[3].into(), Box::new(BernsteinKde::new(kernel, &grid, n, 1.0, 10)?)),
-            (columns[4].into(), Box::new(BernsteinKde::new(kernel, &grid, n, 1.0, 20)?)),
+            (columns[0].into(), Box::new(BasisKde::iclp(&basis, n, Epsilon::new(1.0)?, 1.01)?)),
+            (columns[1].into(), Box::new(BasisKde::iclp(&basis, n, Epsilon::new(1.0)?, 1.05)?)),
+            (
+                format!("IID Laplace (M = {m_iid})"),
+                Box::new(BasisKde::iid_laplace(&basis, n, Epsilon::new(1.0)?, m_iid)?),
+            ),
+            (columns[3].into(), Box::new(BernsteinKde::new(kernel, &grid, n, Epsilon::new(1.0)?, 10)?)),
+            (columns[4].into(), Box::new(BernsteinKde::new(kernel, &grid, n, Epsilon::new(1.0)?, 20)?)),
         ];
         let mut cells = Vec::new();
         let mut series = vec![Series::new("KDE (not private)", target.clone(), PALETTE[0])];
@@ -97,7 +101,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             let mut ises = Vec::with_capacity(releases);
             for r in 0..releases {
                 let curve = normalise_density(m.privatize(&summary, &mut noise)?.curve(), &grid);
-                ises.push(integrated_squared_error(&curve, &target, &grid));
+                ises.push(grid.sq_distance(&curve, &target)?);
                 if r == 0 && (j == 0 || j == 2 || j == 4) {
                     series.push(Series::new(name.clone(), curve, PALETTE[j + 1]));
                 }

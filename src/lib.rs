@@ -22,10 +22,13 @@ pub use fdp_mercer as mercer;
 pub use fdp_noise as noise;
 pub use fdp_report as report;
 
-/// The names most programs need.
+/// Exactly the names of the README's happy path: a session with its budget, a kernel, a bound in its
+/// norm, and a mean-curve mechanism (`Delta` for the (ε, δ) variants).
 pub mod prelude {
-    pub use fdp_mercer::{BasisOptions, Brownian, Grid, Kernel, MercerBasis, Solver, Stationary};
-    pub use fdp_noise::{Delta, Epsilon, GaussianProcessSampler, IclpSampler, NoiseRng, PrivacyBudget, Sensitivity};
+    pub use fdp_core::{ClippingBound, Session};
+    pub use fdp_estimators::MeanCurve;
+    pub use fdp_mercer::Stationary;
+    pub use fdp_noise::{Delta, Epsilon};
 }
 
 /// The README's code blocks, compiled and run as doc tests.

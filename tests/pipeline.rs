@@ -2,6 +2,8 @@
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn};
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 
@@ -12,19 +14,15 @@ fn simulate_release_and_report() -> Result<(), Box<dyn std::error::Error>> {
     let (n, eps) = (150, 1.0);
     let sim = simulate(Scenario::S2, &basis, n, 11)?;
     let bounds = Scenario::S2.design_bounds(&basis)?;
-    let plug = PlugIn::new(&basis, n, eps, bounds.coefficient_l1)?;
-    let l2 = MeanSetup::new(n, eps, bounds.l2)?;
+    let l1 = MeanSetup::new(n, Epsilon::new(eps)?, ClippingBound::coefficient_l1(bounds.coefficient_l1)?)?;
+    let plug = PlugIn::new(&basis, &l1)?;
+    let l2 = l1.clone().with_bound(ClippingBound::l2(bounds.l2)?)?;
     let mechanisms: Vec<Box<dyn MeanMechanism>> = vec![
-        Box::new(BasisMean::iclp_rkhs(
-            &basis,
-            MeanSetup::new(n, eps, bounds.coefficient_l1)?,
-            plug.rkhs_eta,
-            plug.rkhs_psi,
-        )?),
-        Box::new(BasisMean::iclp_l1(&basis, l2.clone(), plug.l1_eta, plug.l1_psi)?),
+        Box::new(BasisMean::iclp_rkhs(&basis, l1.clone(), plug.rkhs)?),
+        Box::new(BasisMean::iclp_l1(&basis, l2.clone(), plug.l1)?),
         Box::new(BasisMean::iid_laplace(&basis, l2.clone(), plug.iid_components)?),
-        Box::new(BasisMean::gaussian_process(&basis, l2, plug.rkhs_eta, plug.rkhs_psi, 1e-5)?),
-        Box::new(BernsteinMean::new(&grid, MeanSetup::new(n, eps, bounds.sup)?, 10)?),
+        Box::new(BasisMean::gaussian_process(&basis, l2, plug.rkhs, Delta::new(1e-5)?)?),
+        Box::new(BernsteinMean::new(&grid, l1.with_bound(ClippingBound::sup(bounds.sup)?)?, 10)?),
     ];
     let mut rng = NoiseRng::seeded(3);
     let mut series = Vec::new();
@@ -32,7 +30,7 @@ fn simulate_release_and_report() -> Result<(), Box<dyn std::error::Error>> {
         let release = m.release(&sim.curves, &mut rng)?;
         assert_eq!(release.curve().len(), grid.len());
         assert!(release.curve().iter().all(|v| v.is_finite()), "{}", m.name());
-        series.push(Series::new(m.name(), release.curve().to_vec(), color));
+        series.push(Series::from_release(m.name(), &release, color));
     }
     let dir = ReportDir::create(std::env::temp_dir().join(format!("fdp-pipeline-{}", std::process::id())))?;
     let figure = CurveFigure {

@@ -12,9 +12,12 @@ use fdp::estimators::{
     MeanMechanism, MeanSetup, Mechanism, PlugIn, density_kernel,
 };
 use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::mercer::{Kernel, KernelSpec, MercerError, StationaryShape};
 use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
+use fdp::noise::{IclpSampler, NoiseRng, Sensitivity};
 use fdp::prelude::*;
+use fdp::release::Regularisation;
 
 const TOLERANCE: f64 = 1.0 + 1e-12;
 
@@ -42,7 +45,12 @@ fn exact_loss_catches_an_under_noised_iclp() {
     )
     .unwrap();
     let n = 200;
-    let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, 1.0, 10.0).unwrap(), 3.0, 0.0).unwrap();
+    let mechanism = BasisMean::iclp_rkhs(
+        &basis,
+        MeanSetup::new(n, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap(),
+        Regularisation::new(3.0, 0.0).unwrap(),
+    )
+    .unwrap();
     let base = simulate(Scenario::S1, &basis, n, 1).unwrap().curves;
     let phi = basis.eigenfunctions();
     let last = basis.len() - 1;
@@ -108,7 +116,12 @@ fn regression_subnormal_eta_with_zero_psi() {
     )
     .unwrap();
     let (n, eta) = (200, 142.86529247115914);
-    let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(n, 50.0, 10.0).unwrap(), eta, 0.0).unwrap();
+    let mechanism = BasisMean::iclp_rkhs(
+        &basis,
+        MeanSetup::new(n, Epsilon::new(50.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap(),
+        Regularisation::new(eta, 0.0).unwrap(),
+    )
+    .unwrap();
     let phi = basis.eigenfunctions();
     let last = basis.len() - 1;
     let data = |sign: f64| {
@@ -133,13 +146,17 @@ fn huge_epsilon_answers_for_every_mechanism() {
     let basis = MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
     let curves = simulate(Scenario::S2, &basis, 100, 2).unwrap().curves;
     let rng = &mut NoiseRng::seeded(1);
-    let setup = || MeanSetup::new(100, eps, 10.0).unwrap();
+    let setup = |bound: fdp::release::Result<ClippingBound>| {
+        MeanSetup::new(100, Epsilon::new(eps).unwrap(), bound.unwrap()).unwrap()
+    };
+    let (l1, l2, sup) = (ClippingBound::coefficient_l1(10.0), ClippingBound::l2(10.0), ClippingBound::sup(10.0));
+    let reg = |eta, psi| Regularisation::new(eta, psi).unwrap();
     let means: Vec<Box<dyn MeanMechanism>> = vec![
-        Box::new(BasisMean::iclp_rkhs(&basis, setup(), 2.0, 1e-6).unwrap()),
-        Box::new(BasisMean::iclp_l1(&basis, setup(), 3.0, 1e-6).unwrap()),
-        Box::new(BasisMean::iid_laplace(&basis, setup(), 5).unwrap()),
-        Box::new(BasisMean::gaussian_process(&basis, setup(), 2.0, 1e-6, 1e-6).unwrap()),
-        Box::new(BernsteinMean::new(&grid, setup(), 10).unwrap()),
+        Box::new(BasisMean::iclp_rkhs(&basis, setup(l1), reg(2.0, 1e-6)).unwrap()),
+        Box::new(BasisMean::iclp_l1(&basis, setup(ClippingBound::l2(10.0)), reg(3.0, 1e-6)).unwrap()),
+        Box::new(BasisMean::iid_laplace(&basis, setup(ClippingBound::l2(10.0)), 5).unwrap()),
+        Box::new(BasisMean::gaussian_process(&basis, setup(l2), reg(2.0, 1e-6), Delta::new(1e-6).unwrap()).unwrap()),
+        Box::new(BernsteinMean::new(&grid, setup(sup), 10).unwrap()),
     ];
     for m in &means {
         assert!(m.release(&curves, rng).unwrap().curve().iter().all(|v| v.is_finite()), "{}", m.name());
@@ -148,18 +165,26 @@ fn huge_epsilon_answers_for_every_mechanism() {
     let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
     let points = GridPoints::snap(&grid, &[0.1, 0.5, 0.9]).unwrap();
     let kdes: Vec<Box<dyn CurveMechanism<GridPoints>>> = vec![
-        Box::new(BasisKde::iclp(&kde_basis, 3, eps, 1.25).unwrap()),
-        Box::new(BasisKde::gaussian_process(&kde_basis, 3, eps, 1.25, 1e-6).unwrap()),
-        Box::new(BasisKde::iid_laplace(&kde_basis, 3, eps, 5).unwrap()),
-        Box::new(BernsteinKde::new(kernel, &grid, 3, eps, 10).unwrap()),
+        Box::new(BasisKde::iclp(&kde_basis, 3, Epsilon::new(eps).unwrap(), 1.25).unwrap()),
+        Box::new(
+            BasisKde::gaussian_process(&kde_basis, 3, Epsilon::new(eps).unwrap(), 1.25, Delta::new(1e-6).unwrap())
+                .unwrap(),
+        ),
+        Box::new(BasisKde::iid_laplace(&kde_basis, 3, Epsilon::new(eps).unwrap(), 5).unwrap()),
+        Box::new(BernsteinKde::new(kernel, &grid, 3, Epsilon::new(eps).unwrap(), 10).unwrap()),
     ];
     for m in &kdes {
         assert!(m.release(&points, rng).unwrap().curve().iter().all(|v| v.is_finite()), "{}", m.name());
     }
     let labelled = Labelled::snap(&grid, &[0.1, 0.9], vec![1.0, -1.0]).unwrap();
-    let setup = ErmSetup::new(Loss::Logistic, 2, 1.25, 0.1).unwrap();
-    assert!(KernelErm::iclp(&basis, setup, eps).unwrap().release(&labelled, rng).is_ok());
-    assert!(KernelErm::gaussian_process(&basis, setup, eps, 1e-6).unwrap().release(&labelled, rng).is_ok());
+    let setup = ErmSetup::new(Loss::Logistic, 2, Regularisation::new(1.25, 0.1).unwrap()).unwrap();
+    assert!(KernelErm::iclp(&basis, setup, Epsilon::new(eps).unwrap()).unwrap().release(&labelled, rng).is_ok());
+    assert!(
+        KernelErm::gaussian_process(&basis, setup, Epsilon::new(eps).unwrap(), Delta::new(1e-6).unwrap())
+            .unwrap()
+            .release(&labelled, rng)
+            .is_ok()
+    );
     let data = PointSet::new(2, vec![0.1, 0.2, 0.3, 0.4]).unwrap();
     let subspace =
         SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(1.0).unwrap(), &[0.0, 0.0], 1.0, 5, 1).unwrap();
@@ -180,13 +205,23 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
     let rng = &mut NoiseRng::seeded(3);
     // Bernstein of degree 1100 and more: finite curves (the binomials overflowed to NaN).
     for degree in [1100, 3000] {
-        let m = BernsteinMean::new(&grid, MeanSetup::new(50, 1.0, 10.0).unwrap(), degree).unwrap();
+        let m = BernsteinMean::new(
+            &grid,
+            MeanSetup::new(50, Epsilon::new(1.0).unwrap(), ClippingBound::sup(10.0).unwrap()).unwrap(),
+            degree,
+        )
+        .unwrap();
         assert!(m.release(&curves, rng).unwrap().curve().iter().all(|v| v.is_finite()), "degree {degree}");
         assert!(m.expected_noise_sq().is_finite());
     }
     // A one-point grid (a one-column CSV): a clear error for Bernstein, not a NaN release.
     let one = Grid::with_weights(vec![3.0], vec![1.0]).unwrap();
-    let err = BernsteinMean::new(&one, MeanSetup::new(5, 1.0, 1.0).unwrap(), 4).unwrap_err();
+    let err = BernsteinMean::new(
+        &one,
+        MeanSetup::new(5, Epsilon::new(1.0).unwrap(), ClippingBound::sup(1.0).unwrap()).unwrap(),
+        4,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("positive width"), "{err}");
     // Grids whose width overflows are rejected where they are built (repair stored NaN, Bernstein panicked).
     assert!(matches!(Grid::with_weights(vec![-1e308, 1e308], vec![1.0, 1.0]), Err(MercerError::BadInterval { .. })));
@@ -197,12 +232,22 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
     let values: Vec<f64> = (0..40).map(|i| if i % 7 == 0 { f64::NAN } else { (i % 5) as f64 }).collect();
     let (far_curves, _) = fdp::data::CurveSet::from_flat(far.clone(), values, None).unwrap();
     assert!(far_curves.values().iter().all(|v| v.is_finite()));
-    let m = BernsteinMean::new(&far, MeanSetup::new(10, 1.0, 5.0).unwrap(), 6).unwrap();
+    let m = BernsteinMean::new(
+        &far,
+        MeanSetup::new(10, Epsilon::new(1.0).unwrap(), ClippingBound::sup(5.0).unwrap()).unwrap(),
+        6,
+    )
+    .unwrap();
     assert!(m.release(&far_curves, rng).unwrap().curve().iter().all(|v| v.is_finite()));
     // Counts whose total overflows usize: an error, not a wrapped n.
     assert!(GridPoints::from_counts(&Grid::midpoint(0.0, 1.0, 2).unwrap(), vec![usize::MAX, 2]).is_err());
     // η = 10^6 says what is wrong in the user's terms.
-    let err = BasisMean::iclp_rkhs(&basis, MeanSetup::new(50, 1.0, 10.0).unwrap(), 1e6, 1e-3).unwrap_err();
+    let err = BasisMean::iclp_rkhs(
+        &basis,
+        MeanSetup::new(50, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap(),
+        Regularisation::new(1e6, 1e-3).unwrap(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("eta") && err.to_string().contains("lower eta"), "{err}");
     let kde_basis = MercerBasis::build(
         density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap(),
@@ -210,12 +255,17 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
         BasisOptions::default(),
     )
     .unwrap();
-    let err = BasisKde::iclp(&kde_basis, 10, 1.0, 1e6).unwrap_err();
+    let err = BasisKde::iclp(&kde_basis, 10, Epsilon::new(1.0).unwrap(), 1e6).unwrap_err();
     assert!(err.to_string().contains("lower eta"), "{err}");
-    let err = KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, 10, 1e6, 0.1).unwrap(), 1.0).unwrap_err();
+    let err = KernelErm::iclp(
+        &basis,
+        ErmSetup::new(Loss::Logistic, 10, Regularisation::new(1e6, 0.1).unwrap()).unwrap(),
+        Epsilon::new(1.0).unwrap(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("eta"), "{err}");
     // τ so large that n·τ overflows.
-    assert!(MeanSetup::new(10, 1.0, f64::MAX).is_err());
+    assert!(MeanSetup::new(10, Epsilon::new(1.0).unwrap(), ClippingBound::l2(f64::MAX).unwrap()).is_err());
     // Asymmetric and indefinite custom kernels are rejected.
     #[derive(Debug)]
     struct Skewed;
@@ -252,9 +302,9 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
     values[29] = -1.7e308;
     let (bad, _) = fdp::data::CurveSet::from_flat(grid.clone(), values, None).unwrap();
     assert!(bad.row(0).iter().all(|v| v.is_finite()));
-    let tuning = PlugIn::new(&basis, 50, 1.0, 10.0).unwrap();
-    let m =
-        BasisMean::iclp_rkhs(&basis, MeanSetup::new(50, 1.0, 10.0).unwrap(), tuning.rkhs_eta, tuning.rkhs_psi).unwrap();
+    let setup = MeanSetup::new(50, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap();
+    let tuning = PlugIn::new(&basis, &setup).unwrap();
+    let m = BasisMean::iclp_rkhs(&basis, setup, tuning.rkhs).unwrap();
     assert!(m.release(&bad, rng).unwrap().curve().iter().all(|v| v.is_finite()));
 }
 
@@ -266,14 +316,17 @@ fn releases_on(threads: usize) -> Vec<String> {
         let basis =
             MercerBasis::build(Stationary::matern32(0.1).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
         let curves = simulate(Scenario::S2, &basis, 5000, 4).unwrap().curves;
-        let tuning = PlugIn::new(&basis, 5000, 1.0, 10.0).unwrap();
-        let setup = || MeanSetup::new(5000, 1.0, 10.0).unwrap();
+        let l1 =
+            MeanSetup::new(5000, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap();
+        let l2 = l1.clone().with_bound(ClippingBound::l2(10.0).unwrap()).unwrap();
+        let sup = l1.clone().with_bound(ClippingBound::sup(10.0).unwrap()).unwrap();
+        let tuning = PlugIn::new(&basis, &l1).unwrap();
         let means: Vec<Box<dyn MeanMechanism>> = vec![
-            Box::new(BasisMean::iclp_rkhs(&basis, setup(), tuning.rkhs_eta, tuning.rkhs_psi).unwrap()),
-            Box::new(BasisMean::iclp_l1(&basis, setup(), tuning.l1_eta, tuning.l1_psi).unwrap()),
-            Box::new(BasisMean::iid_laplace(&basis, setup(), tuning.iid_components).unwrap()),
-            Box::new(BasisMean::gaussian_process(&basis, setup(), tuning.rkhs_eta, tuning.rkhs_psi, 1e-6).unwrap()),
-            Box::new(BernsteinMean::new(&grid, setup(), 20).unwrap()),
+            Box::new(BasisMean::iclp_rkhs(&basis, l1, tuning.rkhs).unwrap()),
+            Box::new(BasisMean::iclp_l1(&basis, l2.clone(), tuning.l1).unwrap()),
+            Box::new(BasisMean::iid_laplace(&basis, l2.clone(), tuning.iid_components).unwrap()),
+            Box::new(BasisMean::gaussian_process(&basis, l2, tuning.rkhs, Delta::new(1e-6).unwrap()).unwrap()),
+            Box::new(BernsteinMean::new(&grid, sup, 20).unwrap()),
         ];
         let mut out: Vec<String> =
             means.iter().map(|m| m.release(&curves, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap()).collect();
@@ -281,7 +334,7 @@ fn releases_on(threads: usize) -> Vec<String> {
         let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
         let raw: Vec<f64> = (0..3000).map(|i| (i as f64 * 0.618) % 1.0).collect();
         let points = GridPoints::snap(&grid, &raw).unwrap();
-        let kde = BasisKde::iclp(&kde_basis, 3000, 1.0, 1.25).unwrap();
+        let kde = BasisKde::iclp(&kde_basis, 3000, Epsilon::new(1.0).unwrap(), 1.25).unwrap();
         out.push(kde.release(&points, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
         let x: Vec<f64> = (0..20_000).map(|i| ((i * 37) % 1009) as f64 / 1009.0).collect();
         let data = PointSet::new(2, x).unwrap();

@@ -9,9 +9,11 @@ use serde::Serialize;
 
 use fdp::audit::{AuditConfig, Auditor, NeighbourPair};
 use fdp::data::{CurveSet, Scenario, simulate};
+use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::exact_loss::laplace_loss;
 use fdp::noise::vector::LaplaceVector;
 use fdp::noise::{NeighbourRelation, PrivacyGuarantee};
+use fdp::noise::{NoiseRng, Sensitivity};
 use fdp::prelude::*;
 use fdp::release::{
     Accuracy, ClipNorm, ClippingBound, Error, Mechanism, Output, Release, ReleaseMetadata, SensitivityNorm, Session,

@@ -4,7 +4,10 @@
 
 use fdp::data::{DesignBounds, Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn};
+use fdp::mercer::{Grid, MercerBasis};
+use fdp::noise::NoiseRng;
 use fdp::prelude::*;
+use fdp::release::ClippingBound;
 use fdp::report::ReportDir;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -47,7 +50,7 @@ pub fn log_log_slope(x: &[f64], y: &[f64]) -> f64 {
 
 /// `||a - b||²` in the grid's L2 geometry.
 pub fn sq_dist(grid: &Grid, a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).zip(grid.weights()).map(|((x, y), w)| w * (x - y) * (x - y)).sum()
+    grid.sq_distance(a, b).unwrap_or(f64::NAN)
 }
 
 /// The four mean mechanisms of the paper with plug-in tuning and design-fixed bounds:
@@ -69,20 +72,24 @@ pub fn centred_plug_in_mechanisms(
     bounds: &DesignBounds,
     reference: Option<&[f64]>,
 ) -> AnyResult<Vec<(&'static str, Box<dyn MeanMechanism>)>> {
-    let p = PlugIn::new(basis, n, epsilon, bounds.coefficient_l1)?;
-    let p2 = PlugIn::new(basis, n, epsilon, bounds.l2)?;
-    let setup = |tau: f64| -> AnyResult<MeanSetup> {
-        let s = MeanSetup::new(n, epsilon, tau)?;
+    let setup = |bound: ClippingBound| -> AnyResult<MeanSetup> {
+        let s = MeanSetup::new(n, Epsilon::new(epsilon)?, bound)?;
         Ok(match reference {
             Some(r) => s.centred_at(r.to_vec())?,
             None => s,
         })
     };
+    let (l1, l2, sup) = (
+        setup(ClippingBound::coefficient_l1(bounds.coefficient_l1)?)?,
+        setup(ClippingBound::l2(bounds.l2)?)?,
+        setup(ClippingBound::sup(bounds.sup)?)?,
+    );
+    let (p, p2) = (PlugIn::new(basis, &l1)?, PlugIn::new(basis, &l2)?);
     Ok(vec![
-        ("iid_laplace", Box::new(BasisMean::iid_laplace(basis, setup(bounds.l2)?, p2.iid_components)?)),
-        ("bernstein", Box::new(BernsteinMean::new(basis.grid(), setup(bounds.sup)?, 20)?)),
-        ("iclp_l1", Box::new(BasisMean::iclp_l1(basis, setup(bounds.l2)?, p2.l1_eta, p2.l1_psi)?)),
-        ("iclp_rkhs", Box::new(BasisMean::iclp_rkhs(basis, setup(bounds.coefficient_l1)?, p.rkhs_eta, p.rkhs_psi)?)),
+        ("iid_laplace", Box::new(BasisMean::iid_laplace(basis, l2.clone(), p2.iid_components)?)),
+        ("bernstein", Box::new(BernsteinMean::new(basis.grid(), sup, 20)?)),
+        ("iclp_l1", Box::new(BasisMean::iclp_l1(basis, l2, p2.l1)?)),
+        ("iclp_rkhs", Box::new(BasisMean::iclp_rkhs(basis, l1, p.rkhs)?)),
     ])
 }
 

@@ -5,7 +5,7 @@
 //! mechanism is miscalibrated (with the stated confidence); a bound below it is consistent with the
 //! claim. It works for any mechanism with vector outputs — use it on your own.
 //!
-//! **Method (DESIGN section 7).** For each neighbour pair (A, B):
+//! **Method (docs/DESIGN.md section 7).** For each neighbour pair (A, B):
 //! 1. *Pilot* (separate samples): standardise each output coordinate, keep those whose mean differs
 //!    clearly (|z| > 3, else the largest), project onto the standardised mean difference, and pick
 //!    the half-space `{w·y > t}` (or its complement, in either orientation) with the largest

@@ -41,7 +41,7 @@ impl RepairReport {
 /// Fills the non-finite entries of one record from its finite ones: linear interpolation in `t`
 /// between the nearest finite neighbours, the nearest finite value beyond the ends; with no finite
 /// entry at all, the record becomes `default`. Never fails, so a record's content cannot turn into
-/// an error (DESIGN section 4).
+/// an error (docs/DESIGN.md section 4).
 pub fn repair_record(values: &mut [f64], points: &[f64], default: &[f64]) -> Repair {
     let finite: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_finite()).collect();
     if finite.len() == values.len() {

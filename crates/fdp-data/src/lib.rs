@@ -16,4 +16,4 @@ pub use csv_load::{CsvSpec, LoadedCurves, read_wide_csv};
 pub use curves::{CurveSet, Repair, RepairReport, repair_record};
 pub use datasets::{Dataset, data_dir};
 pub use error::{DataError, Result};
-pub use simulate::{DesignBounds, Scenario, Simulation, simulate};
+pub use simulate::{DesignBounds, Scenario, Simulation, example_curves, simulate};

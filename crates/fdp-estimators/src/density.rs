@@ -175,7 +175,7 @@ pub struct KdeSensitivity {
 /// let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
 /// let ages: Vec<f64> = (0..500).map(|i| (i as f64 * 0.618) % 1.0).collect();
 /// let points = GridPoints::snap(&grid, &ages)?;
-/// let kde = BasisKde::iclp(&basis, points.n(), 1.0, 1.25)?;
+/// let kde = BasisKde::iclp(&basis, points.n(), fdp_noise::Epsilon::new(1.0)?, 1.25)?;
 /// assert!(kde.sensitivity().calibrated <= kde.sensitivity().paper_bound.unwrap());
 /// let release = kde.release(&points, &mut NoiseRng::from_os()?)?;
 /// let density = normalise_density(release.curve(), &grid); // post-processing is free
@@ -240,9 +240,9 @@ impl BasisKde<LatticeLaplace> {
     /// from x to x' changes `||f||_{1,K}` by `Σ_k λ_k^{η-1/2} |φ_k(x) - φ_k(x')| / n`; its maximum over
     /// pairs of grid points is Δ, and the ICLP calibrated to it is pure ε-DP. It never exceeds the
     /// paper's bound `2 sqrt(sup_x K^η(x,x)) sqrt(tr K^{η-1}) / n` (Cauchy-Schwarz), reported beside.
-    pub fn iclp(basis: &MercerBasis, n: usize, epsilon: f64, eta: f64) -> Result<Self> {
+    pub fn iclp(basis: &MercerBasis, n: usize, epsilon: Epsilon, eta: f64) -> Result<Self> {
         check_n(n)?;
-        let eps = Epsilon::new(epsilon)?;
+        let eps = epsilon;
         positive("eta", eta)?;
         let (factors, weights) = power_factors(basis, eta);
         let (d, pair, exact) = max_pair_distance(basis, &weights, 1);
@@ -264,9 +264,9 @@ impl BasisKde<LatticeLaplace> {
     /// **IID Laplace on a truncated basis.** The first M coefficients of the empirical measure,
     /// `(1/n) Σ_i φ_k(x_i)`, with one Laplace scale for the l1 sensitivity
     /// `max_{g,g'} Σ_{k<M} |φ_k(g) - φ_k(g')| / n`.
-    pub fn iid_laplace(basis: &MercerBasis, n: usize, epsilon: f64, components: usize) -> Result<Self> {
+    pub fn iid_laplace(basis: &MercerBasis, n: usize, epsilon: Epsilon, components: usize) -> Result<Self> {
         check_n(n)?;
-        let eps = Epsilon::new(epsilon)?;
+        let eps = epsilon;
         let released = leading_block(basis, components)?;
         let (d, pair, exact) = max_pair_distance(&released, &vec![1.0; components], 1);
         let sensitivity = d / n as f64;
@@ -288,10 +288,9 @@ impl BasisKde<LatticeGaussian> {
     /// ICLP KDE; one moved point changes its Cameron-Martin norm by
     /// `(Σ_k λ_k^{2η-1} (φ_k(x) - φ_k(x'))²)^{1/2} / n` (for η = 1, Hall's `||K(·,x) - K(·,x')||_H / n`),
     /// maximised exactly over grid pairs and calibrated by the analytic Gaussian mechanism.
-    pub fn gaussian_process(basis: &MercerBasis, n: usize, epsilon: f64, eta: f64, delta: f64) -> Result<Self> {
+    pub fn gaussian_process(basis: &MercerBasis, n: usize, epsilon: Epsilon, eta: f64, delta: Delta) -> Result<Self> {
         check_n(n)?;
-        let eps = Epsilon::new(epsilon)?;
-        let delta = Delta::new(delta)?;
+        let eps = epsilon;
         positive("eta", eta)?;
         let (factors, weights) = power_factors(basis, eta);
         let (d, pair, exact) = max_pair_distance(basis, &weights, 2);
@@ -391,9 +390,9 @@ pub struct BernsteinKde {
 
 impl BernsteinKde {
     /// Degree `k >= 1` per axis on the grid's box.
-    pub fn new(kernel: Stationary, grid: &Grid, n: usize, epsilon: f64, degree: usize) -> Result<Self> {
+    pub fn new(kernel: Stationary, grid: &Grid, n: usize, epsilon: Epsilon, degree: usize) -> Result<Self> {
         check_n(n)?;
-        let eps = Epsilon::new(epsilon)?;
+        let eps = epsilon;
         let count = bernstein_lattice_size(degree, grid.dim())?;
         check_bernstein_domain(grid)?;
         let values = count as f64;
@@ -507,9 +506,4 @@ pub fn normalise_density(values: &[f64], grid: &Grid) -> Vec<f64> {
         let volume: f64 = grid.weights().iter().sum();
         vec![1.0 / volume; values.len()]
     }
-}
-
-/// Integrated squared error `Σ_i w_i (a_i - b_i)²` on the grid.
-pub fn integrated_squared_error(a: &[f64], b: &[f64], grid: &Grid) -> f64 {
-    a.iter().zip(b).zip(grid.weights()).map(|((x, y), w)| w * (x - y) * (x - y)).sum()
 }

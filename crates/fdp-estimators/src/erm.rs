@@ -7,7 +7,7 @@
 
 use faer::Mat;
 
-use fdp_mercer::linalg::solve_spd;
+use fdp_mercer::linalg::{damped_newton, softplus, solve_spd};
 use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
@@ -86,13 +86,13 @@ pub struct ErmSetup {
 }
 
 impl ErmSetup {
-    /// `n >= 1`, `η > 0`, `ψ > 0`, and a positive response bound for the squared loss.
-    pub fn new(loss: Loss, n: usize, eta: f64, psi: f64) -> Result<Self> {
+    /// `n >= 1`, `(η, ψ)` with `ψ > 0` (the strong convexity the sensitivity rests on), and a positive
+    /// response bound for the squared loss.
+    pub fn new(loss: Loss, n: usize, regularisation: Regularisation) -> Result<Self> {
         if n == 0 {
             return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
         }
-        positive("eta", eta)?;
-        positive("psi", psi)?;
+        let (eta, psi) = (regularisation.eta(), positive("psi", regularisation.psi())?);
         if let Loss::Squared { bound } = loss {
             positive("response bound", bound)?;
         }
@@ -156,7 +156,8 @@ impl ErmSetup {
 /// let x: Vec<f64> = (0..400).map(|i| (i as f64 * 0.37) % 1.0).collect();
 /// let y: Vec<f64> = x.iter().map(|t| if *t > 0.5 { 1.0 } else { -1.0 }).collect();
 /// let data = Labelled::snap(&grid, &x, y)?;
-/// let model = KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, 400, 1.25, 0.03)?, 1.0)?;
+/// let setup = ErmSetup::new(Loss::Logistic, 400, fdp_core::Regularisation::new(1.25, 0.03)?)?;
+/// let model = KernelErm::iclp(&basis, setup, fdp_noise::Epsilon::new(1.0)?)?;
 /// let release = model.release(&data, &mut NoiseRng::from_os()?)?;
 /// assert!(misclassification(release.curve(), &data) < 0.5);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -173,8 +174,8 @@ pub struct KernelErm<N> {
 impl KernelErm<LatticeLaplace> {
     /// Released by the ICLP: `||h||_{1,C} = Σ_k |h_k|/sqrt(λ_k) <= ||h||_{C^η} (Σ_k λ_k^{η-1})^{1/2}`
     /// (Cauchy-Schwarz), so `Δ_{1,C} = M κ sqrt(tr C^{η-1}) / (ψ n)`.
-    pub fn iclp(basis: &MercerBasis, setup: ErmSetup, epsilon: f64) -> Result<Self> {
-        let eps = Epsilon::new(epsilon)?;
+    pub fn iclp(basis: &MercerBasis, setup: ErmSetup, epsilon: Epsilon) -> Result<Self> {
+        let eps = epsilon;
         let rkhs = setup.rkhs_sensitivity(basis)?;
         let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
@@ -186,9 +187,8 @@ impl KernelErm<LatticeLaplace> {
 impl KernelErm<LatticeGaussian> {
     /// Released by the Gaussian process: `||h||_C² = Σ_k h_k² / λ_k <= ||h||²_{C^η} max_k λ_k^{η-1}`,
     /// so `Δ₂ = M κ (max_k λ_k^{η-1})^{1/2} / (ψ n)`, calibrated by the analytic Gaussian mechanism.
-    pub fn gaussian_process(basis: &MercerBasis, setup: ErmSetup, epsilon: f64, delta: f64) -> Result<Self> {
-        let eps = Epsilon::new(epsilon)?;
-        let delta = Delta::new(delta)?;
+    pub fn gaussian_process(basis: &MercerBasis, setup: ErmSetup, epsilon: Epsilon, delta: Delta) -> Result<Self> {
+        let eps = epsilon;
         let rkhs = setup.rkhs_sensitivity(basis)?;
         let worst = basis.eigenvalues().iter().map(|l| l.powf(setup.eta - 1.0)).fold(0.0, f64::max);
         let sensitivity = rkhs * worst.sqrt();
@@ -300,8 +300,6 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
             }
             Loss::Logistic => {
                 let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
-                // log(1 + e^x) without overflow.
-                let softplus = |x: f64| if x > 0.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() };
                 let objective = |beta: &[f64]| -> f64 {
                     let data: f64 = (0..k)
                         .filter(|&g| agg.count[g] > 0.0)
@@ -313,8 +311,7 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
                         / n;
                     data + self.setup.psi * beta.iter().zip(&self.penalty).map(|(b, p)| p * b * b).sum::<f64>()
                 };
-                let mut beta = vec![0.0; j];
-                for _ in 0..100 {
+                let derivatives = |beta: &[f64]| {
                     let f: Vec<f64> = (0..k).map(|g| (0..j).map(|r| phi[(g, r)] * beta[r]).sum()).collect();
                     // d/df of Σ_i log(1 + e^{-y f}) at a grid point: -(positives - count σ(f)).
                     let resid: Vec<f64> = (0..k).map(|g| agg.count[g] * sigmoid(f[g]) - agg.positives[g]).collect();
@@ -324,26 +321,16 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
                                 + 2.0 * self.setup.psi * self.penalty[r] * beta[r]
                         })
                         .collect();
-                    if grad.iter().map(|v| v * v).sum::<f64>().sqrt() < 1e-12 {
-                        break;
-                    }
                     let w: Vec<f64> = (0..k).map(|g| agg.count[g] * sigmoid(f[g]) * (1.0 - sigmoid(f[g]))).collect();
-                    let step = self.solve(&gram(&w, 2.0), &grad)?;
-                    // Damped Newton: halve the step until the objective decreases (Armijo), so the
-                    // iteration cannot overshoot when the curvature is small.
-                    let current = objective(&beta);
-                    let slope: f64 = grad.iter().zip(&step).map(|(g, s)| g * s).sum();
-                    let mut t = 1.0;
-                    loop {
-                        let candidate: Vec<f64> = beta.iter().zip(&step).map(|(b, s)| b - t * s).collect();
-                        if objective(&candidate) <= current - 1e-4 * t * slope || t < 1e-10 {
-                            beta = candidate;
-                            break;
-                        }
-                        t *= 0.5;
-                    }
-                }
-                Ok(beta)
+                    (grad, gram(&w, 2.0))
+                };
+                damped_newton(vec![0.0; j], 100, (1e-12, 0.0), objective, derivatives).ok_or(
+                    EstimatorError::BadParameter {
+                        name: "psi",
+                        value: self.setup.psi,
+                        reason: "the regularised system is not positive definite",
+                    },
+                )
             }
         }
     }

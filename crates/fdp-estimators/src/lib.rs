@@ -30,6 +30,6 @@ pub use fdp_core::{
     Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, Regularisation, Release, ReleaseMetadata,
     Session, Tuning,
 };
-pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanMechanism, MeanSetup};
+pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

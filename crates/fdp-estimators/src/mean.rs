@@ -1,4 +1,4 @@
-//! Private mean curves (Lin & Reimherr 2023, Section 4; DESIGN sections 3-4).
+//! Private mean curves (Lin & Reimherr 2023, Section 4; docs/DESIGN.md sections 3-4).
 //!
 //! Every mechanism runs the same pipeline: centre each record at an optional public reference curve,
 //! project it onto the kept basis components, **clip it per record** in the norm its sensitivity uses
@@ -10,7 +10,7 @@ use faer::{Accum, Mat, MatRef, Par};
 use rayon::prelude::*;
 
 use fdp_data::CurveSet;
-use fdp_mercer::{Grid, MercerBasis};
+use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 use fdp_noise::{
     BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
     NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
@@ -22,28 +22,37 @@ use fdp_core::{
     Representation, SensitivityNorm, Tuning,
 };
 
-use crate::error::{EstimatorError, Result, non_negative, positive};
+use crate::error::{EstimatorError, Result};
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
 
-/// What every mean mechanism needs: the public n, ε, the clipping bound τ, and optionally a public
-/// reference curve to centre at. Validated by [`MeanSetup::new`].
+/// What every mean mechanism needs: the public n, ε, the clipping bound τ **with its norm**, and
+/// optionally a public reference curve to centre at. Each mechanism checks that the bound is in the
+/// norm it clips in (ICLP-RKHS: coefficient l1; ICLP-l1, IID Laplace, GP: L2; Bernstein: sup).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeanSetup {
     n: usize,
     epsilon: Epsilon,
-    tau: f64,
+    bound: ClippingBound,
     reference: Option<Vec<f64>>,
     tuning: Tuning,
 }
 
 impl MeanSetup {
-    /// `n >= 1` records, `ε > 0`, `τ > 0`.
-    pub fn new(n: usize, epsilon: f64, tau: f64) -> Result<Self> {
+    /// `n >= 1` records (public), the budget ε of the release, and the clipping bound, fixed before the
+    /// data are seen.
+    pub fn new(n: usize, epsilon: Epsilon, bound: ClippingBound) -> Result<Self> {
         if n == 0 {
             return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
         }
-        check_sum_bound(n, positive("tau", tau)?)?;
-        Ok(Self { n, epsilon: Epsilon::new(epsilon)?, tau, reference: None, tuning: Tuning::PlugIn })
+        check_sum_bound(n, bound.value())?;
+        Ok(Self { n, epsilon, bound, reference: None, tuning: Tuning::PlugIn })
+    }
+
+    /// The same setup with another clipping bound (for a mechanism that clips in another norm).
+    pub fn with_bound(mut self, bound: ClippingBound) -> Result<Self> {
+        check_sum_bound(self.n, bound.value())?;
+        self.bound = bound;
+        Ok(self)
     }
 
     /// Centre records at a public reference curve (on the grid) before clipping; it is added back to
@@ -68,13 +77,18 @@ impl MeanSetup {
     }
 
     /// ε.
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon.get()
+    pub fn epsilon(&self) -> Epsilon {
+        self.epsilon
     }
 
-    /// τ.
-    pub fn tau(&self) -> f64 {
-        self.tau
+    /// The clipping bound with its norm.
+    pub fn bound(&self) -> ClippingBound {
+        self.bound
+    }
+
+    /// τ in the bound's norm.
+    fn tau(&self) -> f64 {
+        self.bound.value()
     }
 
     fn check_reference(&self, grid: &Grid) -> Result<()> {
@@ -166,15 +180,16 @@ enum Shaping {
 ///
 /// ```
 /// use fdp_data::{Scenario, simulate};
-/// use fdp_estimators::{BasisMean, MeanSetup, Mechanism, PlugIn};
+/// use fdp_estimators::{BasisMean, ClippingBound, MeanSetup, Mechanism, PlugIn};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
-/// use fdp_noise::NoiseRng;
+/// use fdp_noise::{Epsilon, NoiseRng};
 ///
 /// let basis = MercerBasis::build(Stationary::matern32(0.1)?, Grid::midpoint(0.0, 1.0, 50)?, BasisOptions::default())?;
 /// let curves = simulate(Scenario::S1, &basis, 200, 1)?.curves;
-/// let tau = 10.0; // fixed before looking at the data
-/// let tuning = PlugIn::new(&basis, 200, 1.0, tau)?;
-/// let mechanism = BasisMean::iclp_rkhs(&basis, MeanSetup::new(200, 1.0, tau)?, tuning.rkhs_eta, tuning.rkhs_psi)?;
+/// let tau = ClippingBound::coefficient_l1(10.0)?; // fixed before looking at the data
+/// let setup = MeanSetup::new(200, Epsilon::new(1.0)?, tau)?;
+/// let tuning = PlugIn::new(&basis, &setup)?;
+/// let mechanism = BasisMean::iclp_rkhs(&basis, setup, tuning.rkhs)?;
 /// let release = mechanism.release(&curves, &mut NoiseRng::from_os()?)?;
 /// assert_eq!(release.metadata().guarantee.epsilon(), 1.0);
 /// assert_eq!(release.curve().len(), 50);
@@ -197,12 +212,6 @@ pub struct BasisMean<N> {
 pub type LaplaceMean = BasisMean<LatticeLaplace>;
 /// The Gaussian-process mean.
 pub type GaussianMean = BasisMean<LatticeGaussian>;
-
-fn check_eta_psi(eta: f64, psi: f64) -> Result<()> {
-    positive("eta", eta)?;
-    non_negative("psi", psi)?;
-    Ok(())
-}
 
 /// The shrinkage factors `s_k = λ_k^η / (λ_k^η + ψ)` and the worst sensitivity factor
 /// `max_k s_k / sqrt(λ_k)` over the released components.
@@ -247,11 +256,12 @@ impl BasisMean<LatticeLaplace> {
     /// `||d||_{1,C} = Σ_k λ_k^{η-1/2}/(λ_k^η+ψ) |X_k - X'_k|/n <= (2τ/n) max_k λ_k^{η-1/2}/(λ_k^η+ψ) = Δ`,
     /// and the ICLP calibrated to Δ is pure ε-DP. Theory asks for η > 1; any η > 0, ψ >= 0 gives a
     /// valid (if noisier) mechanism because Δ is computed exactly over the kept components.
-    pub fn iclp_rkhs(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64) -> Result<Self> {
-        check_eta_psi(eta, psi)?;
+    pub fn iclp_rkhs(basis: &MercerBasis, setup: MeanSetup, regularisation: Regularisation) -> Result<Self> {
+        setup.bound.require(ClipNorm::CoefficientL1, "iclp_rkhs")?;
+        let (eta, psi) = (regularisation.eta(), regularisation.psi());
         setup.check_reference(basis.grid())?;
         let (worst, shrink) = rkhs_factors(basis, eta, psi)?;
-        let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
+        let sensitivity = 2.0 * setup.tau() / setup.n as f64 * worst;
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon)?;
         let parts = Parts {
             name: "iclp_rkhs",
@@ -271,8 +281,9 @@ impl BasisMean<LatticeLaplace> {
     /// leading block A (θ_k grows with k). Soft thresholding is 1-Lipschitz, so
     /// `||d||_{1,C} <= Σ_{k∈A} |X_k - X'_k| / (n sqrt(λ_k)) <= (2τ/n) (Σ_{k∈A} 1/λ_k)^{1/2} = Δ`
     /// by Cauchy-Schwarz and `||X - X'||_2 <= 2τ`.
-    pub fn iclp_l1(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64) -> Result<Self> {
-        check_eta_psi(eta, psi)?;
+    pub fn iclp_l1(basis: &MercerBasis, setup: MeanSetup, regularisation: Regularisation) -> Result<Self> {
+        setup.bound.require(ClipNorm::L2, "iclp_l1")?;
+        let (eta, psi) = (regularisation.eta(), regularisation.psi());
         setup.check_reference(basis.grid())?;
         // θ_k = ψ / (2 λ_k^{η/2}) in log form: no 0/0 when λ^{η/2} underflows (ψ = 0 gives θ = 0).
         let thresholds: Vec<f64> = basis
@@ -280,7 +291,7 @@ impl BasisMean<LatticeLaplace> {
             .iter()
             .map(|l| (psi.ln() - std::f64::consts::LN_2 - 0.5 * eta * l.ln()).exp())
             .collect();
-        let active = thresholds.iter().take_while(|t| **t < setup.tau).count();
+        let active = thresholds.iter().take_while(|t| **t < setup.tau()).count();
         if active == 0 {
             return Err(EstimatorError::BadParameter {
                 name: "psi",
@@ -290,7 +301,7 @@ impl BasisMean<LatticeLaplace> {
         }
         let released = basis.truncated(active)?;
         let inv_sum: f64 = released.eigenvalues().iter().map(|l| 1.0 / l).sum();
-        let sensitivity = 2.0 * setup.tau / setup.n as f64 * inv_sum.sqrt();
+        let sensitivity = 2.0 * setup.tau() / setup.n as f64 * inv_sum.sqrt();
         let sampler = IclpSampler::calibrated(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
         let parts = Parts {
             name: "iclp_l1",
@@ -310,9 +321,10 @@ impl BasisMean<LatticeLaplace> {
     /// is `Δ₁ <= sqrt(M) ||X - X'||_2 / n <= 2τ sqrt(M)/n` (the authors' code uses `2τM/n`, sqrt(M)
     /// times noisier than needed).
     pub fn iid_laplace(basis: &MercerBasis, setup: MeanSetup, components: usize) -> Result<Self> {
+        setup.bound.require(ClipNorm::L2, "iid_laplace")?;
         setup.check_reference(basis.grid())?;
         let released = leading_block(basis, components)?;
-        let sensitivity = 2.0 * setup.tau * (components as f64).sqrt() / setup.n as f64;
+        let sensitivity = 2.0 * setup.tau() * (components as f64).sqrt() / setup.n as f64;
         let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
         let parts = Parts {
             name: "iid_laplace",
@@ -332,12 +344,17 @@ impl BasisMean<LatticeGaussian> {
     /// mean `μ_k = λ_k^η/(λ_k^η + ψ) X̄_k` with records clipped to `||X||_{L2} <= τ`:
     /// `||d||_C² = Σ_k (λ_k^{η-1/2}/(λ_k^η+ψ))² (X_k - X'_k)²/n² <= ((2τ/n) max_k λ_k^{η-1/2}/(λ_k^η+ψ))²`,
     /// released with GP noise calibrated by the analytic Gaussian mechanism.
-    pub fn gaussian_process(basis: &MercerBasis, setup: MeanSetup, eta: f64, psi: f64, delta: f64) -> Result<Self> {
-        check_eta_psi(eta, psi)?;
+    pub fn gaussian_process(
+        basis: &MercerBasis,
+        setup: MeanSetup,
+        regularisation: Regularisation,
+        delta: Delta,
+    ) -> Result<Self> {
+        setup.bound.require(ClipNorm::L2, "gaussian_process")?;
+        let (eta, psi) = (regularisation.eta(), regularisation.psi());
         setup.check_reference(basis.grid())?;
-        let delta = Delta::new(delta)?;
         let (worst, shrink) = rkhs_factors(basis, eta, psi)?;
-        let sensitivity = 2.0 * setup.tau / setup.n as f64 * worst;
+        let sensitivity = 2.0 * setup.tau() / setup.n as f64 * worst;
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon, delta)?;
         let parts = Parts {
             name: "gaussian_process",
@@ -373,7 +390,7 @@ impl<N: ComponentNoise> BasisMean<N> {
     ) -> Self {
         let regularisation = parts.eta.zip(parts.psi).and_then(|(eta, psi)| Regularisation::new(eta, psi).ok());
         let metadata = ReleaseMetadata {
-            clipping: ClippingBound::new(setup.tau, parts.clip).ok(),
+            clipping: Some(setup.bound),
             regularisation,
             tuning: setup.tuning,
             centred: setup.reference.is_some(),
@@ -420,8 +437,13 @@ impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
         self.setup.check_curves(curves, self.basis.grid())?;
-        let mean =
-            clipped_mean_coefficients(&self.basis, curves, self.setup.reference.as_deref(), self.clip, self.setup.tau)?;
+        let mean = clipped_mean_coefficients(
+            &self.basis,
+            curves,
+            self.setup.reference.as_deref(),
+            self.clip,
+            self.setup.tau(),
+        )?;
         Ok(match &self.shaping {
             Shaping::Shrink(s) => s.iter().zip(&mean).map(|(s, c)| s * c).collect(),
             Shaping::SoftThreshold(t) => {
@@ -450,6 +472,7 @@ pub struct BernsteinMean {
 impl BernsteinMean {
     /// A Bernstein mechanism of degree `lattice = k >= 1` on a 1-D grid.
     pub fn new(grid: &Grid, setup: MeanSetup, lattice: usize) -> Result<Self> {
+        setup.bound.require(ClipNorm::Sup, "bernstein")?;
         setup.check_reference(grid)?;
         if lattice == 0 || grid.dim() != 1 {
             return Err(EstimatorError::BadParameter {
@@ -460,7 +483,7 @@ impl BernsteinMean {
         }
         check_bernstein_domain(grid)?;
         let points = lattice + 1;
-        let sensitivity = 2.0 * setup.tau / setup.n as f64;
+        let sensitivity = 2.0 * setup.tau() / setup.n as f64;
         let noise = LaplaceVector::new(points, Sensitivity::new(points as f64 * sensitivity)?, setup.epsilon)?;
         Ok(Self { setup, grid: grid.clone(), lattice, noise, sensitivity })
     }
@@ -511,7 +534,7 @@ impl Mechanism<CurveSet> for BernsteinMean {
             if let Some(r) = &self.setup.reference {
                 row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
             }
-            ClipNorm::Sup.clip(&mut row, self.setup.tau);
+            ClipNorm::Sup.clip(&mut row, self.setup.tau());
             mean.iter_mut().zip(&row).for_each(|(m, x)| *m += x);
         }
         mean.iter_mut().for_each(|m| *m /= curves.n() as f64);
@@ -528,7 +551,7 @@ impl Mechanism<CurveSet> for BernsteinMean {
         }
         let values = self.noise.release(summary, rng)?;
         let metadata = ReleaseMetadata {
-            clipping: ClippingBound::sup(self.setup.tau).ok(),
+            clipping: Some(self.setup.bound),
             components: self.lattice + 1,
             rng: rng.provenance(),
             calibration: Some(self.noise.calibration()),
@@ -562,5 +585,66 @@ impl Mechanism<CurveSet> for BernsteinMean {
 impl CurveMechanism<CurveSet> for BernsteinMean {
     fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
         Ok(self.bernstein_curve(summary))
+    }
+}
+
+/// The mean mechanisms by name, for [`MeanCurve`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MeanKind {
+    /// ICLP-RKHS (bound in the coefficient l1 norm).
+    IclpRkhs,
+    /// ICLP-l1 (bound in L2).
+    IclpL1,
+    /// IID Laplace on the leading ⌊n^{1/3}⌋ components (bound in L2).
+    IidLaplace,
+}
+
+/// **A private mean curve from a kernel and a bound**: the short way to the mechanisms above. It
+/// builds the Mercer basis of the kernel on the curves' grid (public), takes n from the curve set
+/// (public under replace-one), tunes by the plug-in rule (public quantities only) and returns the
+/// mechanism, ready for [`Session::release`](fdp_core::Session::release).
+///
+/// ```
+/// use fdp_core::{ClippingBound, Session};
+/// use fdp_estimators::MeanCurve;
+/// use fdp_mercer::Stationary;
+/// use fdp_noise::Epsilon;
+/// let curves = fdp_data::example_curves(300, 7)?;
+/// let mut session = Session::pure(Epsilon::new(1.0)?)?;
+/// let mean = MeanCurve::iclp_rkhs(Stationary::matern32(0.1)?, ClippingBound::coefficient_l1(10.0)?)
+///     .build(&curves, Epsilon::new(1.0)?)?;
+/// let release = session.release(&mean, &curves)?;
+/// assert_eq!(release.curve().len(), 100);
+/// # Ok::<(), fdp_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeanCurve {
+    kind: MeanKind,
+    kernel: Stationary,
+    bound: ClippingBound,
+}
+
+impl MeanCurve {
+    /// ICLP-RKHS with `kernel`, records clipped to `bound` (coefficient l1).
+    pub fn iclp_rkhs(kernel: Stationary, bound: ClippingBound) -> Self {
+        Self { kind: MeanKind::IclpRkhs, kernel, bound }
+    }
+
+    /// Any of the basis mean mechanisms with `kernel`, records clipped to `bound`.
+    pub fn new(kind: MeanKind, kernel: Stationary, bound: ClippingBound) -> Self {
+        Self { kind, kernel, bound }
+    }
+
+    /// The mechanism for `curves`' grid and n at ε (the curves themselves are not read).
+    pub fn build(&self, curves: &CurveSet, epsilon: Epsilon) -> Result<LaplaceMean> {
+        let basis = MercerBasis::build(self.kernel, curves.grid().clone(), BasisOptions::default())?;
+        let setup = MeanSetup::new(curves.n(), epsilon, self.bound)?;
+        let tuning = crate::tuning::PlugIn::new(&basis, &setup)?;
+        match self.kind {
+            MeanKind::IclpRkhs => BasisMean::iclp_rkhs(&basis, setup, tuning.rkhs),
+            MeanKind::IclpL1 => BasisMean::iclp_l1(&basis, setup, tuning.l1),
+            MeanKind::IidLaplace => BasisMean::iid_laplace(&basis, setup, tuning.iid_components),
+        }
     }
 }

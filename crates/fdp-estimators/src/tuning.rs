@@ -5,37 +5,39 @@ use serde::{Deserialize, Serialize};
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
 
-use crate::error::{EstimatorError, Result, positive};
-use crate::mean::MeanMechanism;
+use fdp_core::Regularisation;
 
-/// Plug-in tuning from public quantities only: n, ε, τ and the kernel's eigenvalues.
+use crate::error::{EstimatorError, Result};
+use crate::mean::{MeanMechanism, MeanSetup};
+
+/// Plug-in tuning from public quantities only: n, ε, the clipping bound and the kernel's eigenvalues.
 ///
 /// With `λ_k ≈ c k^{-2ν}` fitted on the basis (never on data):
 /// - ICLP-RKHS (Theorem 13): `η = 1 + 1/(2ν)`, `ψ = (τ / (n ε))^η`, the authors' `(nε/τ)^{-η}`.
-///   DESIGN section 4 writes `(τ²/(nε²))^η`; with the design bound τ ≈ 8.7 of scenario S-1 that ψ
-///   is 25x larger at n = 1000 and the estimator is bias-dominated (MSE 0.32 against 0.026, and
+///   An earlier DESIGN draft wrote `(τ²/(nε²))^η`; with the design bound τ ≈ 8.7 of scenario S-1 that
+///   ψ is 25x larger at n = 1000 and the estimator is bias-dominated (MSE 0.32 against 0.026, and
 ///   against 0.028 for IID Laplace), so fdp follows the authors. Both are orders, not constants;
 /// - ICLP-l1: `η = 2 (1 + 1/ν)`, `ψ = τ / (n ε)` (the authors use `τ/n`; the 1/ε follows the noise
 ///   level, so that fewer components survive when the budget is small);
 /// - IID Laplace: `M = ⌊n^{1/3}⌋` components (the authors' rule), at most J.
+///
+/// τ is the setup's bound in whatever norm it carries (each rule is an order in τ).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PlugIn {
+    /// The fitted decay ν of `λ_k ≈ c k^{-2ν}`.
     pub nu: f64,
-    pub rkhs_eta: f64,
-    pub rkhs_psi: f64,
-    pub l1_eta: f64,
-    pub l1_psi: f64,
+    /// `(η, ψ)` for ICLP-RKHS and the Gaussian process.
+    pub rkhs: Regularisation,
+    /// `(η, ψ)` for ICLP-l1.
+    pub l1: Regularisation,
+    /// M for IID Laplace.
     pub iid_components: usize,
 }
 
 impl PlugIn {
-    /// The plug-in values for `n` records at privacy `epsilon` with bound `tau`.
-    pub fn new(basis: &MercerBasis, n: usize, epsilon: f64, tau: f64) -> Result<Self> {
-        positive("epsilon", epsilon)?;
-        positive("tau", tau)?;
-        if n == 0 {
-            return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
-        }
+    /// The plug-in values for the n, ε and bound of `setup`.
+    pub fn new(basis: &MercerBasis, setup: &MeanSetup) -> Result<Self> {
+        let (n, epsilon, tau) = (setup.n(), setup.epsilon().get(), setup.bound().value());
         let nu = basis.decay().nu();
         if !(nu.is_finite() && nu > 0.0) {
             return Err(EstimatorError::BadParameter {
@@ -48,10 +50,8 @@ impl PlugIn {
         let rkhs_eta = 1.0 + 1.0 / (2.0 * nu);
         Ok(Self {
             nu,
-            rkhs_eta,
-            rkhs_psi: (tau / (n_f * epsilon)).powf(rkhs_eta),
-            l1_eta: 2.0 * (1.0 + 1.0 / nu),
-            l1_psi: tau / (n_f * epsilon),
+            rkhs: Regularisation::new(rkhs_eta, (tau / (n_f * epsilon)).powf(rkhs_eta))?,
+            l1: Regularisation::new(2.0 * (1.0 + 1.0 / nu), tau / (n_f * epsilon))?,
             iid_components: (n_f.cbrt().floor() as usize).clamp(1, basis.len()),
         })
     }

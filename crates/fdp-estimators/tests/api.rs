@@ -2,12 +2,14 @@
 
 mod common;
 
-use common::basis;
+use common::{basis, in_norm};
 use fdp_data::{CurveSet, Scenario, simulate};
 use fdp_estimators::{
     BasisMean, BernsteinMean, EstimatorError, MeanMechanism, MeanSetup, Mechanism, PlugIn, private_cross_validation,
 };
+use fdp_estimators::{ClipNorm, ClippingBound, Regularisation};
 use fdp_mercer::Grid;
+use fdp_noise::{Delta, Epsilon};
 use fdp_noise::{NoiseError, NoiseRng};
 
 #[test]
@@ -22,37 +24,41 @@ fn bad_parameters_are_errors() {
         (10, 1.0, 0.0),
         (10, 1.0, f64::NAN),
     ] {
-        assert!(MeanSetup::new(n, eps, tau).is_err(), "n={n} ε={eps} τ={tau}");
+        let setup =
+            Epsilon::new(eps).map_err(EstimatorError::from).and_then(|e| MeanSetup::new(n, e, ClippingBound::l2(tau)?));
+        assert!(setup.is_err(), "n={n} ε={eps} τ={tau}");
     }
-    let setup = MeanSetup::new(10, 1.0, 1.0).unwrap();
-    assert!(matches!(
-        BasisMean::iclp_rkhs(&b, setup.clone(), 0.0, 1e-3),
-        Err(EstimatorError::BadParameter { name: "eta", .. })
-    ));
-    assert!(matches!(
-        BasisMean::iclp_rkhs(&b, setup.clone(), 1.2, -1.0),
-        Err(EstimatorError::BadParameter { name: "psi", .. })
-    ));
-    assert!(BasisMean::iclp_l1(&b, setup.clone(), 3.0, 1e9).is_err(), "ψ that zeroes every component");
-    assert!(BasisMean::iid_laplace(&b, setup.clone(), 0).is_err());
-    assert!(BasisMean::iid_laplace(&b, setup.clone(), b.len() + 1).is_err());
+    let setup = MeanSetup::new(10, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(1.0).unwrap()).unwrap();
+    let l2 = setup.clone().with_bound(ClippingBound::l2(1.0).unwrap()).unwrap();
+    assert!(matches!(Regularisation::new(0.0, 1e-3), Err(EstimatorError::BadParameter { name: "eta", .. })));
+    assert!(matches!(Regularisation::new(1.2, -1.0), Err(EstimatorError::BadParameter { name: "psi", .. })));
+    let reg = |eta, psi| Regularisation::new(eta, psi).unwrap();
+    // A bound in the wrong norm cannot be used.
+    assert!(matches!(BasisMean::iclp_l1(&b, setup.clone(), reg(3.0, 1e-3)), Err(EstimatorError::WrongNorm { .. })));
+    assert!(matches!(BernsteinMean::new(b.grid(), l2.clone(), 4), Err(EstimatorError::WrongNorm { .. })));
+    assert!(BasisMean::iclp_l1(&b, l2.clone(), reg(3.0, 1e9)).is_err(), "ψ that zeroes every component");
+    assert!(BasisMean::iid_laplace(&b, l2.clone(), 0).is_err());
+    assert!(BasisMean::iid_laplace(&b, l2.clone(), b.len() + 1).is_err());
     for delta in [0.0, 1.0, -0.5, f64::NAN] {
-        assert!(matches!(
-            BasisMean::gaussian_process(&b, setup.clone(), 1.2, 1e-3, delta),
-            Err(EstimatorError::Noise(NoiseError::BadDelta(_)))
-        ));
+        assert!(matches!(Delta::new(delta), Err(NoiseError::BadDelta(_))));
     }
-    assert!(BernsteinMean::new(b.grid(), setup.clone(), 0).is_err());
+    let sup = setup.clone().with_bound(ClippingBound::sup(1.0).unwrap()).unwrap();
+    assert!(BernsteinMean::new(b.grid(), sup, 0).is_err());
     assert!(setup.clone().centred_at(vec![f64::NAN; 40]).is_err());
     let wrong_ref = setup.clone().centred_at(vec![0.0; 3]).unwrap();
-    assert!(BasisMean::iclp_rkhs(&b, wrong_ref, 1.2, 1e-3).is_err());
-    assert!(PlugIn::new(&b, 0, 1.0, 1.0).is_err() && PlugIn::new(&b, 10, 0.0, 1.0).is_err());
+    assert!(BasisMean::iclp_rkhs(&b, wrong_ref, reg(1.2, 1e-3)).is_err());
+    assert!(MeanSetup::new(0, Epsilon::new(1.0).unwrap(), ClippingBound::l2(1.0).unwrap()).is_err());
 }
 
 #[test]
 fn shapes_are_checked_and_bad_records_never_panic_or_change_n() {
     let b = basis(40, 0.1);
-    let m = BasisMean::iclp_rkhs(&b, MeanSetup::new(5, 1.0, 1.0).unwrap(), 1.25, 1e-3).unwrap();
+    let m = BasisMean::iclp_rkhs(
+        &b,
+        MeanSetup::new(5, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(1.0).unwrap()).unwrap(),
+        Regularisation::new(1.25, 1e-3).unwrap(),
+    )
+    .unwrap();
     let mut rng = NoiseRng::seeded(1);
     // Every kind of bad record: all NaN, infinities, huge values, partial gaps.
     let k = b.n_points();
@@ -79,10 +85,11 @@ fn releases_carry_metadata_and_evaluate_off_the_grid() {
     let b = basis(60, 0.1);
     let sim = simulate(Scenario::S1, &b, 200, 3).unwrap();
     let tau = Scenario::S1.design_bounds(&b).unwrap();
-    let p = PlugIn::new(&b, 200, 1.0, tau.coefficient_l1).unwrap();
     let reference = vec![0.5; 60];
-    let setup = MeanSetup::new(200, 1.0, tau.coefficient_l1).unwrap().centred_at(reference).unwrap();
-    let m = BasisMean::iclp_rkhs(&b, setup.clone(), p.rkhs_eta, p.rkhs_psi).unwrap();
+    let bound = ClippingBound::coefficient_l1(tau.coefficient_l1).unwrap();
+    let setup = MeanSetup::new(200, Epsilon::new(1.0).unwrap(), bound).unwrap().centred_at(reference).unwrap();
+    let p = PlugIn::new(&b, &setup).unwrap();
+    let m = BasisMean::iclp_rkhs(&b, in_norm(&setup, ClipNorm::CoefficientL1), p.rkhs).unwrap();
     let release = m.release(&sim.curves, &mut NoiseRng::seeded(8)).unwrap();
     let meta = release.metadata();
     assert_eq!(
@@ -110,7 +117,7 @@ fn releases_carry_metadata_and_evaluate_off_the_grid() {
     let worst = at.iter().zip(release.curve()).map(|(a, c)| (a - c).abs()).fold(0.0, f64::max);
     assert!(worst < 1e-6, "off-grid evaluation differs by {worst}");
     // The same for Bernstein.
-    let bern = BernsteinMean::new(b.grid(), setup, 12).unwrap();
+    let bern = BernsteinMean::new(b.grid(), in_norm(&setup, ClipNorm::Sup), 12).unwrap();
     let r = bern.release(&sim.curves, &mut NoiseRng::from_os().unwrap()).unwrap();
     assert!(!r.metadata().rng.is_seeded());
     let at = r.evaluate(b.grid().points()).unwrap();
@@ -122,13 +129,30 @@ fn releases_carry_metadata_and_evaluate_off_the_grid() {
 fn closed_form_noise_level_matches_sampled_releases() {
     let b = basis(50, 0.1);
     let sim = simulate(Scenario::S2, &b, 100, 5).unwrap();
-    let setup = MeanSetup::new(100, 0.5, 5.0).unwrap();
+    let setup = MeanSetup::new(100, Epsilon::new(0.5).unwrap(), ClippingBound::l2(5.0).unwrap()).unwrap();
     let mechanisms: Vec<Box<dyn MeanMechanism>> = vec![
-        Box::new(BasisMean::iclp_rkhs(&b, setup.clone(), 1.25, 1e-3).unwrap()),
-        Box::new(BasisMean::iclp_l1(&b, setup.clone(), 3.0, 1e-2).unwrap()),
-        Box::new(BasisMean::iid_laplace(&b, setup.clone(), 6).unwrap()),
-        Box::new(BasisMean::gaussian_process(&b, setup.clone(), 1.25, 1e-3, 1e-5).unwrap()),
-        Box::new(BernsteinMean::new(b.grid(), setup, 8).unwrap()),
+        Box::new(
+            BasisMean::iclp_rkhs(
+                &b,
+                in_norm(&setup, ClipNorm::CoefficientL1),
+                Regularisation::new(1.25, 1e-3).unwrap(),
+            )
+            .unwrap(),
+        ),
+        Box::new(
+            BasisMean::iclp_l1(&b, in_norm(&setup, ClipNorm::L2), Regularisation::new(3.0, 1e-2).unwrap()).unwrap(),
+        ),
+        Box::new(BasisMean::iid_laplace(&b, in_norm(&setup, ClipNorm::L2), 6).unwrap()),
+        Box::new(
+            BasisMean::gaussian_process(
+                &b,
+                setup.clone(),
+                Regularisation::new(1.25, 1e-3).unwrap(),
+                Delta::new(1e-5).unwrap(),
+            )
+            .unwrap(),
+        ),
+        Box::new(BernsteinMean::new(b.grid(), in_norm(&setup, ClipNorm::Sup), 8).unwrap()),
     ];
     let mut rng = NoiseRng::seeded(77);
     for m in &mechanisms {
@@ -155,8 +179,13 @@ fn pcv_prefers_a_sensible_psi_and_validates_folds() {
     let sim = simulate(Scenario::S3, &b, 300, 9).unwrap();
     let tau = Scenario::S3.design_bounds(&b).unwrap().coefficient_l1;
     let build = |psi: f64, n: usize| -> fdp_estimators::Result<Box<dyn MeanMechanism>> {
-        let setup = MeanSetup::new(n, 1.0, tau)?.tuned_by(fdp_estimators::Tuning::CrossValidated);
-        Ok(Box::new(BasisMean::iclp_rkhs(&b, setup, 1.25, psi)?))
+        let setup = MeanSetup::new(n, Epsilon::new(1.0)?, ClippingBound::l2(tau)?)?
+            .tuned_by(fdp_estimators::Tuning::CrossValidated);
+        Ok(Box::new(BasisMean::iclp_rkhs(
+            &b,
+            in_norm(&setup, ClipNorm::CoefficientL1),
+            Regularisation::new(1.25, psi)?,
+        )?))
     };
     let candidates = [1e-7, 1e-5, 1e-3, 1e-1, 10.0];
     let choice = private_cross_validation(&sim.curves, 5, &candidates, build).unwrap();

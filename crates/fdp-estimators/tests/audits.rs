@@ -4,12 +4,14 @@
 
 mod common;
 
-use common::{basis, curve_from, unit, with_record};
+use common::{basis, curve_from, in_norm, unit, with_record};
 use fdp_audit::{AuditConfig, AuditReport, Auditor, NeighbourPair};
 use fdp_data::CurveSet;
 use fdp_estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, Mechanism};
+use fdp_estimators::{ClipNorm, ClippingBound, Regularisation};
 use fdp_mercer::MercerBasis;
 use fdp_noise::NoiseRng;
+use fdp_noise::{Delta, Epsilon};
 
 const N: usize = 40;
 const TAU: f64 = 1.0;
@@ -50,17 +52,44 @@ fn sweep_config() -> AuditConfig {
 #[test]
 fn every_mean_mechanism_passes_its_audit() {
     let basis = basis(30, 0.2);
-    let setup = MeanSetup::new(N, EPS, TAU).unwrap();
+    let setup = MeanSetup::new(N, Epsilon::new(EPS).unwrap(), ClippingBound::l2(TAU).unwrap()).unwrap();
     let j = basis.len();
     // The l1 mechanism's Cauchy-Schwarz-extreme record spreads its mass like 1/sqrt(λ_k).
     let spread: Vec<f64> = basis.eigenvalues().iter().map(|l| 1.0 / l.sqrt()).collect();
     let norm = spread.iter().map(|v| v * v).sum::<f64>().sqrt();
     let spread_pair = (curve_from(&basis, &spread, TAU / norm), curve_from(&basis, &spread, -TAU / norm));
     let mechanisms: Vec<(Box<dyn MeanMechanism>, f64)> = vec![
-        (Box::new(BasisMean::iclp_rkhs(&basis, setup.clone(), 1.25, 1e-4).unwrap()), 0.0),
-        (Box::new(BasisMean::iclp_l1(&basis, setup.clone(), 3.0, 1e-3).unwrap()), 0.0),
-        (Box::new(BasisMean::iid_laplace(&basis, setup.clone(), 8).unwrap()), 0.0),
-        (Box::new(BasisMean::gaussian_process(&basis, setup.clone(), 1.25, 1e-4, 1e-3).unwrap()), 1e-3),
+        (
+            Box::new(
+                BasisMean::iclp_rkhs(
+                    &basis,
+                    in_norm(&setup, ClipNorm::CoefficientL1),
+                    Regularisation::new(1.25, 1e-4).unwrap(),
+                )
+                .unwrap(),
+            ),
+            0.0,
+        ),
+        (
+            Box::new(
+                BasisMean::iclp_l1(&basis, in_norm(&setup, ClipNorm::L2), Regularisation::new(3.0, 1e-3).unwrap())
+                    .unwrap(),
+            ),
+            0.0,
+        ),
+        (Box::new(BasisMean::iid_laplace(&basis, in_norm(&setup, ClipNorm::L2), 8).unwrap()), 0.0),
+        (
+            Box::new(
+                BasisMean::gaussian_process(
+                    &basis,
+                    setup.clone(),
+                    Regularisation::new(1.25, 1e-4).unwrap(),
+                    Delta::new(1e-3).unwrap(),
+                )
+                .unwrap(),
+            ),
+            1e-3,
+        ),
     ];
     for (m, delta) in &mechanisms {
         let report = audit_sweep(m.as_ref(), &basis, 1.0, vec![spread_pair.clone()], *delta, sweep_config());
@@ -74,7 +103,7 @@ fn every_mean_mechanism_passes_its_audit() {
         assert_eq!(report.pairs.len(), j + 1);
     }
     // Bernstein: constant records at ±τ move every lattice value by 2τ/n.
-    let bern = BernsteinMean::new(basis.grid(), setup, 10).unwrap();
+    let bern = BernsteinMean::new(basis.grid(), in_norm(&setup, ClipNorm::Sup), 10).unwrap();
     let k = basis.n_points();
     let pair = pair_for(
         &bern,
@@ -100,8 +129,19 @@ fn auditor_catches_a_sqrt2_miscalibrated_iclp_rkhs() {
     let basis = basis(30, 0.2);
     let (eta, psi) = (1.25, 1e-4);
     // Calibrated for sqrt(2) ε but claimed at ε: exactly the under-noising of the paper's Theorem 7.
-    let cheat = BasisMean::iclp_rkhs(&basis, MeanSetup::new(N, EPS * 2f64.sqrt(), TAU).unwrap(), eta, psi).unwrap();
-    let honest = BasisMean::iclp_rkhs(&basis, MeanSetup::new(N, EPS, TAU).unwrap(), eta, psi).unwrap();
+    let cheat = BasisMean::iclp_rkhs(
+        &basis,
+        MeanSetup::new(N, Epsilon::new(EPS * 2f64.sqrt()).unwrap(), ClippingBound::coefficient_l1(TAU).unwrap())
+            .unwrap(),
+        Regularisation::new(eta, psi).unwrap(),
+    )
+    .unwrap();
+    let honest = BasisMean::iclp_rkhs(
+        &basis,
+        MeanSetup::new(N, Epsilon::new(EPS).unwrap(), ClippingBound::coefficient_l1(TAU).unwrap()).unwrap(),
+        Regularisation::new(eta, psi).unwrap(),
+    )
+    .unwrap();
     let k = rkhs_worst_component(&basis, eta, psi);
     let e = unit(basis.len(), k);
     let (plus, minus) =
@@ -123,7 +163,12 @@ fn auditor_catches_a_sqrt2_miscalibrated_iclp_rkhs() {
 fn clipping_holds_against_records_far_beyond_tau() {
     let basis = basis(30, 0.2);
     let (eta, psi) = (1.25, 1e-4);
-    let m = BasisMean::iclp_rkhs(&basis, MeanSetup::new(N, EPS, TAU).unwrap(), eta, psi).unwrap();
+    let m = BasisMean::iclp_rkhs(
+        &basis,
+        MeanSetup::new(N, Epsilon::new(EPS).unwrap(), ClippingBound::coefficient_l1(TAU).unwrap()).unwrap(),
+        Regularisation::new(eta, psi).unwrap(),
+    )
+    .unwrap();
     let k = rkhs_worst_component(&basis, eta, psi);
     let e = unit(basis.len(), k);
     // One record 100 times beyond τ, against the opposite extreme.

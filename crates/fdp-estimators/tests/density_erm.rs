@@ -2,12 +2,14 @@
 //! deliberately miscalibrated variant of each), and parameter validation.
 
 use fdp_audit::{AuditConfig, AuditReport, Auditor, NeighbourPair};
+use fdp_estimators::Regularisation;
 use fdp_estimators::{
     BasisKde, BernsteinKde, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss, Mechanism, density_kernel,
     normalise_density, snap_to_grid,
 };
 use fdp_mercer::{BasisOptions, Grid, Kernel, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::NoiseRng;
+use fdp_noise::{Delta, Epsilon};
 
 fn kde_basis(k: usize, h: f64) -> (Grid, Stationary, MercerBasis) {
     let grid = Grid::midpoint(0.0, 1.0, k).unwrap();
@@ -34,14 +36,14 @@ fn iclp_kde_with_eta_one_is_the_ordinary_kde_and_its_sensitivity_is_exact() {
     let n = 50;
     let idx: Vec<usize> = (0..n).map(|i| (i * 37) % 80).collect();
     let pts = GridPoints::from_indices(&grid, idx.clone()).unwrap();
-    let m = BasisKde::iclp(&basis, n, 1.0, 1.0).unwrap();
+    let m = BasisKde::iclp(&basis, n, Epsilon::new(1.0).unwrap(), 1.0).unwrap();
     let est = m.estimate_curve(&m.summarize(&pts).unwrap()).unwrap();
     for (t, e) in est.iter().enumerate() {
         let direct: f64 = idx.iter().map(|&g| kernel.eval(grid.point(t), grid.point(g))).sum::<f64>() / n as f64;
         assert!((e - direct).abs() < 1e-8 * direct.max(1.0), "t = {t}: {e} vs {direct}");
     }
     // The calibrated sensitivity is the brute-force maximum over pairs, below the paper's bound.
-    let m = BasisKde::iclp(&basis, n, 1.0, 1.25).unwrap();
+    let m = BasisKde::iclp(&basis, n, Epsilon::new(1.0).unwrap(), 1.25).unwrap();
     let l = basis.eigenvalues();
     let phi = basis.eigenfunctions();
     let mut brute = 0.0_f64;
@@ -62,7 +64,7 @@ fn iclp_kde_with_eta_one_is_the_ordinary_kde_and_its_sensitivity_is_exact() {
 fn kde_mechanisms_pass_their_audits_and_a_miscalibrated_one_fails() {
     let (grid, kernel, basis) = kde_basis(60, 0.1);
     let n = 30;
-    let iclp = BasisKde::iclp(&basis, n, 1.0, 1.25).unwrap();
+    let iclp = BasisKde::iclp(&basis, n, Epsilon::new(1.0).unwrap(), 1.25).unwrap();
     let (g, h) = iclp.sensitivity().worst_pair;
     let (a, b) = (points(&grid, n, 30, g), points(&grid, n, 30, h));
     let report = audit(&iclp, &a, &b, 1.0, 0.0, 1);
@@ -70,20 +72,21 @@ fn kde_mechanisms_pass_their_audits_and_a_miscalibrated_one_fails() {
     assert!(report.passed);
     // Calibrated for 4ε but claimed at ε: the loss of the worst pair spreads over the components,
     // so a half-space event sees only part of it; a 4x under-noising is caught.
-    let cheat = BasisKde::iclp(&basis, n, 4.0, 1.25).unwrap();
+    let cheat = BasisKde::iclp(&basis, n, Epsilon::new(4.0).unwrap(), 1.25).unwrap();
     let report = audit(&cheat, &a, &b, 1.0, 0.0, 2);
     eprintln!("audit mechanism=iclp_kde_4x_under_noised eps_lb={:.3} claimed=1", report.epsilon_lower_bound);
     assert!(!report.passed, "miscalibrated KDE not caught: {}", report.epsilon_lower_bound);
 
-    let gp = BasisKde::gaussian_process(&basis, n, 1.0, 1.25, 1e-3).unwrap();
+    let gp =
+        BasisKde::gaussian_process(&basis, n, Epsilon::new(1.0).unwrap(), 1.25, Delta::new(1e-3).unwrap()).unwrap();
     let (g, h) = gp.sensitivity().worst_pair;
     let report = audit(&gp, &points(&grid, n, 30, g), &points(&grid, n, 30, h), 1.0, 1e-3, 3);
     assert!(report.passed, "gp kde {}", report.epsilon_lower_bound);
-    let iid = BasisKde::iid_laplace(&basis, n, 1.0, 8).unwrap();
+    let iid = BasisKde::iid_laplace(&basis, n, Epsilon::new(1.0).unwrap(), 8).unwrap();
     let (g, h) = iid.sensitivity().worst_pair;
     let report = audit(&iid, &points(&grid, n, 30, g), &points(&grid, n, 30, h), 1.0, 0.0, 4);
     assert!(report.passed, "iid kde {}", report.epsilon_lower_bound);
-    let bern = BernsteinKde::new(kernel, &grid, n, 1.0, 6).unwrap();
+    let bern = BernsteinKde::new(kernel, &grid, n, Epsilon::new(1.0).unwrap(), 6).unwrap();
     let report = audit(&bern, &points(&grid, n, 30, 0), &points(&grid, n, 30, 59), 1.0, 0.0, 5);
     assert!(report.passed, "bernstein kde {}", report.epsilon_lower_bound);
 }
@@ -109,7 +112,12 @@ fn erm_solutions_satisfy_their_optimality_conditions() {
     let phi = basis.eigenfunctions();
     let l = basis.eigenvalues();
     for loss in [Loss::Squared { bound: 2.0 }, Loss::Logistic] {
-        let m = KernelErm::iclp(&basis, ErmSetup::new(loss, n, eta, psi).unwrap(), 1.0).unwrap();
+        let m = KernelErm::iclp(
+            &basis,
+            ErmSetup::new(loss, n, Regularisation::new(eta, psi).unwrap()).unwrap(),
+            Epsilon::new(1.0).unwrap(),
+        )
+        .unwrap();
         let beta = m.summarize(&labelled(&grid, idx.clone(), y.clone())).unwrap();
         // Gradient of (1/n) Σ L(y_i, f(x_i)) + ψ Σ β_k² / λ_k^η at the returned β.
         let f = |g: usize| (0..basis.len()).map(|k| beta[k] * phi[(g, k)]).sum::<f64>();
@@ -155,16 +163,32 @@ fn erm_mechanisms_pass_audits_and_a_grossly_miscalibrated_one_fails() {
     let (a, b) = (labelled(&grid, idx.clone(), base), labelled(&grid, idx, flipped));
     let (eta, psi) = (1.25, 0.05);
     for loss in [Loss::Logistic, Loss::Squared { bound: 1.0 }] {
-        let m = KernelErm::iclp(&basis, ErmSetup::new(loss, n, eta, psi).unwrap(), 1.0).unwrap();
+        let m = KernelErm::iclp(
+            &basis,
+            ErmSetup::new(loss, n, Regularisation::new(eta, psi).unwrap()).unwrap(),
+            Epsilon::new(1.0).unwrap(),
+        )
+        .unwrap();
         let report = audit(&m, &a, &b, 1.0, 0.0, 6);
         eprintln!("audit mechanism=iclp_erm loss={loss:?} eps_lb={:.3} claimed=1", report.epsilon_lower_bound);
         assert!(report.passed);
-        let gp = KernelErm::gaussian_process(&basis, ErmSetup::new(loss, n, eta, psi).unwrap(), 1.0, 1e-3).unwrap();
+        let gp = KernelErm::gaussian_process(
+            &basis,
+            ErmSetup::new(loss, n, Regularisation::new(eta, psi).unwrap()).unwrap(),
+            Epsilon::new(1.0).unwrap(),
+            Delta::new(1e-3).unwrap(),
+        )
+        .unwrap();
         assert!(audit(&gp, &a, &b, 1.0, 1e-3, 7).passed);
     }
     // The stability bound is conservative, so only a gross under-noising is visible to a black-box
     // audit: calibrated for ε = 1000 but claimed at ε = 1.
-    let cheat = KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, n, eta, psi).unwrap(), 1000.0).unwrap();
+    let cheat = KernelErm::iclp(
+        &basis,
+        ErmSetup::new(Loss::Logistic, n, Regularisation::new(eta, psi).unwrap()).unwrap(),
+        Epsilon::new(1000.0).unwrap(),
+    )
+    .unwrap();
     let report = audit(&cheat, &a, &b, 1.0, 0.0, 8);
     eprintln!("audit mechanism=iclp_erm_under_noised eps_lb={:.3} claimed=1", report.epsilon_lower_bound);
     assert!(!report.passed);
@@ -173,18 +197,19 @@ fn erm_mechanisms_pass_audits_and_a_grossly_miscalibrated_one_fails() {
 #[test]
 fn bad_parameters_and_points() {
     let (grid, kernel, basis) = kde_basis(40, 0.1);
-    assert!(BasisKde::iclp(&basis, 0, 1.0, 1.2).is_err());
-    assert!(BasisKde::iclp(&basis, 10, 0.0, 1.2).is_err());
-    assert!(BasisKde::iclp(&basis, 10, 1.0, -1.0).is_err());
-    assert!(BasisKde::gaussian_process(&basis, 10, 1.0, 1.2, 2.0).is_err());
-    assert!(BasisKde::iid_laplace(&basis, 10, 1.0, 0).is_err());
-    assert!(BernsteinKde::new(kernel, &grid, 10, 1.0, 0).is_err());
+    let one = Epsilon::new(1.0).unwrap();
+    assert!(BasisKde::iclp(&basis, 0, one, 1.2).is_err());
+    assert!(Epsilon::new(0.0).is_err() && Delta::new(2.0).is_err() && Epsilon::new(f64::NAN).is_err());
+    assert!(BasisKde::iclp(&basis, 10, one, -1.0).is_err());
+    assert!(BasisKde::iid_laplace(&basis, 10, one, 0).is_err());
+    assert!(BernsteinKde::new(kernel, &grid, 10, one, 0).is_err());
     assert!(density_kernel(StationaryShape::Matern32, 0.1, 1).is_err());
     assert!(density_kernel(StationaryShape::Gaussian, 0.0, 1).is_err());
-    assert!(ErmSetup::new(Loss::Logistic, 10, 1.2, 0.0).is_err());
-    assert!(ErmSetup::new(Loss::Squared { bound: -1.0 }, 10, 1.2, 0.1).is_err());
-    assert!(ErmSetup::new(Loss::Logistic, 0, 1.2, 0.1).is_err());
-    assert!(KernelErm::iclp(&basis, ErmSetup::new(Loss::Logistic, 10, 1.2, 0.1).unwrap(), f64::NAN).is_err());
+    let regularisation = Regularisation::new(1.2, 0.1).unwrap();
+    assert!(ErmSetup::new(Loss::Logistic, 10, Regularisation::new(1.2, 0.0).unwrap()).is_err(), "ψ = 0");
+    assert!(ErmSetup::new(Loss::Squared { bound: -1.0 }, 10, regularisation).is_err());
+    assert!(ErmSetup::new(Loss::Logistic, 0, regularisation).is_err());
+    assert!(Regularisation::new(-1.0, 0.1).is_err());
     // Bad points never fail and never change n; bad lengths do fail.
     let idx = snap_to_grid(&grid, &[0.5, f64::NAN, 7.0, -3.0]).unwrap();
     assert_eq!(Some(idx[1]), grid.nearest(&[0.5]), "a NaN point goes to the public default");
@@ -201,7 +226,7 @@ fn bad_parameters_and_points() {
     assert!(Labelled::new(&grid, idx.clone(), vec![1.0]).is_err());
     assert!(Labelled::new(&grid, vec![40], vec![1.0]).is_err());
     assert_eq!(Labelled::snap(&grid, &[0.2], vec![f64::NAN]).unwrap().responses(), &[0.0]);
-    let m = BasisKde::iclp(&basis, 3, 1.0, 1.2).unwrap();
+    let m = BasisKde::iclp(&basis, 3, Epsilon::new(1.0).unwrap(), 1.2).unwrap();
     assert!(m.summarize(&pts).is_err(), "n is checked");
     // Post-processing gives a density.
     let d = normalise_density(&[-1.0, 2.0, 2.0, 0.0], &Grid::midpoint(0.0, 1.0, 4).unwrap());

@@ -4,8 +4,10 @@
 //! centred). τ is the design bound of each scenario, fixed before any sample is drawn.
 
 use fdp_data::{Scenario, simulate};
+use fdp_estimators::ClippingBound;
 use fdp_estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
+use fdp_noise::Epsilon;
 
 const REPLICATES: u64 = 6;
 
@@ -44,16 +46,17 @@ fn iclp_rkhs_against_iid_laplace_and_its_rate() {
         let rkhs: Vec<f64> = ns
             .iter()
             .map(|&n| {
-                let p = PlugIn::new(&basis, n, eps, bounds.coefficient_l1).unwrap();
-                let setup = MeanSetup::new(n, eps, bounds.coefficient_l1).unwrap();
-                let m = BasisMean::iclp_rkhs(&basis, setup, p.rkhs_eta, p.rkhs_psi).unwrap();
+                let bound = ClippingBound::coefficient_l1(bounds.coefficient_l1).unwrap();
+                let setup = MeanSetup::new(n, Epsilon::new(eps).unwrap(), bound).unwrap();
+                let p = PlugIn::new(&basis, &setup).unwrap();
+                let m = BasisMean::iclp_rkhs(&basis, setup, p.rkhs).unwrap();
                 let (stat, noise) = errors(&m, &basis, scenario, n);
                 stat + noise
             })
             .collect();
-        let p = PlugIn::new(&basis, 1000, eps, bounds.l2).unwrap();
-        let m = p.iid_components;
-        let iid = BasisMean::iid_laplace(&basis, MeanSetup::new(1000, eps, bounds.l2).unwrap(), m).unwrap();
+        let setup = MeanSetup::new(1000, Epsilon::new(eps).unwrap(), ClippingBound::l2(bounds.l2).unwrap()).unwrap();
+        let m = PlugIn::new(&basis, &setup).unwrap().iid_components;
+        let iid = BasisMean::iid_laplace(&basis, setup, m).unwrap();
         let (iid_stat, iid_noise) = errors(&iid, &basis, scenario, 1000);
         let iid_mse = iid_stat + iid_noise;
         // The authors' code calibrates IID Laplace to 2τM/n instead of 2τ sqrt(M)/n: M times the noise

@@ -51,6 +51,16 @@ impl RandomFourierFeatures {
         Ok(Self { dim, omegas, amplitude: kernel.variance().sqrt(), kernel })
     }
 
+    /// Input dimension D.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// `(cos ω_j·x, sin ω_j·x)_j` without the `σ J^{-1/2}` scaling (the RFF sketch's map).
+    pub fn unnormalised_features(&self, x: &[f64]) -> Vec<f64> {
+        fourier_features(&self.omegas, self.dim, x, 1.0)
+    }
+
     /// Output length 2J.
     pub fn len(&self) -> usize {
         2 * self.omegas.len() / self.dim

@@ -16,13 +16,18 @@ use faer::{Mat, Side};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal, Uniform};
+
+use fdp_mercer::Stationary;
 use rayon::prelude::*;
 
 use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Sketch};
 use fdp_noise::{Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, fourier_features, parallel_row_sum};
+use fdp_mercer::linalg::{damped_newton, softplus};
+
+use crate::features::RandomFourierFeatures;
+use crate::points::{PointSet, parallel_row_sum};
 
 /// Share of ε spent on the sum (the rest buys the noisy count).
 pub const NUMERATOR_SHARE: f64 = 0.98;
@@ -31,8 +36,9 @@ pub const NUMERATOR_SHARE: f64 = 0.98;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum FeatureMap {
-    /// Random Fourier features `(cos ω_j·x, sin ω_j·x)`, `ω_j ~ N(0, σ^{-2} I)`: `||Φ||₁ <= sqrt(2) m'`.
-    Rff { omegas: Vec<f64>, dim: usize },
+    /// Random Fourier features `(cos ω_j·x, sin ω_j·x)`, `ω_j ~ N(0, σ^{-2} I)` — the frequencies of a
+    /// [`RandomFourierFeatures`] map, unnormalised: `||Φ||₁ <= sqrt(2) m'`.
+    Rff(RandomFourierFeatures),
     /// RACE: R repetitions of a p-stable LSH `⌊(a_r·x + b_r)/w⌋ mod W`, one-hot each: `||Φ||₁ = R`.
     Race { projections: Vec<f64>, offsets: Vec<f64>, width: f64, buckets: usize, dim: usize },
     /// Marginal histograms with B bins per coordinate, one-hot each: `||Φ||₁ = d`.
@@ -42,16 +48,7 @@ pub enum FeatureMap {
 impl FeatureMap {
     /// `pairs` random Fourier frequency pairs of bandwidth `sigma` on `[0, 1]^dim` (public seed).
     pub fn rff(dim: usize, pairs: usize, sigma: f64, seed: u64) -> Result<Self> {
-        if dim == 0 || pairs == 0 || !(sigma.is_finite() && sigma > 0.0) {
-            return Err(KmeError::BadParameter {
-                name: "rff",
-                value: sigma,
-                reason: "need dim, pairs >= 1 and sigma > 0",
-            });
-        }
-        let mut rng = StdRng::seed_from_u64(seed);
-        let omegas = (0..pairs * dim).map(|_| Distribution::<f64>::sample(&StandardNormal, &mut rng) / sigma).collect();
-        Ok(Self::Rff { omegas, dim })
+        Ok(Self::Rff(RandomFourierFeatures::new(Stationary::gaussian(sigma)?, dim, pairs, seed)?))
     }
 
     /// `repetitions` p-stable hashes of bucket width `width` folded into `buckets` buckets.
@@ -82,14 +79,15 @@ impl FeatureMap {
     /// Input dimension d.
     pub fn dim(&self) -> usize {
         match self {
-            Self::Rff { dim, .. } | Self::Race { dim, .. } | Self::Hist { dim, .. } => *dim,
+            Self::Rff(rff) => rff.dim(),
+            Self::Race { dim, .. } | Self::Hist { dim, .. } => *dim,
         }
     }
 
     /// Output length.
     pub fn len(&self) -> usize {
         match self {
-            Self::Rff { omegas, dim } => 2 * omegas.len() / dim,
+            Self::Rff(rff) => rff.len(),
             Self::Race { offsets, buckets, .. } => offsets.len() * buckets,
             Self::Hist { bins, dim } => bins * dim,
         }
@@ -103,7 +101,7 @@ impl FeatureMap {
     /// `Δ₁ = max_x ||Φ(x)||₁`.
     pub fn l1_bound(&self) -> f64 {
         match self {
-            Self::Rff { .. } => std::f64::consts::SQRT_2 * (self.len() / 2) as f64,
+            Self::Rff(_) => std::f64::consts::SQRT_2 * (self.len() / 2) as f64,
             Self::Race { offsets, .. } => offsets.len() as f64,
             Self::Hist { dim, .. } => *dim as f64,
         }
@@ -115,7 +113,7 @@ impl FeatureMap {
     pub fn features(&self, x: &[f64]) -> Vec<f64> {
         let mut out = vec![0.0; self.len()];
         match self {
-            Self::Rff { omegas, dim } => out = fourier_features(omegas, *dim, x, 1.0),
+            Self::Rff(rff) => out = rff.unnormalised_features(x),
             Self::Race { projections, offsets, width, buckets, dim } => {
                 let raw: Vec<f64> =
                     projections.chunks(*dim).map(|a| a.iter().zip(x).map(|(p, v)| p * v).sum()).collect();
@@ -204,7 +202,7 @@ impl Mechanism<PointSet> for PrivateSketch {
 
     fn name(&self) -> &'static str {
         match self.map {
-            FeatureMap::Rff { .. } => "rff_sketch",
+            FeatureMap::Rff(_) => "rff_sketch",
             FeatureMap::Race { .. } => "race_sketch",
             FeatureMap::Hist { .. } => "hist_sketch",
         }
@@ -369,7 +367,6 @@ pub fn implicit_logistic_regression(
         .collect();
     let d = prior.dim() + 1;
     let design = |t: usize| -> Vec<f64> { std::iter::once(1.0).chain(prior.point(t).iter().copied()).collect() };
-    let softplus = |x: f64| if x > 0.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() };
     let objective = |theta: &[f64]| -> f64 {
         let data: f64 = weights
             .iter()
@@ -381,47 +378,31 @@ pub fn implicit_logistic_regression(
             .sum();
         data + 1e-4 * theta.iter().map(|v| v * v).sum::<f64>()
     };
-    let mut theta = vec![0.0; d];
-    for _ in 0..50 {
-        let mut grad = Mat::<f64>::zeros(d, 1);
+    let derivatives = |theta: &[f64]| {
+        let mut grad = vec![0.0; d];
         let mut hess = Mat::<f64>::zeros(d, d);
         for (t, &(w1, w0)) in weights.iter().enumerate() {
             let z = design(t);
-            let s = 1.0 / (1.0 + (-z.iter().zip(&theta).map(|(a, b)| a * b).sum::<f64>()).exp());
+            let s = 1.0 / (1.0 + (-z.iter().zip(theta).map(|(a, b)| a * b).sum::<f64>()).exp());
             let (g, h) = (w0 * s - w1 * (1.0 - s), (w0 + w1) * s * (1.0 - s));
             for a in 0..d {
-                grad[(a, 0)] += g * z[a];
+                grad[a] += g * z[a];
                 for b in 0..d {
                     hess[(a, b)] += h * z[a] * z[b];
                 }
             }
         }
         for a in 0..d {
-            grad[(a, 0)] += 2e-4 * theta[a];
+            grad[a] += 2e-4 * theta[a];
             hess[(a, a)] += 2e-4;
         }
-        let llt = hess.llt(Side::Lower).map_err(|_| KmeError::BadParameter {
-            name: "weights",
-            value: f64::NAN,
-            reason: "the weighted Hessian is singular",
-        })?;
-        let step = llt.solve(&grad);
-        let slope: f64 = (0..d).map(|a| grad[(a, 0)] * step[(a, 0)]).sum();
-        if slope.abs() < 1e-14 {
-            break;
-        }
-        let current = objective(&theta);
-        let mut t = 1.0;
-        loop {
-            let candidate: Vec<f64> = (0..d).map(|a| theta[a] - t * step[(a, 0)]).collect();
-            if objective(&candidate) <= current - 1e-4 * t * slope || t < 1e-10 {
-                theta = candidate;
-                break;
-            }
-            t *= 0.5;
-        }
-    }
-    Ok(theta)
+        (grad, hess)
+    };
+    damped_newton(vec![0.0; d], 50, (0.0, 1e-14), objective, derivatives).ok_or(KmeError::BadParameter {
+        name: "weights",
+        value: f64::NAN,
+        reason: "the weighted Hessian is singular",
+    })
 }
 
 /// `s` points uniform on `[0, 1]^dim` from a fixed seed: the public prior ψ.

@@ -293,7 +293,7 @@ fn fix_signs(phi: &mut Mat<f64>) {
 }
 
 impl MercerBasis {
-    /// Builds the basis of `kernel` on `grid` (weighted Nyström, DESIGN section 2).
+    /// Builds the basis of `kernel` on `grid` (weighted Nyström, docs/DESIGN.md section 2).
     ///
     /// Errors: options out of range, a grid outside the kernel's domain, a kernel that is not finite
     /// on the grid, no positive eigenvalue.

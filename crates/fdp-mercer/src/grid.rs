@@ -246,6 +246,13 @@ impl Grid {
         Ok(self.weights.iter().zip(f).zip(g).map(|((w, a), b)| w * a * b).sum())
     }
 
+    /// Squared weighted L2 distance `Σ_i w_i (f_i - g_i)²` (integrated squared error).
+    pub fn sq_distance(&self, f: &[f64], g: &[f64]) -> Result<f64> {
+        check_len("f", self.len(), f.len())?;
+        check_len("g", self.len(), g.len())?;
+        Ok(self.weights.iter().zip(f).zip(g).map(|((w, a), b)| w * (a - b) * (a - b)).sum())
+    }
+
     /// Weighted L2 norm `(Σ_i w_i f_i^2)^{1/2}`.
     pub fn norm_l2(&self, f: &[f64]) -> Result<f64> {
         self.inner(f, f).map(f64::sqrt)

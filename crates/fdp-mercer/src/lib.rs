@@ -1,6 +1,6 @@
 //! # fdp-mercer: kernels, grids and Mercer eigenbases
 //!
-//! The geometry every other fdp crate works in (DESIGN section 2):
+//! The geometry every other fdp crate works in (docs/DESIGN.md section 2):
 //!
 //! - [`grid`]: points on an interval or a box with quadrature weights, `<f, g> = Σ w_i f(t_i) g(t_i)`;
 //! - [`kernel`]: covariance kernels (exponential, Matérn 3/2 and 5/2, Gaussian, Brownian) and the

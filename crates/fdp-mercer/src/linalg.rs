@@ -130,6 +130,49 @@ pub fn solve_spd(a: MatRef<'_, f64>, b: &[f64]) -> Option<Vec<f64>> {
     Some(solve_lower_transposed(l.as_ref(), &solve_lower(l.as_ref(), b)))
 }
 
+/// `ln(1 + e^x)` without overflow.
+pub fn softplus(x: f64) -> f64 {
+    if x > 0.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() }
+}
+
+/// Minimises a smooth convex function by **damped Newton**: the step `s = H⁻¹ g` (Cholesky), then
+/// `x ← x - t s` with t halved from 1 until the Armijo condition
+/// `f(x - t s) <= f(x) - 10^-4 t gᵀs` holds (or t < 10^-10), so the iteration cannot overshoot where
+/// the curvature is small. Stops after `max_iter` steps, when `||g|| <= gradient_tol`, or when the
+/// Newton decrement `gᵀs <= decrement_tol`. `derivatives(x)` returns the gradient and the Hessian;
+/// `None` when a Hessian is not positive definite.
+pub fn damped_newton(
+    start: Vec<f64>,
+    max_iter: usize,
+    (gradient_tol, decrement_tol): (f64, f64),
+    objective: impl Fn(&[f64]) -> f64,
+    derivatives: impl Fn(&[f64]) -> (Vec<f64>, Mat<f64>),
+) -> Option<Vec<f64>> {
+    let mut x = start;
+    for _ in 0..max_iter {
+        let (gradient, hessian) = derivatives(&x);
+        if gradient.iter().map(|v| v * v).sum::<f64>().sqrt() <= gradient_tol {
+            break;
+        }
+        let step = solve_spd(hessian.as_ref(), &gradient)?;
+        let slope: f64 = gradient.iter().zip(&step).map(|(g, s)| g * s).sum();
+        if slope.abs() <= decrement_tol {
+            break;
+        }
+        let current = objective(&x);
+        let mut t = 1.0;
+        loop {
+            let candidate: Vec<f64> = x.iter().zip(&step).map(|(v, s)| v - t * s).collect();
+            if objective(&candidate) <= current - 1e-4 * t * slope || t < 1e-10 {
+                x = candidate;
+                break;
+            }
+            t *= 0.5;
+        }
+    }
+    Some(x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +208,24 @@ mod tests {
             }
         }
         assert!(cholesky(Mat::from_fn(2, 2, |i, j| if i == j { -1.0 } else { 0.0 }).as_ref()).is_none());
+    }
+
+    #[test]
+    fn damped_newton_minimises_a_logistic_type_objective() {
+        // f(x) = softplus(x0 - 1) + softplus(1 - x0) + (x1 - 2)²: minimum at (1, 2).
+        let f = |x: &[f64]| softplus(x[0] - 1.0) + softplus(1.0 - x[0]) + (x[1] - 2.0).powi(2);
+        let sigma = |z: f64| 1.0 / (1.0 + (-z).exp());
+        let d = |x: &[f64]| {
+            let (a, b) = (sigma(x[0] - 1.0), sigma(1.0 - x[0]));
+            let h = Mat::from_fn(2, 2, |i, j| match (i, j) {
+                (0, 0) => a * (1.0 - a) + b * (1.0 - b),
+                (1, 1) => 2.0,
+                _ => 0.0,
+            });
+            (vec![a - b, 2.0 * (x[1] - 2.0)], h)
+        };
+        let x = damped_newton(vec![8.0, -3.0], 100, (1e-12, 0.0), f, d).unwrap();
+        assert!((x[0] - 1.0).abs() < 1e-9 && (x[1] - 2.0).abs() < 1e-9, "{x:?}");
+        assert!((softplus(800.0) - 800.0).abs() < 1e-12 && softplus(-800.0) >= 0.0);
     }
 }

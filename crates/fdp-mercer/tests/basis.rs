@@ -1,4 +1,4 @@
-//! Closed-form and invariant checks of the Mercer bases (issue "Foundation", DESIGN sections 2 and 7).
+//! Closed-form and invariant checks of the Mercer bases (issue "Foundation", docs/DESIGN.md sections 2 and 7).
 
 use faer::Mat;
 use fdp_mercer::diagnostics::{brownian_errors, orthonormality_error};

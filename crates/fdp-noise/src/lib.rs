@@ -1,6 +1,6 @@
 //! # fdp-noise: privacy parameters, secure samplers, ICLP and Gaussian-process noise
 //!
-//! Everything fdp releases gets its randomness here (DESIGN sections 3 and 5).
+//! Everything fdp releases gets its randomness here (docs/DESIGN.md sections 3 and 5).
 //!
 //! - [`privacy`]: checked ε, δ and sensitivities, sequential composition, the neighbour relation;
 //! - [`rng`]: the randomness policy — OS-seeded CSPRNG by default, fixed seeds opt-in and recorded;

@@ -1,4 +1,4 @@
-//! Release noise on a power-of-two lattice with exact integer samplers (DESIGN section 5).
+//! Release noise on a power-of-two lattice with exact integer samplers (docs/DESIGN.md section 5).
 //!
 //! **Why.** `x + b·(float Laplace)` leaks `x` through the set of floats it can reach (Mironov 2012).
 //! Here a value is snapped to the lattice `rZ`, `r = 2^(⌊log2 b⌋ - BITS)`, an exact discrete Laplace

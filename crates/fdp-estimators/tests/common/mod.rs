@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use fdp_data::CurveSet;
+use fdp_estimators::{ClipNorm, ClippingBound, MeanSetup};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 
 pub fn basis(k: usize, rho: f64) -> MercerBasis {
@@ -27,4 +28,9 @@ pub fn unit(j: usize, k: usize) -> Vec<f64> {
     let mut e = vec![0.0; j];
     e[k] = 1.0;
     e
+}
+
+/// The same setup with its τ read in `norm` (these tests use one numeric τ in every mechanism's norm).
+pub fn in_norm(setup: &MeanSetup, norm: ClipNorm) -> MeanSetup {
+    setup.clone().with_bound(ClippingBound::new(setup.bound().value(), norm).unwrap()).unwrap()
 }

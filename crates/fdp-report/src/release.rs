@@ -1,0 +1,59 @@
+//! A [`Release`] drawn directly: its curve as a figure series, its metadata as a caption and a
+//! markdown table for `report.md` — so no example copies `release.curve()` by hand.
+
+use plotters::prelude::RGBColor;
+
+use fdp_core::{Curve, Release, ReleaseMetadata};
+
+use crate::curves::Series;
+
+impl Series {
+    /// The released curve of `release`, labelled with `label`.
+    pub fn from_release(label: impl Into<String>, release: &Release<Curve>, color: RGBColor) -> Self {
+        Self::new(label, release.curve().to_vec(), color)
+    }
+}
+
+/// One line saying what a release is and guarantees, e.g.
+/// `iclp_rkhs: ε = 1, δ = 0 (ReplaceOne), n = 500, clipped at 9.22 (CoefficientL1), seeded`.
+pub fn metadata_caption(metadata: &ReleaseMetadata) -> String {
+    let g = metadata.guarantee;
+    let mut out = format!("{}: ε = {}, δ = {} ({:?})", metadata.mechanism, g.epsilon(), g.delta(), g.relation());
+    if let Some(n) = metadata.n {
+        out += &format!(", n = {n}");
+    }
+    if let Some(c) = metadata.clipping {
+        out += &format!(", clipped at {:.4} ({:?})", c.value(), c.norm());
+    }
+    if metadata.rng.is_seeded() {
+        out += ", seeded (not private against anyone who knows the seed)";
+    }
+    out
+}
+
+/// The metadata as a two-column markdown table (`| quantity | value |`).
+pub fn metadata_table(metadata: &ReleaseMetadata) -> String {
+    let g = metadata.guarantee;
+    let mut rows = vec![
+        ("mechanism".to_string(), metadata.mechanism.clone()),
+        ("guarantee".into(), format!("(ε = {}, δ = {})-DP, {:?} neighbours", g.epsilon(), g.delta(), g.relation())),
+        ("sensitivity".into(), format!("{:.4e} ({:?})", metadata.sensitivity, metadata.sensitivity_norm)),
+        ("released numbers".into(), metadata.components.to_string()),
+        ("tuning".into(), format!("{:?}", metadata.tuning)),
+        ("randomness".into(), format!("{:?}", metadata.rng)),
+    ];
+    if let Some(n) = metadata.n {
+        rows.insert(2, ("n (public)".into(), n.to_string()));
+    }
+    if let Some(c) = metadata.clipping {
+        rows.push(("clipping bound".into(), format!("{:.4} in the {:?} norm", c.value(), c.norm())));
+    }
+    if let Some(r) = metadata.regularisation {
+        rows.push(("η, ψ".into(), format!("{:.4}, {:.3e}", r.eta(), r.psi())));
+    }
+    let mut out = String::from("| quantity | value |\n|---|---|\n");
+    for (k, v) in rows {
+        out += &format!("| {k} | {v} |\n");
+    }
+    out
+}
