@@ -10,7 +10,7 @@ use fdp_mercer::{Kernel, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, WeightedPoints, fourier_features, parallel_row_sum};
+use crate::points::{PointSet, WeightedPoints, check_public_n, fourier_features, parallel_row_sum};
 
 /// Random Fourier features of the Gaussian kernel `σ² exp(-||x - y||² / (2ρ²))`:
 /// `ω_j ~ N(0, ρ^{-2} I)`, `φ(x) = σ J^{-1/2} (cos ω_1·x, sin ω_1·x, ..., cos ω_J·x, sin ω_J·x)`.
@@ -134,9 +134,7 @@ impl Mechanism<PointSet> for FeatureMean {
     }
 
     fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
-        if data.len() != self.n {
-            return Err(KmeError::Shape { what: "number of points", expected: self.n, got: data.len() });
-        }
+        check_public_n(data, self.n)?;
         self.rff.mean_features(data)
     }
 

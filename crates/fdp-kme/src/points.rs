@@ -75,6 +75,15 @@ impl PointSet {
     }
 }
 
+/// Replace-one mechanisms are built for a public N: a point set of another size is a shape error.
+pub(crate) fn check_public_n(data: &PointSet, n: usize) -> Result<()> {
+    if data.len() == n {
+        Ok(())
+    } else {
+        Err(KmeError::Shape { what: "number of points", expected: n, got: data.len() })
+    }
+}
+
 /// Points with real weights: the measure `Σ_m w_m δ_{z_m}` (weights may be negative, as in Balog et
 /// al.'s synthetic datasets).
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use fdp_mercer::{Kernel, Stationary, kernel_matrix};
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, parallel_row_sum};
+use crate::points::{PointSet, check_public_n, parallel_row_sum};
 
 /// **Algorithm 1 (Balog et al. 2018).** Public synthetic points `z_1..z_M` span a subspace of the
 /// RKHS with orthonormal basis `e = L^{-1} [k(z_1,·), ..., k(z_M,·)]` (`G + jI = L L^T`). The
@@ -207,9 +207,7 @@ impl Mechanism<PointSet> for SyntheticData {
 
     /// The coordinates `α = L^{-1} v` (N must be the public n).
     fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
-        if data.len() != self.n {
-            return Err(KmeError::Shape { what: "number of points", expected: self.n, got: data.len() });
-        }
+        check_public_n(data, self.n)?;
         self.subspace.coordinates(data)
     }
 
