@@ -12,56 +12,14 @@ mod common;
 use std::fmt::Write as _;
 
 use common::{
-    AnyResult, Estimate, centred_plug_in_mechanisms, estimate, finish_report, flag_value, quick_flag, sq_dist,
+    AnyResult, Estimate, FRAMES, centred_plug_in_mechanisms, estimate, finish_report, flag_value, quick_flag, sq_dist,
 };
-use fdp::data::{CurveSet, Dataset, DesignBounds, data_dir};
+use fdp::data::data_dir;
 use fdp::mercer::{BasisOptions, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 use serde::Serialize;
-
-/// A dataset with its public scale and bounds, all fixed from what the measurement is, not from the
-/// records: the unit the curves are expressed in, a reference curve to centre at, and the bounds.
-struct PublicFrame {
-    dataset: Dataset,
-    label: &'static str,
-    /// Values are divided by this (public unit change).
-    unit: f64,
-    /// The centre of the physically possible range (the reference curve is this constant).
-    centre: f64,
-    /// Half-width of the physically possible range around the centre.
-    half_range: f64,
-    why: &'static str,
-}
-
-const FRAMES: [PublicFrame; 2] = [
-    PublicFrame {
-        dataset: Dataset::AdelaideMonday,
-        label: "adelaide",
-        unit: 1000.0,
-        centre: 1.75,
-        half_range: 1.75,
-        why: "demand in GW lies in [0, 3.5]: South Australia's grid has never drawn more than about 3.4 GW",
-    },
-    PublicFrame {
-        dataset: Dataset::DtiCca,
-        label: "dti_cca",
-        unit: 1.0,
-        centre: 0.5,
-        half_range: 0.5,
-        why: "fractional anisotropy lies in [0, 1] by definition",
-    },
-];
-
-impl PublicFrame {
-    /// On the unit interval a curve within `half_range` of the centre has sup and L2 norm at most
-    /// `half_range`; the coefficient-l1 bound is a public choice of twice that (records beyond it
-    /// are clipped).
-    fn bounds(&self) -> DesignBounds {
-        DesignBounds { coefficient_l1: 2.0 * self.half_range, l2: self.half_range, sup: self.half_range }
-    }
-}
 
 #[derive(Serialize)]
 struct Row {
@@ -93,12 +51,9 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     let mut rows = Vec::new();
     let mut md = String::from("# Table 2 and Figure 5 — private mean curves of real data\n\n");
     for frame in &FRAMES {
-        let loaded = frame.dataset.load(&data)?;
-        let raw = loaded.curves.rescaled(0.0, 1.0)?;
-        let values: Vec<f64> = raw.values().iter().map(|v| v / frame.unit).collect();
-        let (curves, _) = CurveSet::from_flat(raw.grid().clone(), values, None)?;
+        let (curves, loaded) = frame.load(&data)?;
         let (n, grid) = (curves.n(), curves.grid().clone());
-        let reference = vec![frame.centre; grid.len()];
+        let reference = frame.reference(&grid);
         let bounds = frame.bounds();
         let sample_mean = curves.mean_curve();
         writeln!(md, "## {} (n = {n}, {} grid points)\n", frame.label, grid.len())?;

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use fdp::data::{DesignBounds, Scenario, simulate};
+use fdp::data::{CurveSet, Dataset, DesignBounds, LoadedCurves, Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn};
 use fdp::mercer::{Grid, MercerBasis};
 use fdp::noise::NoiseRng;
@@ -23,6 +23,62 @@ pub fn quick_flag() -> bool {
 pub fn flag_value(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+/// A dataset with its public scale and bounds, all fixed from what the measurement is, not from the
+/// records: the unit the curves are expressed in, a reference curve to centre at, and the bounds.
+pub struct PublicFrame {
+    pub dataset: Dataset,
+    pub label: &'static str,
+    /// Values are divided by this (public unit change).
+    pub unit: f64,
+    /// The centre of the physically possible range (the reference curve is this constant).
+    pub centre: f64,
+    /// Half-width of the physically possible range around the centre.
+    pub half_range: f64,
+    pub why: &'static str,
+}
+
+pub const FRAMES: [PublicFrame; 2] = [
+    PublicFrame {
+        dataset: Dataset::AdelaideMonday,
+        label: "adelaide",
+        unit: 1000.0,
+        centre: 1.75,
+        half_range: 1.75,
+        why: "demand in GW lies in [0, 3.5]: South Australia's grid has never drawn more than about 3.4 GW",
+    },
+    PublicFrame {
+        dataset: Dataset::DtiCca,
+        label: "dti_cca",
+        unit: 1.0,
+        centre: 0.5,
+        half_range: 0.5,
+        why: "fractional anisotropy lies in [0, 1] by definition",
+    },
+];
+
+impl PublicFrame {
+    /// The dataset on `[0, 1]` in the frame's unit (the loader's repair report alongside).
+    pub fn load(&self, dir: &std::path::Path) -> AnyResult<(CurveSet, LoadedCurves)> {
+        let loaded = self.dataset.load(dir)?;
+        let raw = loaded.curves.rescaled(0.0, 1.0)?;
+        let values: Vec<f64> = raw.values().iter().map(|v| v / self.unit).collect();
+        let (curves, _) = CurveSet::from_flat(raw.grid().clone(), values, None)?;
+        Ok((curves, loaded))
+    }
+
+    /// The public reference curve: the centre of the range, on `grid`.
+    pub fn reference(&self, grid: &Grid) -> Vec<f64> {
+        vec![self.centre; grid.len()]
+    }
+
+    /// On the unit interval a curve within `half_range` of the centre has sup and L2 norm at most
+    /// `half_range`; the coefficient-l1 bound is a public choice of twice that (records beyond it
+    /// are clipped).
+    pub fn bounds(&self) -> DesignBounds {
+        DesignBounds { coefficient_l1: 2.0 * self.half_range, l2: self.half_range, sup: self.half_range }
+    }
 }
 
 /// Mean and standard error.

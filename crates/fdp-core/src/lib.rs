@@ -41,7 +41,9 @@ pub mod release;
 pub mod session;
 
 pub use error::{Error, Result};
-pub use mechanism::{Accuracy, BasisOutput, Mechanism};
+pub use mechanism::{Accuracy, BasisOutput, Mechanism, Stage};
 pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
-pub use release::{Coefficients, Curve, Output, Release, ReleaseMetadata, Representation, Sketch, WeightedSample};
+pub use release::{
+    Coefficients, Curve, Output, Release, ReleaseMetadata, Representation, Sketch, StageRecord, WeightedSample,
+};
 pub use session::{LedgerEntry, Session};

@@ -37,6 +37,22 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
         let summary = self.summarize(data)?;
         self.privatize(&summary, rng)
     }
+    /// The parts of the guarantee charged one after another (sequential composition): one stage by
+    /// default; a pipeline that first spends on a private clipping bound or a pilot lists each, and
+    /// their (ε, δ) add up to [`guarantee`](Self::guarantee). A [`Session`](crate::Session) writes
+    /// one ledger entry per stage.
+    fn stages(&self) -> Vec<Stage> {
+        vec![Stage { name: "release".into(), guarantee: self.guarantee() }]
+    }
+}
+
+/// One charged part of a mechanism's guarantee (see [`Mechanism::stages`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// `bound`, `pilot`, `release`, ...
+    pub name: String,
+    /// What this stage costs.
+    pub guarantee: PrivacyGuarantee,
 }
 
 /// What the noise costs in accuracy, computed before any data are touched: the expected squared

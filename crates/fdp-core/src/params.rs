@@ -28,7 +28,10 @@ impl ClipNorm {
         match self {
             Self::CoefficientL1 => x.iter().map(|v| v.abs()).sum(),
             Self::L2 => x.iter().map(|v| v * v).sum::<f64>().sqrt(),
-            Self::Sup => x.iter().fold(0.0, |m, v| m.max(v.abs())),
+            // `f64::max` ignores NaN; a NaN entry must make the norm NaN (and the record unusable).
+            Self::Sup => {
+                x.iter().fold(0.0, |m: f64, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v.abs()) })
+            }
         }
     }
 
@@ -136,6 +139,10 @@ pub enum Tuning {
     Fixed,
     /// Private cross-validation on the data: **not private** unless charged its own budget.
     CrossValidated,
+    /// Chosen from the data by differentially private stages whose cost is charged with the release
+    /// (a private bound, a private pilot) and by post-processing of private outputs; see
+    /// [`ReleaseMetadata::stages`](crate::ReleaseMetadata::stages).
+    Private,
 }
 
 /// The norm a sensitivity is measured in; recorded in every release.

@@ -41,6 +41,21 @@ pub struct ReleaseMetadata {
     pub tuning: Tuning,
     /// Whether a public reference curve was subtracted before clipping (and added back).
     pub centred: bool,
+    /// For a multi-stage mechanism (a private bound, a private tuning step, the release): what each
+    /// stage spent and what it chose, in order. Empty for a single-stage mechanism.
+    pub stages: Vec<StageRecord>,
+}
+
+/// What one stage of a multi-stage release spent and chose (recorded in the release and the ledger).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// `bound`, `pilot`, `release`, or `tuning` (a post-processing choice, ε = 0).
+    pub stage: String,
+    /// What the stage was charged (0 for post-processing).
+    pub epsilon: f64,
+    pub delta: f64,
+    /// What it chose or released, e.g. `tau = 0.31 (coefficient_l1)`.
+    pub outcome: String,
 }
 
 impl ReleaseMetadata {
@@ -70,6 +85,7 @@ impl ReleaseMetadata {
             rng: RngProvenance::OsEntropy,
             tuning: Tuning::PlugIn,
             centred: false,
+            stages: Vec::new(),
         }
     }
 }
@@ -108,6 +124,11 @@ impl<O: Output> Release<O> {
     /// The released numbers as one vector.
     pub fn values(&self) -> Vec<f64> {
         self.output.values()
+    }
+
+    /// The output and the metadata (e.g. for a pipeline that wraps a stage's release).
+    pub fn into_parts(self) -> (O, ReleaseMetadata) {
+        (self.output, self.metadata)
     }
 
     /// The release as JSON: `{"metadata": ..., "output": ...}`.

@@ -139,18 +139,56 @@ impl Session {
 
     /// Releases `mechanism` on `data`: the budget is checked and charged **before** the data are
     /// touched (a refused release computes nothing), then the release is made with the session's
-    /// random stream. If the mechanism then fails on a shape error, the charge stands — spending is
-    /// decided by the request, not by the data.
+    /// random stream. A multi-stage mechanism (see [`Mechanism::stages`]) is charged as a whole or
+    /// not at all, with one ledger entry per stage. If the mechanism then fails on a shape error, the
+    /// charge stands — spending is decided by the request, not by the data.
     pub fn release<D: ?Sized, M: Mechanism<D> + ?Sized>(
         &mut self,
         mechanism: &M,
         data: &D,
     ) -> Result<Release<M::Output>> {
-        let released = format!("{} release", mechanism.name());
-        self.charge(mechanism.name(), mechanism.guarantee(), released)?;
+        let stages = mechanism.stages();
+        let guarantee = mechanism.guarantee();
+        let (epsilon, delta) =
+            stages.iter().fold((0.0, 0.0), |(e, d), s| (e + s.guarantee.epsilon(), d + s.guarantee.delta()));
+        if stages.is_empty()
+            || epsilon > guarantee.epsilon() * (1.0 + 1e-12)
+            || delta > guarantee.delta() * (1.0 + 1e-12)
+        {
+            return Err(Error::BadParameter {
+                name: "stages",
+                value: epsilon,
+                reason: "a mechanism's stages must add up to (at most) its guarantee",
+            });
+        }
+        // The whole pipeline must fit before any stage is charged.
+        let mut trial = self.ledger.budget.clone();
+        for stage in &stages {
+            let e = Epsilon::new(stage.guarantee.epsilon())?;
+            let d = if stage.guarantee.delta() > 0.0 { Some(Delta::new(stage.guarantee.delta())?) } else { None };
+            if trial.spend(e, d).is_err() {
+                let (remaining_epsilon, remaining_delta) = self.remaining();
+                return Err(Error::BudgetExceeded {
+                    mechanism: mechanism.name().into(),
+                    epsilon,
+                    delta,
+                    remaining_epsilon,
+                    remaining_delta,
+                });
+            }
+        }
+        let first = self.ledger.entries.len();
+        for stage in &stages {
+            let released = format!("{} stage of {}", stage.name, mechanism.name());
+            self.charge(mechanism.name(), stage.guarantee, released)?;
+        }
         let release = mechanism.release(data, &mut self.rng)?;
-        if let Some(entry) = self.ledger.entries.last_mut() {
-            entry.released = release.output().describe();
+        let records = &release.metadata().stages;
+        for (i, entry) in self.ledger.entries[first..].iter_mut().enumerate() {
+            entry.released = match records.get(i) {
+                Some(record) if stages.len() > 1 => format!("{}: {}", record.stage, record.outcome),
+                _ => release.output().describe(),
+            };
         }
         Ok(release)
     }

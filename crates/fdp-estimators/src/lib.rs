@@ -11,6 +11,8 @@
 //!   Laplace and Bernstein baselines, in 1-D and on 2-D tensor grids;
 //! - [`erm`]: kernel ridge and logistic regression in the RKHS of `C^η` (Theorem 16), released
 //!   through the ICLP or the Gaussian process;
+//! - [`tuned`]: **private tuning end to end** — a private clipping bound, ψ/M/degree chosen under
+//!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]);
 //! - [`tuning`]: plug-in tuning from public quantities (Theorem 13) and private cross-validation.
 
 pub mod density;
@@ -18,6 +20,7 @@ pub mod erm;
 mod error;
 pub mod mean;
 pub mod mechanism;
+pub mod tuned;
 pub mod tuning;
 
 pub use density::{
@@ -32,4 +35,5 @@ pub use fdp_core::{
 };
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
+pub use tuned::{BoundSearch, BudgetSplit, TunedChoice, TunedKind, TunedMean};
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

@@ -129,8 +129,23 @@ fn clipped_mean_coefficients(
     norm: ClipNorm,
     tau: f64,
 ) -> Result<Vec<f64>> {
+    let mut means = clipped_means_at(basis, curves, reference, norm, &[tau], None)?.0;
+    Ok(means.swap_remove(0))
+}
+
+/// [`clipped_mean_coefficients`] at every bound of `taus` in one pass over the records, and, if
+/// `log_range = (lo, hi)` is given, the mean over records of `clamp(ln ||P(X_i - ref)||, lo, hi)`
+/// in the same norm (a record whose norm is not finite counts as norm 0, like its clipped value).
+pub(crate) fn clipped_means_at(
+    basis: &MercerBasis,
+    curves: &CurveSet,
+    reference: Option<&[f64]>,
+    norm: ClipNorm,
+    taus: &[f64],
+    log_range: Option<(f64, f64)>,
+) -> Result<(Vec<Vec<f64>>, f64)> {
     const BLOCK: usize = 2048;
-    let (j, k) = (basis.len(), basis.n_points());
+    let (j, k, g) = (basis.len(), basis.n_points(), taus.len());
     let offset = match reference {
         Some(r) => basis.project(r)?,
         None => vec![0.0; j],
@@ -144,18 +159,33 @@ fn clipped_mean_coefficients(
             let x = MatRef::from_row_major_slice(block, rows, k);
             let mut c = Mat::<f64>::zeros(rows, j);
             matmul(c.as_mut(), Accum::Replace, x, wphi, 1.0, Par::Seq);
-            let mut acc = vec![0.0; j];
+            // g means of width j, then the sum of clamped log-norms.
+            let mut acc = vec![0.0; g * j + 1];
             let mut row = vec![0.0; j];
             for i in 0..rows {
                 row.iter_mut().enumerate().for_each(|(col, v)| *v = c[(i, col)] - offset[col]);
-                norm.clip(&mut row, tau);
-                acc.iter_mut().zip(&row).for_each(|(a, v)| *a += v);
+                // A record with a non-finite norm (a non-finite entry, or an overflowing sum) is
+                // replaced by 0, the centre of every ball: it adds nothing and has log-norm `lo`.
+                let size = norm.norm(&row);
+                let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
+                if let Some((lo, hi)) = log_range {
+                    acc[g * j] += if usable { size.ln().clamp(lo, hi) } else { lo };
+                }
+                if !usable {
+                    continue;
+                }
+                for (t, tau) in taus.iter().enumerate() {
+                    let scale = if size > *tau { tau / size } else { 1.0 };
+                    acc[t * j..(t + 1) * j].iter_mut().zip(&row).for_each(|(a, v)| *a += scale * v);
+                }
             }
             acc
         })
         .collect();
     let n = curves.n() as f64;
-    Ok(sum_in_order(partial, j).into_iter().map(|s| s / n).collect())
+    let total = sum_in_order(partial, g * j + 1);
+    let means = total[..g * j].chunks(j.max(1)).map(|m| m.iter().map(|s| s / n).collect()).collect();
+    Ok((means, total[g * j] / n))
 }
 
 /// `Σ_b parts[b]` added in the order given (a deterministic reduction of parallel partial sums).
@@ -224,7 +254,7 @@ pub type GaussianMean = BasisMean<LatticeGaussian>;
 /// when η and ψ shrink every component to 0.
 fn rkhs_factors(basis: &MercerBasis, eta: f64, psi: f64) -> Result<(f64, Vec<f64>)> {
     let l = basis.eigenvalues();
-    let shrink: Vec<f64> = l.iter().map(|l| 1.0 / (1.0 + (psi.ln() - eta * l.ln()).exp())).collect();
+    let shrink = rkhs_shrinkage(l, eta, psi);
     let worst = shrink.iter().zip(l).map(|(s, l)| s / l.sqrt()).fold(0.0, f64::max);
     if !(worst > 0.0 && worst.is_finite()) {
         return Err(EstimatorError::BadParameter {
@@ -235,6 +265,12 @@ fn rkhs_factors(basis: &MercerBasis, eta: f64, psi: f64) -> Result<(f64, Vec<f64
         });
     }
     Ok((worst, shrink))
+}
+
+/// `s_k = λ_k^η / (λ_k^η + ψ)` in the underflow-safe form `1 / (1 + exp(ln ψ - η ln λ_k))`
+/// (1 for ψ = 0).
+pub(crate) fn rkhs_shrinkage(eigenvalues: &[f64], eta: f64, psi: f64) -> Vec<f64> {
+    eigenvalues.iter().map(|l| 1.0 / (1.0 + (psi.ln() - eta * l.ln()).exp())).collect()
 }
 
 /// The n·τ bound of a sum of n clipped records must be a finite number.
@@ -422,6 +458,15 @@ impl<N: ComponentNoise> BasisMean<N> {
     pub fn released_basis(&self) -> &MercerBasis {
         self.output.sampler().basis()
     }
+
+    /// The summary of a mean of clipped coefficients (all J): shrunk, thresholded or truncated to
+    /// the released block.
+    pub(crate) fn shape(&self, mean: &[f64]) -> Vec<f64> {
+        match &self.shaping {
+            Shaping::Shrink(s) => s.iter().zip(mean).map(|(s, c)| s * c).collect(),
+            Shaping::SoftThreshold(t) => t.iter().zip(mean).map(|(t, c)| c.signum() * (c.abs() - t).max(0.0)).collect(),
+        }
+    }
 }
 
 basis_curve_mechanism!(BasisMean<N>, CurveSet);
@@ -444,12 +489,7 @@ impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
             self.clip,
             self.setup.tau(),
         )?;
-        Ok(match &self.shaping {
-            Shaping::Shrink(s) => s.iter().zip(&mean).map(|(s, c)| s * c).collect(),
-            Shaping::SoftThreshold(t) => {
-                t.iter().zip(&mean).map(|(t, c)| c.signum() * (c.abs() - t).max(0.0)).collect()
-            }
-        })
+        Ok(self.shape(&mean))
     }
 
     delegate_to_basis_output!();
@@ -493,6 +533,11 @@ impl BernsteinMean {
         &self.noise
     }
 
+    /// The summary of a (clipped, centred) mean curve: its values at the k + 1 lattice points.
+    pub(crate) fn lattice_values(&self, mean: &[f64]) -> Vec<f64> {
+        self.lattice_points().iter().map(|t| interpolate(self.grid.points(), mean, *t)).collect()
+    }
+
     fn lattice_points(&self) -> Vec<f64> {
         let (a, b) = self.grid.domain()[0];
         (0..=self.lattice).map(|j| a + (b - a) * j as f64 / self.lattice as f64).collect()
@@ -526,19 +571,8 @@ impl Mechanism<CurveSet> for BernsteinMean {
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
         self.setup.check_curves(curves, &self.grid)?;
-        let k = self.grid.len();
-        let mut mean = vec![0.0; k];
-        let mut row = vec![0.0; k];
-        for i in 0..curves.n() {
-            row.copy_from_slice(curves.row(i));
-            if let Some(r) = &self.setup.reference {
-                row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
-            }
-            ClipNorm::Sup.clip(&mut row, self.setup.tau());
-            mean.iter_mut().zip(&row).for_each(|(m, x)| *m += x);
-        }
-        mean.iter_mut().for_each(|m| *m /= curves.n() as f64);
-        Ok(self.lattice_points().iter().map(|t| interpolate(self.grid.points(), &mean, *t)).collect())
+        let mut means = sup_clipped_means_at(curves, self.setup.reference.as_deref(), &[self.setup.tau()], None);
+        Ok(self.lattice_values(&means.0.swap_remove(0)))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
@@ -586,6 +620,42 @@ impl CurveMechanism<CurveSet> for BernsteinMean {
     fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
         Ok(self.bernstein_curve(summary))
     }
+}
+
+/// The mean of the records `X_i - ref` clipped to `max_t |x(t)| <= τ` on the grid, at every τ of
+/// `taus`, and (with `log_range`) the mean of their clamped log sup-norms; a record with a
+/// non-finite value counts as 0.
+pub(crate) fn sup_clipped_means_at(
+    curves: &CurveSet,
+    reference: Option<&[f64]>,
+    taus: &[f64],
+    log_range: Option<(f64, f64)>,
+) -> (Vec<Vec<f64>>, f64) {
+    let k = curves.grid().len();
+    let mut means = vec![vec![0.0; k]; taus.len()];
+    let mut log_sum = 0.0;
+    let mut row = vec![0.0; k];
+    for i in 0..curves.n() {
+        row.copy_from_slice(curves.row(i));
+        if let Some(r) = reference {
+            row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
+        }
+        let size = ClipNorm::Sup.norm(&row);
+        let usable = size.is_finite();
+        if let Some((lo, hi)) = log_range {
+            log_sum += if usable { size.ln().clamp(lo, hi) } else { lo };
+        }
+        if !usable {
+            continue;
+        }
+        for (mean, tau) in means.iter_mut().zip(taus) {
+            let scale = if size > *tau { tau / size } else { 1.0 };
+            mean.iter_mut().zip(&row).for_each(|(m, x)| *m += scale * x);
+        }
+    }
+    let n = curves.n() as f64;
+    means.iter_mut().flatten().for_each(|m| *m /= n);
+    (means, log_sum / n)
 }
 
 /// The mean mechanisms by name, for [`MeanCurve`].
