@@ -20,7 +20,7 @@ use std::error::Error;
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
-    MeanSetup, Mechanism, PlugIn, density_kernel,
+    MeanSetup, Mechanism, PlugIn, TunedMean, density_kernel,
 };
 use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -235,6 +235,23 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
                 &format!("bernstein_k{degree}{tag}"),
                 worst_pair(&s, laplace_ratio(&noise, epsilon))?,
             ));
+        }
+        // The privately tuned pipelines: every stage against its own budget, maximised over every
+        // bound (and parameter) the earlier stages could choose.
+        let eps = Epsilon::new(epsilon)?;
+        let tuned = [
+            TunedMean::iclp_rkhs(&basis, n, eps, ClippingBound::coefficient_l1(tau)?)?,
+            TunedMean::gaussian_process(&basis, n, eps, Delta::new(1e-6)?, ClippingBound::l2(tau)?)?,
+            TunedMean::iclp_l1(&basis, n, eps, ClippingBound::l2(tau)?)?,
+            TunedMean::iid_laplace(&basis, n, eps, ClippingBound::l2(tau)?)?,
+            TunedMean::bernstein(&basis, n, eps, ClippingBound::sup(tau)?)?,
+        ];
+        for mechanism in &tuned {
+            let s = curve_summaries(mechanism, &base, &records)?;
+            let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+                Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+            };
+            out.push(EdgeRecord::new(&format!("{}{tag}", mechanism.name()), worst_pair(&s, worst)?));
         }
     }
     Ok(())

@@ -29,9 +29,15 @@ fn assert_files(dir: &str, files: &[&str]) {
 #[test]
 fn quickstart_writes_its_report() {
     quickstart::run(Some(1), "reports/quickstart_test").unwrap();
-    assert_files("reports/quickstart_test", &["report.md", "curves.svg", "release.json"]);
+    assert_files("reports/quickstart_test", &["report.md", "curves.svg", "release.json", "ledger.json"]);
     let json = std::fs::read_to_string("reports/quickstart_test/release.json").unwrap();
-    assert!(json.contains("\"iclp_rkhs\"") && json.contains("FixedSeed"));
+    assert!(json.contains("\"tuned_iclp_rkhs\"") && json.contains("FixedSeed"));
+    // Every stage is in the release and in the ledger.
+    for stage in ["\"bound\"", "\"release\"", "\"tuning\""] {
+        assert!(json.contains(stage), "{stage} missing from release.json");
+    }
+    let ledger = std::fs::read_to_string("reports/quickstart_test/ledger.json").unwrap();
+    assert!(ledger.contains("bound: tau = ") && ledger.contains("release: "), "{ledger}");
 }
 
 #[test]
@@ -55,6 +61,19 @@ fn fig1_pcv_vs_plugin_quick() {
 #[allow(dead_code)]
 #[path = "../examples/table2_real_data.rs"]
 mod table2_real_data;
+
+#[allow(dead_code)]
+#[path = "../examples/private_tuning.rs"]
+mod private_tuning;
+
+#[test]
+fn private_tuning_quick() {
+    // Without ../shared/data only the simulated scenarios run.
+    private_tuning::run(true, shared_data().as_deref()).unwrap();
+    assert_files("reports/private_tuning_quick", &["report.md", "results.json"]);
+    let json = std::fs::read_to_string("reports/private_tuning_quick/results.json").unwrap();
+    assert!(json.contains("\"S-2-n300\"") && json.contains("\"oracle_mse\""));
+}
 
 #[allow(dead_code)]
 #[path = "../examples/table3_mortality.rs"]

@@ -9,7 +9,7 @@ mod privacy_edges;
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
-    MeanMechanism, MeanSetup, Mechanism, PlugIn, density_kernel,
+    MeanMechanism, MeanSetup, Mechanism, PlugIn, TunedMean, density_kernel,
 };
 use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -330,6 +330,14 @@ fn releases_on(threads: usize) -> Vec<String> {
         ];
         let mut out: Vec<String> =
             means.iter().map(|m| m.release(&curves, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap()).collect();
+        // The privately tuned pipelines (bound, SURE or pilot, release).
+        let eps = Epsilon::new(1.0).unwrap();
+        for tuned in [
+            TunedMean::iclp_rkhs(&basis, 5000, eps, ClippingBound::coefficient_l1(10.0).unwrap()).unwrap(),
+            TunedMean::iid_laplace(&basis, 5000, eps, ClippingBound::l2(10.0).unwrap()).unwrap(),
+        ] {
+            out.push(tuned.release(&curves, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        }
         let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap();
         let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
         let raw: Vec<f64> = (0..3000).map(|i| (i as f64 * 0.618) % 1.0).collect();

@@ -24,6 +24,7 @@ use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
 use fdp_noise::{
     Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity,
+    exact_loss::{gaussian_loss, laplace_loss},
     vector::{GaussianVector, LaplaceVector},
 };
 use serde::{Deserialize, Serialize};
@@ -840,11 +841,286 @@ impl TunedMean {
         Ok(release)
     }
 
+    /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
+    /// neighbouring datasets, divided by that stage's budget and maximised over every bound (and
+    /// parameter) the earlier stages could have chosen, computed from the lattice indices the
+    /// releases are centred at ([`fdp_noise::exact_loss`]). For the Gaussian-process release the
+    /// ratio is the analytic-Gaussian one (at most 1 iff (ε, δ)-DP on the pair). By sequential
+    /// composition the pipeline is DP on the pair at its total (ε, δ) if every ratio is at most 1.
+    pub fn stage_losses(&self, a: &[f64], b: &[f64]) -> Result<Vec<(&'static str, f64)>> {
+        let (width, grid) = (self.width(), self.search.grid(self.ceiling.value()));
+        for s in [a, b] {
+            if s.len() != 1 + grid.len() * width {
+                return Err(EstimatorError::Shape {
+                    what: "summary length",
+                    expected: 1 + grid.len() * width,
+                    got: s.len(),
+                });
+            }
+        }
+        let (eps_bound, eps_pilot, eps_release) = self.epsilons();
+        let bound = self.bound_noise(eps_bound)?;
+        let mut out = vec![("bound", laplace_loss(&[bound.noise()], &a[..1], &b[..1])? / eps_bound)];
+        let (mut pilot_worst, mut release_worst) = (0.0f64, 0.0f64);
+        for (g, tau) in grid.iter().enumerate() {
+            let (block_a, block_b) = (&a[1 + g * width..1 + (g + 1) * width], &b[1 + g * width..1 + (g + 1) * width]);
+            if self.kind.tunes_after_release() {
+                let ratio = match self.matched_noise(*tau, eps_release)? {
+                    MatchedNoise::Laplace(l) => laplace_loss(&vec![l.noise(); width], block_a, block_b)? / eps_release,
+                    MatchedNoise::Gaussian(n) => {
+                        gaussian_loss(&vec![n.noise(); width], n.multiplier(), block_a, block_b)?
+                    }
+                };
+                release_worst = release_worst.max(ratio);
+                continue;
+            }
+            let (components, l2) = self.pilot_shape(*tau);
+            let leading = |block: &[f64]| -> Result<Vec<f64>> {
+                let c =
+                    if matches!(self.kind, TunedKind::Bernstein) { self.basis.project(block)? } else { block.to_vec() };
+                Ok(c[..components].to_vec())
+            };
+            let sensitivity = Sensitivity::new(2.0 * l2 * (components as f64).sqrt() / self.n as f64)?;
+            let pilot = LaplaceVector::new(components, sensitivity, Epsilon::new(eps_pilot)?)?;
+            let ratio =
+                laplace_loss(&vec![pilot.noise(); components], &leading(block_a)?, &leading(block_b)?)? / eps_pilot;
+            pilot_worst = pilot_worst.max(ratio);
+            for parameter in self.candidates(*tau) {
+                let Ok(candidate) = self.candidate(*tau, eps_release, parameter) else { continue };
+                let noise: Vec<fdp_noise::LatticeLaplace> = match &candidate {
+                    Candidate::Basis(m) => m.sampler().components().to_vec(),
+                    Candidate::Bernstein(m) => vec![m.noise().noise(); parameter as usize + 1],
+                };
+                let ratio =
+                    laplace_loss(&noise, &candidate.summary(block_a), &candidate.summary(block_b))? / eps_release;
+                release_worst = release_worst.max(ratio);
+            }
+        }
+        if !self.kind.tunes_after_release() {
+            out.push(("pilot", pilot_worst));
+        }
+        out.push(("release", release_worst));
+        Ok(out)
+    }
+
     fn parameter_name(&self) -> &'static str {
         match self.kind {
             TunedKind::IidLaplace => "M",
             TunedKind::Bernstein => "degree",
             _ => "psi",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fdp_core::Session;
+    use fdp_data::{Scenario, simulate};
+    use fdp_mercer::{BasisOptions, Grid, Stationary};
+
+    use super::*;
+
+    fn basis(k: usize) -> MercerBasis {
+        MercerBasis::build(
+            Stationary::matern32(0.1).unwrap(),
+            Grid::midpoint(0.0, 1.0, k).unwrap(),
+            BasisOptions::default(),
+        )
+        .unwrap()
+    }
+
+    fn all_kinds(basis: &MercerBasis, n: usize, eps: f64) -> Vec<TunedMean> {
+        let epsilon = Epsilon::new(eps).unwrap();
+        let delta = Delta::new(1e-6).unwrap();
+        vec![
+            TunedMean::iclp_rkhs(basis, n, epsilon, ClippingBound::coefficient_l1(20.0).unwrap()).unwrap(),
+            TunedMean::gaussian_process(basis, n, epsilon, delta, ClippingBound::l2(10.0).unwrap()).unwrap(),
+            TunedMean::iclp_l1(basis, n, epsilon, ClippingBound::l2(10.0).unwrap()).unwrap(),
+            TunedMean::iid_laplace(basis, n, epsilon, ClippingBound::l2(10.0).unwrap()).unwrap(),
+            TunedMean::bernstein(basis, n, epsilon, ClippingBound::sup(10.0).unwrap()).unwrap(),
+        ]
+    }
+
+    #[test]
+    fn shares_add_up_to_epsilon_and_follow_n_epsilon() {
+        let b = basis(40);
+        for eps in [0.01, 0.25, 1.0, 3.0, 1e6] {
+            for m in all_kinds(&b, 300, eps) {
+                let (q, p, r) = m.epsilons();
+                assert!(q > 0.0 && r > 0.0 && q + p + r <= eps, "{eps}: {q} {p} {r}");
+                assert!((q + p + r - eps).abs() <= 1e-12 * eps);
+                let stages = m.stages();
+                let total: f64 = stages.iter().map(|s| s.guarantee.epsilon()).sum();
+                assert!(total <= eps && stages.len() == if p > 0.0 { 3 } else { 2 });
+            }
+        }
+        // The adaptive bound share: more when n ε is small, less when large.
+        let log_range = 10f64.ln();
+        let split = BudgetSplit::default();
+        let shares: Vec<f64> = [100, 300, 3000].iter().map(|n| split.bound_share(*n, 1.0, 0.0, log_range)).collect();
+        assert!(shares[0] > shares[1] && shares[1] > shares[2], "{shares:?}");
+        assert!(
+            (0.14..=0.2).contains(&shares[0])
+                && (0.08..=0.12).contains(&shares[1])
+                && (0.02..=0.04).contains(&shares[2])
+        );
+        assert_eq!(BudgetSplit::new(0.05, 0.1).unwrap().bound_share(300, 1.0, 0.1, log_range), 0.05);
+        for (bound, pilot) in [(0.0, 0.1), (0.5, 0.5), (-0.1, 0.2), (0.2, -0.1), (f64::NAN, 0.1)] {
+            assert!(BudgetSplit::new(bound, pilot).is_err(), "{bound} {pilot}");
+        }
+    }
+
+    #[test]
+    fn bound_grid_factor_and_snap() {
+        let search = BoundSearch::default();
+        let grid = search.grid(5.0);
+        assert_eq!(grid.len(), BoundSearch::GRID_POINTS);
+        assert!((grid[0] - 0.5).abs() < 1e-12 && grid[63] == 5.0 && grid.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(search.factor(100, 1.0), 1.0);
+        assert!((search.factor(400, 1.0) - 1.2).abs() < 1e-12);
+        assert_eq!(search.factor(10, 1.0), 1.0);
+        assert_eq!(search.factor(10_000_000, 1.0), 2.0);
+        // Rounded up; clamped into the grid at both ends.
+        let g = search.snap(&grid, 1.0f64.ln(), 1.0);
+        assert!(grid[g] >= 1.0 && grid[g - 1] < 1.0);
+        assert_eq!(search.snap(&grid, -50.0, 1.0), 0);
+        assert_eq!(search.snap(&grid, 50.0, 1.0), 63);
+        assert_eq!(search.snap(&grid, f64::INFINITY, 1.0), 63);
+        assert!(BoundSearch::new(1.0, 1.2).is_err() && BoundSearch::new(10.0, 0.0).is_err());
+    }
+
+    #[test]
+    fn sure_is_unbiased_and_chooses_sensibly() {
+        let lambdas: Vec<f64> = (1..=12).map(|k| (k as f64).powi(-4)).collect();
+        let grid: Vec<f64> = std::iter::once(0.0).chain(lambdas.iter().map(|l| l.powf(1.25))).collect();
+        // Pure noise: SURE shrinks everything (the largest ψ); no noise: it keeps everything (ψ = 0).
+        let mut rng = NoiseRng::seeded(4);
+        let noise = fdp_noise::LatticeLaplace::with_scale(1.0).unwrap();
+        let y: Vec<f64> = (0..12).map(|_| noise.sample(&mut rng)).collect();
+        assert_eq!(sure_shrinkage(&y, &[2.0; 12], &lambdas, 1.25, &grid).0, grid[1]);
+        let rough: Vec<f64> = (0..12).map(|k| if k % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        assert_eq!(sure_shrinkage(&rough, &[0.0; 12], &lambdas, 1.25, &grid).0, 0.0);
+        // E[SURE(ψ)] = E||s∘y - m||² for a fixed ψ (Monte Carlo, 20000 draws, 4 standard errors).
+        let m: Vec<f64> = lambdas.iter().map(|l| 3.0 * l.sqrt()).collect();
+        let s = rkhs_shrinkage(&lambdas, 1.25, grid[4]);
+        let (mut sure, mut loss, mut sq) = (0.0, 0.0, 0.0);
+        let draws = 20_000;
+        for _ in 0..draws {
+            let y: Vec<f64> = m.iter().map(|m| m + noise.sample(&mut rng)).collect();
+            let est: f64 = (0..12).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - 2.0) + s[k] * s[k] * 2.0).sum();
+            let actual: f64 = (0..12).map(|k| (s[k] * y[k] - m[k]).powi(2)).sum();
+            sure += est;
+            loss += actual;
+            sq += (est - actual).powi(2);
+        }
+        let se = (sq / draws as f64).sqrt() / (draws as f64).sqrt();
+        assert!(((sure - loss) / draws as f64).abs() < 4.0 * se, "{} vs {}", sure / draws as f64, loss / draws as f64);
+    }
+
+    #[test]
+    fn summaries_are_total_and_every_stage_within_its_budget() {
+        // Worst records: overflowing, NaN-repaired, a spike at the smallest eigenfunction.
+        let b = basis(30);
+        let sim = simulate(Scenario::S1, &b, 40, 3).unwrap();
+        let k = b.n_points();
+        let phi = b.eigenfunctions();
+        let records: Vec<Vec<f64>> = vec![
+            vec![0.0; k],
+            vec![f64::MAX; k],
+            (0..k).map(|i| if i % 2 == 0 { f64::MAX } else { -f64::MAX }).collect(),
+            (0..k).map(|i| 1e3 * phi[(i, b.len() - 1)]).collect(),
+            (0..k).map(|i| -1e3 * phi[(i, b.len() - 1)]).collect(),
+            (0..k).map(|i| 1e3 * phi[(i, 0)]).collect(),
+            (0..k).map(|i| -1e3 * phi[(i, 0)]).collect(),
+            vec![f64::NAN; k],
+            vec![1e-300; k],
+        ];
+        for m in all_kinds(&b, 40, 1.0).into_iter().chain(all_kinds(&b, 40, 1e6)) {
+            let summaries: Vec<Vec<f64>> = records
+                .iter()
+                .map(|r| {
+                    let mut values = sim.curves.values().to_vec();
+                    values[..k].copy_from_slice(r);
+                    let (curves, _) = CurveSet::from_flat(b.grid().clone(), values, None).unwrap();
+                    m.summarize(&curves).unwrap()
+                })
+                .collect();
+            assert!(summaries.iter().flatten().all(|v| v.is_finite()), "{}", m.name());
+            let mut worst = [0.0f64; 3];
+            for x in &summaries {
+                for y in &summaries {
+                    for (i, (stage, ratio)) in m.stage_losses(x, y).unwrap().into_iter().enumerate() {
+                        assert!(ratio <= 1.0 + 1e-9, "{} {stage}: {ratio}", m.name());
+                        worst[i] = worst[i].max(ratio);
+                    }
+                }
+            }
+            // The bound stage is tight (0 against a huge record crosses its range), and so is the
+            // release of the matched kinds (two records clipped in opposite directions): a stage
+            // calibrated to half its sensitivity fails here. The pilot-tuned kinds' Cauchy-Schwarz
+            // bounds are tight only for records spread evenly over the components.
+            assert!(worst[0] > 0.55, "{}: {worst:?}", m.name());
+            if m.kind.tunes_after_release() {
+                assert!(worst[1] > 0.99, "{}: {worst:?}", m.name());
+            }
+        }
+    }
+
+    #[test]
+    fn an_unnoised_bound_stage_is_caught_by_the_exact_loss() {
+        // Treating the bound as public (no noise on the log-mean) lets one record move the chosen
+        // grid point: two different deterministic outputs, an infinite loss. The private stage's
+        // loss on the same pair is at most its budget.
+        let b = basis(30);
+        let sim = simulate(Scenario::S1, &b, 40, 3).unwrap();
+        let m = TunedMean::iclp_rkhs(&b, 40, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(20.0).unwrap())
+            .unwrap();
+        let k = b.n_points();
+        let mut values = sim.curves.values().to_vec();
+        values[..k].fill(0.0);
+        let low = m.summarize(&CurveSet::from_flat(b.grid().clone(), values.clone(), None).unwrap().0).unwrap();
+        values[..k].fill(1e3);
+        let high = m.summarize(&CurveSet::from_flat(b.grid().clone(), values, None).unwrap().0).unwrap();
+        let grid = m.search.grid(20.0);
+        let factor = m.search.factor(40, 1.0);
+        assert_ne!(m.search.snap(&grid, low[0], factor), m.search.snap(&grid, high[0], factor));
+        let bound = m.stage_losses(&low, &high).unwrap()[0].1;
+        assert!(bound > 0.5 && bound <= 1.0 + 1e-12, "{bound}");
+    }
+
+    #[test]
+    fn a_session_charges_each_stage_and_refuses_the_whole_pipeline() {
+        let b = basis(30);
+        let sim = simulate(Scenario::S2, &b, 60, 5).unwrap();
+        let m = TunedMean::iid_laplace(&b, 60, Epsilon::new(1.0).unwrap(), ClippingBound::l2(20.0).unwrap()).unwrap();
+        let mut session = Session::pure(Epsilon::new(1.5).unwrap()).unwrap().with_seed(3);
+        let release = session.release(&m, &sim.curves).unwrap();
+        let ledger = session.ledger();
+        assert_eq!(ledger.len(), 3);
+        assert!(ledger[0].released.starts_with("bound: tau = ") && ledger[1].released.starts_with("pilot: "));
+        assert!((ledger.iter().map(|e| e.epsilon).sum::<f64>() - 1.0).abs() < 1e-12);
+        let meta = release.metadata();
+        assert_eq!(meta.tuning, Tuning::Private);
+        assert_eq!(meta.guarantee.epsilon(), 1.0);
+        assert_eq!(meta.stages.iter().map(|s| s.stage.as_str()).collect::<Vec<_>>(), ["bound", "pilot", "release"]);
+        assert!(meta.clipping.unwrap().value() <= 20.0 && release.curve().iter().all(|v| v.is_finite()));
+        // 0.5 left: the whole pipeline (1.0) is refused, nothing is charged.
+        assert!(session.release(&m, &sim.curves).is_err());
+        assert_eq!(session.ledger().len(), 3);
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let b = basis(30);
+        let eps = Epsilon::new(1.0).unwrap();
+        assert!(TunedMean::iclp_rkhs(&b, 40, eps, ClippingBound::l2(1.0).unwrap()).is_err());
+        assert!(TunedMean::bernstein(&b, 40, eps, ClippingBound::coefficient_l1(1.0).unwrap()).is_err());
+        assert!(TunedMean::iclp_rkhs(&b, 0, eps, ClippingBound::coefficient_l1(1.0).unwrap()).is_err());
+        let m = TunedMean::iclp_rkhs(&b, 40, eps, ClippingBound::coefficient_l1(1.0).unwrap()).unwrap();
+        assert!(m.clone().centred_at(vec![0.0; 3]).is_err());
+        assert!(m.clone().centred_at(vec![f64::NAN; b.n_points()]).is_err());
+        let sim = simulate(Scenario::S1, &b, 41, 3).unwrap();
+        assert!(m.summarize(&sim.curves).is_err());
+        assert!(m.privatize(&[0.0; 5], &mut NoiseRng::seeded(1)).is_err());
     }
 }
