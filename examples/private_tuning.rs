@@ -23,7 +23,7 @@ use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{Delta, NoiseRng};
 use fdp::prelude::*;
-use fdp::release::{ClippingBound, Mechanism};
+use fdp::release::{ClippingBound, Mechanism, Regularisation};
 use fdp::report::{CurveFigure, ErrorSeries, LogLogFigure, PALETTE, ReportDir, Series};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -114,6 +114,51 @@ fn tuned_mechanism(mechanism: &str, basis: &MercerBasis, problem: &Problem, epsi
 fn exact_mse(m: &dyn MeanMechanism, curves: &CurveSet, target: &[f64]) -> AnyResult<f64> {
     let estimate = m.estimate_curve(&m.summarize(curves)?)?;
     Ok(sq_dist(curves.grid(), &estimate, target) + m.expected_noise_sq())
+}
+
+/// Theorem 11's ICLP-RKHS (coefficient-l1 bound τ, √λ-shaped noise) on a ψ grid: `(plug-in ψ, its
+/// exact error, best ψ, its exact error)` at bound τ.
+fn theorem11_psi(
+    basis: &MercerBasis,
+    problem: &Problem,
+    epsilon: Epsilon,
+    tau: f64,
+    target: &[f64],
+) -> AnyResult<(f64, f64, f64, f64)> {
+    let n = problem.curves.n();
+    let mut setup = MeanSetup::new(n, epsilon, ClippingBound::coefficient_l1(tau)?)?;
+    if let Some(r) = &problem.reference {
+        setup = setup.centred_at(r.clone())?;
+    }
+    let plug = PlugIn::new(basis, &setup)?.rkhs;
+    let risk = |psi: f64| -> AnyResult<f64> {
+        let m = BasisMean::iclp_rkhs(basis, setup.clone(), Regularisation::new(plug.eta(), psi)?)?;
+        exact_mse(&m, &problem.curves, target)
+    };
+    let mut best = (f64::NAN, f64::INFINITY);
+    for j in 0..=60 {
+        let psi = 10f64.powf(-10.0 + j as f64 / 6.0);
+        let r = risk(psi)?;
+        if r < best.1 {
+            best = (psi, r);
+        }
+    }
+    Ok((plug.psi(), risk(plug.psi())?, best.0, best.1))
+}
+
+/// The q-quantile of the records' coefficient-l1 norms (not private: for the paper-mechanism oracle).
+fn norm_quantile(basis: &MercerBasis, problem: &Problem, q: f64) -> AnyResult<f64> {
+    let curves = &problem.curves;
+    let mut norms = Vec::with_capacity(curves.n());
+    for i in 0..curves.n() {
+        let mut row = curves.row(i).to_vec();
+        if let Some(r) = &problem.reference {
+            row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
+        }
+        norms.push(basis.project(&row)?.iter().map(|c| c.abs()).sum::<f64>());
+    }
+    norms.sort_by(f64::total_cmp);
+    Ok(norms[((q * norms.len() as f64).ceil() as usize).clamp(1, norms.len()) - 1])
 }
 
 /// Mean squared error of `releases` private releases (one summary, independent noise streams).
@@ -229,6 +274,22 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         }
         md.push('\n');
         if problem.reference.is_some() {
+            // Theorem 11's mechanism itself: how far the plug-in ψ is from the best ψ, and its oracle
+            // with the bound at the 90th percentile of the norms (the issue's reference numbers).
+            let epsilon = Epsilon::new(1.0)?;
+            let public = problem.bounds.coefficient_l1;
+            let (plug_psi, plug_mse, best_psi, best_mse) = theorem11_psi(&basis, problem, epsilon, public, &target)?;
+            let q90 = norm_quantile(&basis, problem, 0.9)?;
+            let (_, _, q90_psi, q90_mse) = theorem11_psi(&basis, problem, epsilon, q90, &target)?;
+            println!(
+                "plugin data={} epsilon=1 tau={public} plug_in_psi={plug_psi:.3e} plug_in_mse={plug_mse:.4e} best_psi={best_psi:.3e} best_mse={best_mse:.4e} q90_tau={q90:.4} q90_best_psi={q90_psi:.3e} q90_best_mse={q90_mse:.4e}",
+                problem.label
+            );
+            writeln!(
+                md,
+                "**Theorem 11's ICLP-RKHS (√λ-shaped noise) at ε = 1.** With the public bound τ = {public}: plug-in ψ = {plug_psi:.2e} gives {plug_mse:.3e}, the best ψ on a grid ({best_psi:.2e}) gives {best_mse:.3e} — the plug-in constant is off by {:.0}x in ψ. With τ at the sample's 90th percentile ({q90:.3}, not private) and the best ψ ({q90_psi:.2e}): {q90_mse:.3e}. The privately tuned pipeline above, at the same total ε, is below even that.\n",
+                best_psi.max(plug_psi) / best_psi.min(plug_psi)
+            )?;
             // One release of each ICLP-RKHS at ε = 1 beside the sample mean, and the error against ε.
             let epsilon = Epsilon::new(1.0)?;
             let mut rng = NoiseRng::seeded(7 + p_index as u64);
@@ -274,6 +335,13 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             }
         }
     }
+    md.push_str(
+        "## Reading the numbers\n\n\
+         - **private / oracle** is the price of privacy in the tuning: the budget the bound (and pilot) takes, the noise in the bound, and for ICLP-RKHS / GP SURE's choice of ψ against the best fixed ψ.\n\
+         - The ICLP-RKHS and GP oracles are those of the matched-noise release (docs/DESIGN.md section 12); they are below Theorem 11's own oracle (best ψ and the 90th-percentile bound, printed per dataset above), so the private pipeline beats even that.\n\
+         - ICLP-l1, IID Laplace and Bernstein must choose their parameter before the noise, from a 15% pilot; a small pilot cannot see the mean's high-frequency content, so they stay further from their oracles (IID Laplace most). They remain baselines.\n\
+         - The Gaussian-process rows spend δ = 10⁻⁶ as well; compare them with each other, not with the pure-DP rows.\n",
+    );
     let wall_s = finish_report(&out, &mut md, &cells, start)?;
     println!("tuned wall_s={wall_s:.2} report={}", out.path().display());
     Ok(())
