@@ -268,6 +268,8 @@ pub struct TunedMean {
     reference: Option<Vec<f64>>,
     split: BudgetSplit,
     search: BoundSearch,
+    /// The fitted decay ν of the spectrum (public).
+    nu: f64,
     /// η of the RKHS shrinkage (the plug-in `1 + 1/(2ν)`) or of the l1 thresholds (`2(1 + 1/ν)`).
     eta: f64,
 }
@@ -335,14 +337,7 @@ impl TunedMean {
         if matches!(kind, TunedKind::Bernstein) {
             fdp_core::release::check_bernstein_domain(basis.grid())?;
         }
-        let nu = basis.decay().nu();
-        if !(nu.is_finite() && nu > 0.0) {
-            return Err(EstimatorError::BadParameter {
-                name: "eigenvalue decay",
-                value: nu,
-                reason: "the basis spectrum does not decay; tuning needs λ_k ≈ c k^{-2ν}",
-            });
-        }
+        let nu = crate::tuning::decay_nu(basis)?;
         let eta = if matches!(kind, TunedKind::IclpL1) { 2.0 * (1.0 + 1.0 / nu) } else { 1.0 + 1.0 / (2.0 * nu) };
         Ok(Self {
             kind,
@@ -353,6 +348,7 @@ impl TunedMean {
             reference: None,
             split: BudgetSplit::default(),
             search: BoundSearch::default(),
+            nu,
             eta,
         })
     }
@@ -413,6 +409,19 @@ impl TunedMean {
     /// Width of one clipped mean in the summary: J coefficients, or K grid values (Bernstein).
     fn width(&self) -> usize {
         if matches!(self.kind, TunedKind::Bernstein) { self.basis.n_points() } else { self.basis.len() }
+    }
+
+    /// The width of one clipped mean and the bound grid, if `summary` has the pipeline's layout.
+    fn summary_layout(&self, summary: &[f64]) -> Result<(usize, Vec<f64>)> {
+        let (width, grid) = (self.width(), self.search.grid(self.ceiling.value()));
+        if summary.len() != 1 + grid.len() * width {
+            return Err(EstimatorError::Shape {
+                what: "summary length",
+                expected: 1 + grid.len() * width,
+                got: summary.len(),
+            });
+        }
+        Ok((width, grid))
     }
 
     /// The stage-1 noise on the mean of clamped log-norms.
@@ -680,15 +689,7 @@ impl Mechanism<CurveSet> for TunedMean {
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
-        let width = self.width();
-        let grid = self.search.grid(self.ceiling.value());
-        if summary.len() != 1 + grid.len() * width {
-            return Err(EstimatorError::Shape {
-                what: "summary length",
-                expected: 1 + grid.len() * width,
-                got: summary.len(),
-            });
-        }
+        let (width, grid) = self.summary_layout(summary)?;
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
         // Stage 1: the private bound.
         let log_mean = self.bound_noise(eps_bound)?.release(&summary[..1], rng)?[0];
@@ -815,7 +816,7 @@ impl TunedMean {
         // unbiased estimate is right on average but its spread at a 15% pilot is larger than the
         // differences between candidates.
         let lambdas = &self.basis.eigenvalues()[..components];
-        let rkhs_eta = 1.0 + 1.0 / (2.0 * self.basis.decay().nu());
+        let rkhs_eta = 1.0 + 1.0 / (2.0 * self.nu);
         let grid: Vec<f64> = std::iter::once(0.0).chain(lambdas.iter().map(|l| l.powf(rkhs_eta))).collect();
         let (_, shrink) = sure_shrinkage(&pilot, &vec![v; components], lambdas, rkhs_eta, &grid);
         let smoothed: Vec<f64> =
@@ -848,16 +849,8 @@ impl TunedMean {
     /// ratio is the analytic-Gaussian one (at most 1 iff (ε, δ)-DP on the pair). By sequential
     /// composition the pipeline is DP on the pair at its total (ε, δ) if every ratio is at most 1.
     pub fn stage_losses(&self, a: &[f64], b: &[f64]) -> Result<Vec<(&'static str, f64)>> {
-        let (width, grid) = (self.width(), self.search.grid(self.ceiling.value()));
-        for s in [a, b] {
-            if s.len() != 1 + grid.len() * width {
-                return Err(EstimatorError::Shape {
-                    what: "summary length",
-                    expected: 1 + grid.len() * width,
-                    got: s.len(),
-                });
-            }
-        }
+        let (width, grid) = self.summary_layout(a)?;
+        self.summary_layout(b)?;
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
         let bound = self.bound_noise(eps_bound)?;
         let mut out = vec![("bound", laplace_loss(&[bound.noise()], &a[..1], &b[..1])? / eps_bound)];

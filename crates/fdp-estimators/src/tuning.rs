@@ -38,14 +38,7 @@ impl PlugIn {
     /// The plug-in values for the n, ε and bound of `setup`.
     pub fn new(basis: &MercerBasis, setup: &MeanSetup) -> Result<Self> {
         let (n, epsilon, tau) = (setup.n(), setup.epsilon().get(), setup.bound().value());
-        let nu = basis.decay().nu();
-        if !(nu.is_finite() && nu > 0.0) {
-            return Err(EstimatorError::BadParameter {
-                name: "eigenvalue decay",
-                value: nu,
-                reason: "the basis spectrum does not decay; plug-in tuning needs λ_k ≈ c k^{-2ν}",
-            });
-        }
+        let nu = decay_nu(basis)?;
         let n_f = n as f64;
         let rkhs_eta = 1.0 + 1.0 / (2.0 * nu);
         Ok(Self {
@@ -53,6 +46,21 @@ impl PlugIn {
             rkhs: Regularisation::new(rkhs_eta, (tau / (n_f * epsilon)).powf(rkhs_eta))?,
             l1: Regularisation::new(2.0 * (1.0 + 1.0 / nu), tau / (n_f * epsilon))?,
             iid_components: (n_f.cbrt().floor() as usize).clamp(1, basis.len()),
+        })
+    }
+}
+
+/// The decay ν of `λ_k ≈ c k^{-2ν}` fitted on the basis (public), or an error if the spectrum does
+/// not decay (plug-in and private tuning both set η from it).
+pub(crate) fn decay_nu(basis: &MercerBasis) -> Result<f64> {
+    let nu = basis.decay().nu();
+    if nu.is_finite() && nu > 0.0 {
+        Ok(nu)
+    } else {
+        Err(EstimatorError::BadParameter {
+            name: "eigenvalue decay",
+            value: nu,
+            reason: "the basis spectrum does not decay; tuning needs λ_k ≈ c k^{-2ν}",
         })
     }
 }
