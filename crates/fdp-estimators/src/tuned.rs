@@ -5,8 +5,9 @@
 //! [`TunedMean`] runs three stages on the records, each charged to the [`Session`](fdp_core::Session)
 //! ledger and recorded in the release's [`stages`](fdp_core::ReleaseMetadata::stages):
 //!
-//! 1. **bound** (default 10% of ε): a private clipping bound `τ̂` in the norm the mechanism clips in
-//!    (see [`BoundSearch`]); the public bound stays the hard ceiling;
+//! 1. **bound** (a share of ε set from n and ε: 16% at n ε = 100, 9% at 300, 3% at 3000; see
+//!    [`BudgetSplit`]): a private clipping bound `τ̂` in the norm the mechanism clips in (see
+//!    [`BoundSearch`]); the public bound stays the hard ceiling;
 //! 2. **pilot** (default 15%, only where the tuning parameter changes the noise: ICLP-l1's
 //!    threshold, IID Laplace's M, Bernstein's degree): a small private release of the leading mean
 //!    coefficients, smoothed by SURE, from which the risk of every candidate is estimated;
@@ -121,9 +122,10 @@ impl BudgetSplit {
 /// `1 - O(1/(n ε))` quantile). By default `c = 1 + 0.1 log₂(n ε / 100)`, clamped to `[1, 2]`:
 /// 1.0 at n ε = 100, 1.2 at 400, 1.5 at 3200. Fitted on the fourteen cases of
 /// `examples/private_tuning` (the ICLP paper's two datasets at ε ∈ {1/4, 1, 4}, scenarios S-1 to S-4
-/// at n ∈ {300, 3000}): with the exact statistic the rule's risk is within 1.25x of the best factor
-/// in {1, 1.2, ..., 4} in all of them, while every fixed factor is 1.6-85x off in some
-/// (docs/DESIGN.md section 12).
+/// at n ∈ {300, 3000}): with the exact statistic the rule's ICLP-RKHS risk is within about 1.25x of
+/// the best factor in {1, 1.2, ..., 4} in all of them, while every fixed factor of that grid is at
+/// least 1.45x off in some (c = 1: 85x on S-1 at n = 3000; c = 1.4: 1.47x on DTI at ε = 1/4;
+/// c = 2: 2.4x on DTI at ε = 1; docs/DESIGN.md section 12).
 ///
 /// **Why not the exponential-mechanism quantile** (Smith 2011)? Its rank error is about
 /// `2 ln(G) / ε_bound` records for G candidates: with n ≈ 400 and ε_bound = 0.025 that is most of the
