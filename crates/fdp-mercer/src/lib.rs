@@ -19,7 +19,7 @@ pub mod grid;
 pub mod kernel;
 pub mod linalg;
 
-pub use basis::{BasisOptions, BasisOrigin, BasisSummary, DecayFit, MercerBasis, Solver, kernel_matrix};
+pub use basis::{BasisOptions, BasisOrigin, BasisSummary, DecayFit, MercerBasis, Solver, Structure, kernel_matrix};
 pub use error::{MercerError, Result};
 pub use grid::{Grid, GridLayout};
-pub use kernel::{Brownian, Kernel, KernelSpec, Stationary, StationaryShape};
+pub use kernel::{Brownian, Kernel, KernelSpec, Product, Stationary, StationaryShape};
