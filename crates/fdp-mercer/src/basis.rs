@@ -320,9 +320,12 @@ fn fix_signs(phi: &mut Mat<f64>) {
     }
 }
 
+/// The factor kernels of a separable kernel and the axis grids of a tensor grid.
+type KroneckerParts = (Vec<Arc<dyn Kernel>>, [Grid; 2]);
+
 /// The factor kernels and axis grids of a separable kernel on a 2-D tensor grid whose weights are
 /// the products `w^x_i w^y_j` (to 1e-12 relative); `None` otherwise.
-fn kronecker_parts(kernel: &dyn Kernel, grid: &Grid) -> Option<(Vec<Arc<dyn Kernel>>, [Grid; 2])> {
+fn kronecker_parts(kernel: &dyn Kernel, grid: &Grid) -> Option<KroneckerParts> {
     let GridLayout::Tensor { nx, ny } = *grid.layout() else { return None };
     let factors = kernel.factors(2)?;
     let (p, w) = (grid.points(), grid.weights());
