@@ -39,6 +39,14 @@ pub trait Kernel: Send + Sync + Debug {
         Ok(())
     }
 
+    /// For a stationary kernel on the line, `C(s, t) = g(|s - t|)`: `g(r)`. On a uniform 1-D grid
+    /// the kernel matrix is then Toeplitz: it is filled from K values of g and applied to vectors by
+    /// the FFT. `None` (the default) for other kernels.
+    fn radial(&self, r: f64) -> Option<f64> {
+        let _ = r;
+        None
+    }
+
     /// For a kernel on `R^dim` that is a product of one-dimensional kernels,
     /// `C(s, t) = Π_a C_a(s_a, t_a)`: the factors, one per axis. A tensor grid with product weights
     /// then gets the Kronecker basis ([`Structure::Kronecker`](crate::Structure::Kronecker)). `None`
@@ -283,6 +291,10 @@ impl Kernel for Stationary {
 
     fn spec(&self) -> KernelSpec {
         KernelSpec::new(self.shape.name()).param("rho", self.rho).param("variance", self.variance)
+    }
+
+    fn radial(&self, r: f64) -> Option<f64> {
+        Some(self.at_distance(r))
     }
 
     /// The Gaussian kernel is separable: `σ² e^{-|s - t|²/(2ρ²)} = σ² Π_a e^{-(s_a - t_a)²/(2ρ²)}`.

@@ -18,6 +18,7 @@ mod error;
 pub mod grid;
 pub mod kernel;
 pub mod linalg;
+mod toeplitz;
 
 pub use basis::{BasisOptions, BasisOrigin, BasisSummary, DecayFit, MercerBasis, Solver, Structure, kernel_matrix};
 pub use error::{MercerError, Result};
