@@ -2,7 +2,10 @@
 //! of K points, basis build included, for four kernels.
 //!
 //! `cargo run --release --example table1_timing [-- --quick]` prints one record per row and writes
-//! `reports/table1_timing/{report.md,results.json}`.
+//! `reports/table1_timing/{report.md,results.json}`. Each time is the median of three runs after a
+//! warm-up, as the numpy peer (`../shared/peers/iclp_numpy.py`) measures; when `python3` (or
+//! `FDP_PYTHON`) has numpy, the peer is run in the same session and the ratio printed:
+//! `peer numpy K=... iclp_s=... fdp_iclp_s=... ratio=...`.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -34,10 +37,39 @@ struct Row {
     paper_iclp_s: Option<f64>,
 }
 
-fn seconds<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = Instant::now();
-    let out = f();
-    (out, start.elapsed().as_secs_f64())
+/// The result of one warm-up run and the median time of three more (the peer's protocol).
+fn seconds<T>(f: impl Fn() -> T) -> (T, f64) {
+    f();
+    let mut times = Vec::with_capacity(3);
+    let mut out = None;
+    for _ in 0..3 {
+        let start = Instant::now();
+        out = Some(f());
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    (out.expect("three runs"), times[1])
+}
+
+/// The numpy peer's ICLP time at each K (median of three), if a Python with numpy is available.
+fn numpy_peer(sizes: &[usize]) -> Option<Vec<(usize, f64)>> {
+    let python = std::env::var("FDP_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/peers/iclp_numpy.py");
+    let list = sizes.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+    let output = std::process::Command::new(python).arg(&script).args(["once", &list, "100"]).output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    let times = text
+        .lines()
+        .filter(|l| l.contains(" iclp "))
+        .filter_map(|l| {
+            let field = |key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key).map(str::to_string));
+            Some((field("K=")?.parse().ok()?, field("median_s=")?.parse().ok()?))
+        })
+        .collect();
+    Some(times)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,19 +90,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for &k in sizes {
         let grid = Grid::midpoint(0.0, 1.0, k)?;
         for (name, kernel) in kernels {
+            let rng = std::cell::RefCell::new(&mut rng);
             let (iclp, iclp_s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
                 let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
-                let paths = IclpSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng);
+                let paths = IclpSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng.borrow_mut());
                 Ok((basis.len(), paths.nrows()))
             });
             let (components, _) = iclp?;
             let (gp, gp_s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
                 let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
-                Ok(GaussianProcessSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng).nrows())
+                Ok(GaussianProcessSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng.borrow_mut()).nrows())
             });
             gp?;
             let (chol, gp_cholesky_s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
-                Ok(CholeskyGpSampler::new(&kernel, &grid, 1e-8)?.sample_paths(paths, &mut rng).nrows())
+                Ok(CholeskyGpSampler::new(&kernel, &grid, 1e-8)?.sample_paths(paths, &mut rng.borrow_mut()).nrows())
             });
             chol?;
             let paper = paper_iclp_seconds(name, k);
@@ -83,6 +116,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{record}");
             rows.push(Row { kernel: name, k, components, iclp_s, gp_s, gp_cholesky_s, paper_iclp_s: paper });
         }
+    }
+    let mut peer_md = String::new();
+    match numpy_peer(sizes) {
+        Some(peer) => {
+            peer_md.push_str("\n| K | numpy ICLP (s) | fdp ICLP (s) | numpy / fdp |\n|---|---|---|---|\n");
+            for (k, numpy_s) in peer {
+                if let Some(ours) = rows.iter().find(|r| r.kernel == "matern32" && r.k == k) {
+                    let ratio = numpy_s / ours.iclp_s;
+                    println!("peer numpy K={k} iclp_s={numpy_s:.5} fdp_iclp_s={:.5} ratio={ratio:.2}", ours.iclp_s);
+                    writeln!(peer_md, "| {k} | {numpy_s:.4} | {:.4} | {ratio:.2} |", ours.iclp_s)?;
+                }
+            }
+        }
+        None => println!("peer numpy skipped=\"no python3 with numpy (set FDP_PYTHON)\""),
     }
     let dir = ReportDir::create("reports/table1_timing")?;
     dir.write_json("results.json", &rows)?;
@@ -102,6 +149,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "| {} | {} | {} | {:.4} | {:.4} | {:.4} | {} |",
             r.kernel, r.k, r.components, r.iclp_s, r.gp_s, r.gp_cholesky_s, paper
         )?;
+    }
+    if !peer_md.is_empty() {
+        md.push_str("\n## Beside the numpy peer (same session, Matérn 3/2, OpenBLAS `eigh` + one product; its Laplace noise is floating-point, ours exact on a lattice)\n");
+        md.push_str(&peer_md);
     }
     dir.write_text("report.md", &md)?;
     println!("report dir={}", dir.path().display());

@@ -320,14 +320,25 @@ fn check_symmetric(a: MatRef<'_, f64>, kernel: &dyn Kernel) -> Result<()> {
 
 /// Makes the first clearly non-zero entry of each column positive, so bases are reproducible.
 fn fix_signs(phi: &mut Mat<f64>) {
-    for c in 0..phi.ncols() {
-        let col = phi.col(c);
-        let max = col.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-        let first = col.iter().find(|v| v.abs() > 1e-3 * max).copied().unwrap_or(0.0);
+    phi.par_col_iter_mut().for_each(|col| {
+        let max = col.as_ref().iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        let first = col.as_ref().iter().find(|v| v.abs() > 1e-3 * max).copied().unwrap_or(0.0);
         if first < 0.0 {
-            phi.col_mut(c).iter_mut().for_each(|v| *v = -*v);
+            col.iter_mut().for_each(|v| *v = -*v);
         }
-    }
+    });
+}
+
+/// `out_ic = scale_i in_ic`, column-parallel.
+fn scale_rows(input: MatRef<'_, f64>, scale: impl Fn(usize) -> f64 + Sync) -> Mat<f64> {
+    let mut out = Mat::<f64>::zeros(input.nrows(), input.ncols());
+    out.par_col_iter_mut().enumerate().for_each(|(c, mut col)| {
+        let source = input.col(c);
+        for i in 0..col.nrows() {
+            col[i] = scale(i) * source[i];
+        }
+    });
+    out
 }
 
 /// The factor kernels of a separable kernel and the axis grids of a tensor grid.
@@ -391,16 +402,16 @@ fn merge_halves(k: usize, sym: (Vec<f64>, Mat<f64>), anti: (Vec<f64>, Mat<f64>))
     order.extend(anti.0.iter().enumerate().map(|(c, v)| (*v, false, c)));
     order.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
     let mut u = Mat::<f64>::zeros(k, order.len());
-    for (col, (_, symmetric, c)) in order.iter().enumerate() {
-        let (x, sign) = if *symmetric { (&sym.1, 1.0) } else { (&anti.1, -1.0) };
+    u.par_col_iter_mut().zip(order.par_iter()).for_each(|(mut out, (_, symmetric, c))| {
+        let (x, sign) = if *symmetric { (sym.1.col(*c), 1.0) } else { (anti.1.col(*c), -1.0) };
         for i in 0..m {
-            u[(i, col)] = r * x[(i, *c)];
-            u[(k - 1 - i, col)] = sign * r * x[(i, *c)];
+            out[i] = r * x[i];
+            out[k - 1 - i] = sign * r * x[i];
         }
         if k % 2 == 1 && *symmetric {
-            u[(m, col)] = x[(m, *c)];
+            out[m] = x[m];
         }
-    }
+    });
     (order.iter().map(|o| o.0).collect(), u)
 }
 
@@ -492,7 +503,8 @@ impl MercerBasis {
         let sqrt_w: Vec<f64> = grid.weights().iter().map(|w| w.sqrt()).collect();
         let toeplitz = WeightedToeplitz::new(kernel.as_ref(), &grid).transpose()?;
         let cap = options.max_components.unwrap_or(k).min(k);
-        if let (Some(t), Solver::Randomized { power_iterations }) = (&toeplitz, solver) {
+        if let (Some(matrix), Solver::Randomized { power_iterations }) = (&toeplitz, solver) {
+            let t = matrix.product();
             // A stationary kernel on a uniform grid: never form the K x K matrix; its products are
             // FFTs, and (symmetric weights) it is centrosymmetric unless the plain solver is forced.
             let (values, u) = if options.structure == Some(Structure::Plain) {
@@ -580,7 +592,7 @@ impl MercerBasis {
         let cap = options.max_components.unwrap_or(k);
         let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
         let lambda = values[..kept].to_vec();
-        let mut phi = Mat::from_fn(k, kept, |i, c| u[(i, c)] / sqrt_w[i]);
+        let mut phi = scale_rows(u.subcols(0, kept), |i| 1.0 / sqrt_w[i]);
         fix_signs(&mut phi);
         Ok(Self::from_parts(kernel, grid, lambda, phi, options.rtol, origin))
     }
@@ -655,7 +667,7 @@ impl MercerBasis {
         origin: BasisOrigin,
     ) -> Self {
         let w = grid.weights();
-        let weighted_phi = Mat::from_fn(phi.nrows(), phi.ncols(), |i, c| w[i] * phi[(i, c)]);
+        let weighted_phi = scale_rows(phi.as_ref(), |i| w[i]);
         Self(Arc::new(Inner { kernel, grid, lambda, phi, weighted_phi, rtol, origin, decay: Default::default() }))
     }
 

@@ -3,11 +3,13 @@
 //! The geometry every other fdp crate works in (docs/DESIGN.md section 2):
 //!
 //! - [`grid`]: points on an interval or a box with quadrature weights, `<f, g> = Σ w_i f(t_i) g(t_i)`;
-//! - [`kernel`]: covariance kernels (exponential, Matérn 3/2 and 5/2, Gaussian, Brownian) and the
-//!   [`Kernel`] trait for your own;
-//! - [`basis`]: the [`MercerBasis`] of a kernel on a grid (weighted Nyström, dense or top-J), with
-//!   projection, synthesis, off-grid evaluation, operator powers `C^η`, the norms `||.||_C` and
-//!   `||.||_{1,C}`, traces and the eigenvalue decay fit used by plug-in tuning;
+//! - [`kernel`]: covariance kernels (exponential, Matérn 3/2 and 5/2, Gaussian, Brownian, products of
+//!   1-D kernels) and the [`Kernel`] trait for your own;
+//! - [`basis`]: the [`MercerBasis`] of a kernel on a grid (weighted Nyström, dense or top-J, exploiting
+//!   the [`Structure`] of the matrix: centrosymmetric halves, Kronecker products of separable
+//!   kernels, FFT products of Toeplitz matrices on uniform grids), with projection, synthesis,
+//!   off-grid evaluation, operator powers `C^η`, the norms `||.||_C` and `||.||_{1,C}`, traces and the
+//!   eigenvalue decay fit used by plug-in tuning;
 //! - [`linalg`]: dense eigen/QR/Cholesky/products split into a fixed number of pieces, so results are
 //!   bit-identical on any thread count;
 //! - [`diagnostics`]: orthonormality and closed-form accuracy checks of a basis.

@@ -19,6 +19,11 @@ pub(crate) struct WeightedToeplitz {
     /// `g(d h)`, d = 0..K-1.
     profile: Vec<f64>,
     sqrt_w: Vec<f64>,
+}
+
+/// `A` as an operator: the circulant embedding of T, diagonalised by the FFT.
+pub(crate) struct ToeplitzProduct<'a> {
+    matrix: &'a WeightedToeplitz,
     /// The circulant's eigenvalues `F c` (real: c is symmetric).
     spectrum: Vec<f64>,
     forward: Arc<dyn Fft<f64>>,
@@ -40,20 +45,26 @@ impl WeightedToeplitz {
         if let Some(d) = profile.iter().position(|v| !v.is_finite()) {
             return Some(Err(MercerError::NonFiniteKernel { kernel: kernel.spec().name, row: d, col: 0 }));
         }
+        let sqrt_w = grid.weights().iter().map(|w| w.sqrt()).collect();
+        Some(Ok(Self { profile, sqrt_w }))
+    }
+
+    /// The FFT product with `A` (plans the transforms of size `N = 2^⌈log₂ 2K⌉`).
+    pub(crate) fn product(&self) -> ToeplitzProduct<'_> {
+        let k = self.profile.len();
         let n = (2 * k).next_power_of_two();
         let mut planner = FftPlanner::<f64>::new();
         let (forward, inverse) = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
         let mut column = vec![Complex::new(0.0, 0.0); n];
         for d in 0..k {
-            column[d].re = profile[d];
+            column[d].re = self.profile[d];
             if d > 0 {
-                column[n - d].re = profile[d];
+                column[n - d].re = self.profile[d];
             }
         }
         forward.process(&mut column);
         let spectrum = column.iter().map(|z| z.re).collect();
-        let sqrt_w = grid.weights().iter().map(|w| w.sqrt()).collect();
-        Some(Ok(Self { profile, sqrt_w, spectrum, forward, inverse }))
+        ToeplitzProduct { matrix: self, spectrum, forward, inverse }
     }
 
     /// The K x K matrix, filled column-parallel (exactly symmetric and, for symmetric weights,
@@ -68,22 +79,25 @@ impl WeightedToeplitz {
         });
         a
     }
+}
 
+impl ToeplitzProduct<'_> {
     /// `A X` for a K x L block, one FFT pair per column (columns in parallel; each column's result
     /// does not depend on the thread count).
     pub(crate) fn apply(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let (k, n) = (self.profile.len(), self.spectrum.len());
+        let (k, n) = (self.matrix.profile.len(), self.spectrum.len());
+        let sqrt_w = &self.matrix.sqrt_w;
         let columns: Vec<Vec<f64>> = (0..x.ncols())
             .into_par_iter()
             .map(|c| {
                 let mut buffer = vec![Complex::new(0.0, 0.0); n];
                 for i in 0..k {
-                    buffer[i].re = self.sqrt_w[i] * x[(i, c)];
+                    buffer[i].re = sqrt_w[i] * x[(i, c)];
                 }
                 self.forward.process(&mut buffer);
                 buffer.iter_mut().zip(&self.spectrum).for_each(|(z, s)| *z *= *s);
                 self.inverse.process(&mut buffer);
-                (0..k).map(|i| self.sqrt_w[i] * buffer[i].re / n as f64).collect()
+                (0..k).map(|i| sqrt_w[i] * buffer[i].re / n as f64).collect()
             })
             .collect();
         Mat::from_fn(k, x.ncols(), |i, c| columns[c][i])

@@ -264,13 +264,13 @@ impl<N: ComponentNoise> BasisSampler<N> {
     /// `m` independent noise paths on the grid, m x K: coefficients times `φ^T`, one product.
     pub fn sample_paths(&self, m: usize, rng: &mut NoiseRng) -> Mat<f64> {
         let coefficients = self.sample_coefficients(m, rng);
-        coefficients * self.basis.eigenfunctions().transpose()
+        fdp_mercer::linalg::matmul(coefficients.as_ref(), self.basis.eigenfunctions().transpose())
     }
 
     /// `m` noise paths evaluated at arbitrary points (flat, grid dimension per point), m x P,
     /// through the basis' off-grid extension.
     pub fn sample_paths_at(&self, m: usize, points: &[f64], rng: &mut NoiseRng) -> Result<Mat<f64>> {
         let at = self.basis.eigenfunctions_at(points)?;
-        Ok(self.sample_coefficients(m, rng) * at.transpose())
+        Ok(fdp_mercer::linalg::matmul(self.sample_coefficients(m, rng).as_ref(), at.transpose()))
     }
 }
