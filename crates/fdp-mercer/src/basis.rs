@@ -539,7 +539,10 @@ impl MercerBasis {
         };
         let structure = match options.structure {
             Some(Structure::Plain) => Structure::Plain,
-            _ if is_centrosymmetric(a.as_ref()) => Structure::Centrosymmetric,
+            // A Toeplitz fill with symmetric weights is centrosymmetric by construction.
+            _ if toeplitz.as_ref().is_some_and(|t| t.symmetric_weights()) || is_centrosymmetric(a.as_ref()) => {
+                Structure::Centrosymmetric
+            }
             Some(Structure::Centrosymmetric) => {
                 return Err(MercerError::Unsupported(
                     "the kernel matrix is not centrosymmetric (a stationary kernel on a grid symmetric about its centre is)",
@@ -592,7 +595,10 @@ impl MercerBasis {
         let cap = options.max_components.unwrap_or(k);
         let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
         let lambda = values[..kept].to_vec();
-        let mut phi = scale_rows(u.subcols(0, kept), |i| 1.0 / sqrt_w[i]);
+        let mut phi = if kept == u.ncols() { u } else { u.subcols(0, kept).to_owned() };
+        phi.par_col_iter_mut().for_each(|col| {
+            col.iter_mut().zip(sqrt_w).for_each(|(v, s)| *v /= s);
+        });
         fix_signs(&mut phi);
         Ok(Self::from_parts(kernel, grid, lambda, phi, options.rtol, origin))
     }

@@ -49,6 +49,12 @@ impl WeightedToeplitz {
         Some(Ok(Self { profile, sqrt_w }))
     }
 
+    /// Whether `w_i = w_{K-1-i}` exactly (then `A` is centrosymmetric).
+    pub(crate) fn symmetric_weights(&self) -> bool {
+        let k = self.sqrt_w.len();
+        (0..k / 2).all(|i| self.sqrt_w[i] == self.sqrt_w[k - 1 - i])
+    }
+
     /// The FFT product with `A` (plans the transforms of size `N = 2^⌈log₂ 2K⌉`).
     pub(crate) fn product(&self) -> ToeplitzProduct<'_> {
         let k = self.profile.len();
