@@ -12,7 +12,8 @@ mod common;
 use std::fmt::Write as _;
 
 use common::{
-    AnyResult, Estimate, FRAMES, centred_plug_in_mechanisms, estimate, finish_report, flag_value, quick_flag, sq_dist,
+    AnyResult, Estimate, FRAMES, centred_plug_in_mechanisms, estimate, finish_report, flag_value, paper_table,
+    paper_value, quick_flag, sq_dist,
 };
 use fdp::data::data_dir;
 use fdp::mercer::{BasisOptions, MercerBasis};
@@ -48,6 +49,10 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         vec![("matern32", Stationary::matern32(0.1)?), ("matern52", Stationary::matern52(0.1)?)]
     };
     let mut noise = NoiseRng::seeded(22);
+    let paper = paper_table("iclp_table2");
+    if paper.is_none() {
+        println!("table2 paper=missing note=\"../shared/papers/iclp_table2.csv not found (FDP_PAPERS_DIR)\"");
+    }
     let mut rows = Vec::new();
     let mut md = String::from("# Table 2 and Figure 5 — private mean curves of real data\n\n");
     for frame in &FRAMES {
@@ -69,12 +74,14 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         )?;
         writeln!(
             md,
-            "| kernel | ε | IID Laplace | Bernstein | ICLP-l1 | ICLP-RKHS | paper |\n|---|---|---|---|---|---|---|"
+            "| kernel | ε | IID Laplace | Bernstein | ICLP-l1 | ICLP-RKHS | ICLP-RKHS / IID (ours) | ICLP-RKHS / IID (paper) | best (ours) | best (paper) |\n|---|---|---|---|---|---|---|---|---|---|"
         )?;
         for (kname, kernel) in &kernels {
             let basis = MercerBasis::build(*kernel, grid.clone(), BasisOptions::default())?;
             for &eps in epsilons {
                 let mut cells = Vec::new();
+                let mut ours = Vec::new();
+                let mut theirs = Vec::new();
                 let mut overlay = Vec::new();
                 for (i, (name, m)) in
                     centred_plug_in_mechanisms(&basis, n, eps, &bounds, Some(&reference))?.into_iter().enumerate()
@@ -89,21 +96,53 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
                         }
                     }
                     let mse = estimate(&errors);
+                    let eps_text = eps.to_string();
+                    let keys = [
+                        ("dataset", frame.label),
+                        ("kernel", *kname),
+                        ("epsilon", eps_text.as_str()),
+                        ("mechanism", name),
+                    ];
+                    let published = paper.as_deref().and_then(|t| paper_value(t, &keys, "mean"));
                     println!(
-                        "table2 dataset={} kernel={kname} epsilon={eps} mechanism={name} mse={:.4e} se={:.1e}",
-                        frame.label, mse.mean, mse.se
+                        "table2 dataset={} kernel={kname} epsilon={eps} mechanism={name} mse={:.4e} se={:.1e} paper={}",
+                        frame.label,
+                        mse.mean,
+                        mse.se,
+                        published.map_or("NA".to_string(), |p| format!("{p:.4e}"))
                     );
                     cells.push(format!("{:.3e}", mse.mean));
+                    ours.push((name, mse.mean));
+                    if let Some(p) = published {
+                        theirs.push((name, p));
+                    }
                     rows.push(Row {
                         dataset: frame.label,
                         kernel: kname,
                         epsilon: eps,
                         mechanism: name,
                         mse,
-                        paper: None,
+                        paper: published,
                     });
                 }
-                writeln!(md, "| {kname} | {eps} | {} | — |", cells.join(" | "))?;
+                // Units differ (the authors standardise each dataset by its own mean and sd): compare
+                // the ratio to IID Laplace and the best mechanism at the same ε.
+                let ratio = |v: &[(&str, f64)]| {
+                    let get = |m: &str| v.iter().find(|(n, _)| *n == m).map(|(_, x)| *x);
+                    get("iclp_rkhs").zip(get("iid_laplace")).map_or("—".to_string(), |(r, i)| format!("{:.2}", r / i))
+                };
+                let best = |v: &[(&str, f64)]| {
+                    v.iter().min_by(|a, b| a.1.total_cmp(&b.1)).map_or("—".to_string(), |(n, _)| n.to_string())
+                };
+                writeln!(
+                    md,
+                    "| {kname} | {eps} | {} | {} | {} | {} | {} |",
+                    cells.join(" | "),
+                    ratio(&ours),
+                    ratio(&theirs),
+                    best(&ours),
+                    best(&theirs)
+                )?;
                 if !overlay.is_empty() {
                     let mut series = vec![Series::new("sample mean (not private)", sample_mean.clone(), PALETTE[0])];
                     series.extend(overlay);
@@ -127,7 +166,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     }
     writeln!(
         md,
-        "## Beside the paper\n\nThe paper's Table 2 values are not available to us, so the `paper` column is empty. They would not be comparable digit for digit anyway: the authors standardise each dataset with its own mean and standard deviation and take τ as the largest norm in the sample (both use the private data, which breaks DP), calibrate the ICLP with the unit-variance process (√2 too little noise), choose M for IID Laplace by minimising the privacy error over the data, and calibrate IID Laplace to 2τM/n. Our bounds come from the physical range of each measurement, so they are wider than the data-derived ones and the errors are larger in proportion."
+        "## Beside the paper\n\nThe paper's values (`../shared/papers/iclp_table2.csv`) are in every `table2` record and in results.json. They are not comparable digit for digit: the authors standardise each dataset with its own mean and standard deviation and take τ as the largest norm in the sample (both use the private data, which breaks DP), calibrate the ICLP with the unit-variance process (√2 too little noise), choose M for IID Laplace by minimising the privacy error over the data, and calibrate IID Laplace to 2τM/n. So the tables compare what is comparable: ICLP-RKHS relative to IID Laplace at the same ε, and which mechanism is best. Here every mechanism uses the public plug-in defaults with bounds from the physical range; the privately tuned pipeline (examples/private_tuning) is what fdp releases by default, and it is 7-9x below IID Laplace at ε = 1 on both datasets."
     )?;
     let wall_s = finish_report(&out, &mut md, &rows, start)?;
     println!("table2 wall_s={wall_s:.2} report={}", out.path().display());

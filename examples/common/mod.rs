@@ -81,6 +81,35 @@ impl PublicFrame {
     }
 }
 
+/// A table transcribed from a paper (`../shared/papers/NAME.csv`, or `FDP_PAPERS_DIR/NAME.csv`):
+/// one map from column name to value per row. `None` (reports then say so) where it is missing.
+pub fn paper_table(name: &str) -> Option<Vec<std::collections::HashMap<String, String>>> {
+    let dir = std::env::var_os("FDP_PAPERS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| fdp::data::data_dir(None).join("../papers"));
+    let mut reader = csv::Reader::from_path(dir.join(format!("{name}.csv"))).ok()?;
+    let header: Vec<String> = reader.headers().ok()?.iter().map(str::to_string).collect();
+    let rows = reader
+        .records()
+        .filter_map(Result::ok)
+        .map(|r| header.iter().cloned().zip(r.iter().map(str::to_string)).collect())
+        .collect();
+    Some(rows)
+}
+
+/// The numeric column `value` of the first row of `table` whose columns equal `keys`.
+pub fn paper_value(
+    table: &[std::collections::HashMap<String, String>],
+    keys: &[(&str, &str)],
+    value: &str,
+) -> Option<f64> {
+    let same = |a: &str, b: &str| a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
+    table
+        .iter()
+        .find(|row| keys.iter().all(|(k, v)| row.get(*k).is_some_and(|x| same(x, v))))
+        .and_then(|row| row.get(value)?.parse().ok())
+}
+
 /// Mean and standard error.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Estimate {
