@@ -164,20 +164,7 @@ pub(crate) fn clipped_means_at(
             let mut row = vec![0.0; j];
             for i in 0..rows {
                 row.iter_mut().enumerate().for_each(|(col, v)| *v = c[(i, col)] - offset[col]);
-                // A record with a non-finite norm (a non-finite entry, or an overflowing sum) is
-                // replaced by 0, the centre of every ball: it adds nothing and has log-norm `lo`.
-                let size = norm.norm(&row);
-                let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
-                if let Some((lo, hi)) = log_range {
-                    acc[g * j] += if usable { size.ln().clamp(lo, hi) } else { lo };
-                }
-                if !usable {
-                    continue;
-                }
-                for (t, tau) in taus.iter().enumerate() {
-                    let scale = if size > *tau { tau / size } else { 1.0 };
-                    acc[t * j..(t + 1) * j].iter_mut().zip(&row).for_each(|(a, v)| *a += scale * v);
-                }
+                acc[g * j] += add_clipped(&mut acc[..g * j], &row, norm, taus, log_range);
             }
             acc
         })
@@ -186,6 +173,26 @@ pub(crate) fn clipped_means_at(
     let total = sum_in_order(partial, g * j + 1);
     let means = total[..g * j].chunks(j.max(1)).map(|m| m.iter().map(|s| s / n).collect()).collect();
     Ok((means, total[g * j] / n))
+}
+
+/// Adds the record `row` clipped in `norm` at every τ of `taus` to `sums` (τ-major, blocks of
+/// `row.len()`), and returns its log-norm clamped to `log_range` (0 without one). A record whose norm
+/// or entries are not finite (a non-finite value, or an overflowing sum) is replaced by 0, the
+/// centre of every ball: it adds nothing and counts as norm 0 (log-norm `lo`).
+fn add_clipped(sums: &mut [f64], row: &[f64], norm: ClipNorm, taus: &[f64], log_range: Option<(f64, f64)>) -> f64 {
+    let size = norm.norm(row);
+    let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
+    if usable {
+        for (block, tau) in sums.chunks_mut(row.len().max(1)).zip(taus) {
+            let scale = if size > *tau { tau / size } else { 1.0 };
+            block.iter_mut().zip(row).for_each(|(a, v)| *a += scale * v);
+        }
+    }
+    match log_range {
+        Some((lo, hi)) if usable => size.ln().clamp(lo, hi),
+        Some((lo, _)) => lo,
+        None => 0.0,
+    }
 }
 
 /// `Σ_b parts[b]` added in the order given (a deterministic reduction of parallel partial sums).
@@ -632,7 +639,7 @@ pub(crate) fn sup_clipped_means_at(
     log_range: Option<(f64, f64)>,
 ) -> (Vec<Vec<f64>>, f64) {
     let k = curves.grid().len();
-    let mut means = vec![vec![0.0; k]; taus.len()];
+    let mut sums = vec![0.0; taus.len() * k];
     let mut log_sum = 0.0;
     let mut row = vec![0.0; k];
     for i in 0..curves.n() {
@@ -640,21 +647,10 @@ pub(crate) fn sup_clipped_means_at(
         if let Some(r) = reference {
             row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
         }
-        let size = ClipNorm::Sup.norm(&row);
-        let usable = size.is_finite();
-        if let Some((lo, hi)) = log_range {
-            log_sum += if usable { size.ln().clamp(lo, hi) } else { lo };
-        }
-        if !usable {
-            continue;
-        }
-        for (mean, tau) in means.iter_mut().zip(taus) {
-            let scale = if size > *tau { tau / size } else { 1.0 };
-            mean.iter_mut().zip(&row).for_each(|(m, x)| *m += scale * x);
-        }
+        log_sum += add_clipped(&mut sums, &row, ClipNorm::Sup, taus, log_range);
     }
     let n = curves.n() as f64;
-    means.iter_mut().flatten().for_each(|m| *m /= n);
+    let means = sums.chunks(k.max(1)).map(|m| m.iter().map(|s| s / n).collect()).collect();
     (means, log_sum / n)
 }
 

@@ -432,15 +432,27 @@ impl TunedMean {
         Ok(LaplaceVector::new(1, Sensitivity::new((hi - lo) / self.n as f64)?, Epsilon::new(epsilon)?)?)
     }
 
-    /// The pilot: how many leading coefficients, and the L2 bound of a clipped record.
-    fn pilot_shape(&self, tau: f64) -> (usize, f64) {
+    /// The pilot at bound τ and budget ε: Laplace noise on the first J_p = max(4, 2⌊n^{1/3}⌋) mean
+    /// coefficients. A record clipped to L2 norm l2 (τ, or τ (Σ w_i)^{1/2} for a sup bound: a record
+    /// with |x(t)| <= τ on the grid has ||x||_{L2} <= τ (Σ w_i)^{1/2}) moves them by at most 2 l2/n
+    /// in l2, so by 2 l2 sqrt(J_p)/n in l1.
+    fn pilot_noise(&self, tau: f64, epsilon: f64) -> Result<LaplaceVector> {
         let components = self.basis.len().min((2.0 * (self.n as f64).cbrt().floor()).max(4.0) as usize);
         let l2 = match self.kind {
-            // A record with |x(t)| <= τ on the grid has ||x||_{L2} <= τ (Σ w_i)^{1/2}.
             TunedKind::Bernstein => tau * self.basis.grid().weights().iter().sum::<f64>().sqrt(),
             _ => tau,
         };
-        (components, l2)
+        let sensitivity = Sensitivity::new(2.0 * l2 * (components as f64).sqrt() / self.n as f64)?;
+        Ok(LaplaceVector::new(components, sensitivity, Epsilon::new(epsilon)?)?)
+    }
+
+    /// The first `components` mean coefficients of a clipped mean (projected first for Bernstein,
+    /// whose clipped mean is a grid curve): what the pilot adds noise to.
+    fn pilot_summary(&self, mean: &[f64], components: usize) -> Result<Vec<f64>> {
+        let mut coefficients =
+            if matches!(self.kind, TunedKind::Bernstein) { self.basis.project(mean)? } else { mean.to_vec() };
+        coefficients.truncate(components);
+        Ok(coefficients)
     }
 
     /// The candidate mechanism of a pilot-tuned kind at bound τ, budget ε and parameter.
@@ -466,9 +478,7 @@ impl TunedMean {
     /// The public candidates of the tuning parameter (for a pilot-tuned kind, at bound τ).
     fn candidates(&self, tau: f64) -> Vec<f64> {
         match self.kind {
-            TunedKind::IclpRkhs | TunedKind::GaussianProcess(_) => {
-                std::iter::once(0.0).chain(self.basis.eigenvalues().iter().map(|l| l.powf(self.eta))).collect()
-            }
+            TunedKind::IclpRkhs | TunedKind::GaussianProcess(_) => psi_grid(self.basis.eigenvalues(), self.eta),
             TunedKind::IclpL1 => {
                 let plug_in = tau / (self.n as f64 * self.epsilon.get());
                 (-6..=6).map(|j| plug_in * 10f64.powf(j as f64 / 2.0)).collect()
@@ -600,6 +610,12 @@ impl MatchedNoise {
             Self::Gaussian(g) => g.sigma() * g.sigma(),
         }
     }
+}
+
+/// The public ψ grid of the RKHS shrinkage: `{0} ∪ {λ_j^η}` (the shrinkage's transition placed at
+/// each kept eigenvalue).
+fn psi_grid(eigenvalues: &[f64], eta: f64) -> Vec<f64> {
+    std::iter::once(0.0).chain(eigenvalues.iter().map(|l| l.powf(eta))).collect()
 }
 
 /// **SURE for a linear shrinkage.** For `y_k = m_k + e_k` with independent zero-mean noise of
@@ -799,19 +815,10 @@ impl TunedMean {
         rng: &mut NoiseRng,
         stages: &mut Vec<StageRecord>,
     ) -> Result<Release<Curve>> {
-        let (components, l2) = self.pilot_shape(tau);
-        let coefficients = match self.kind {
-            TunedKind::Bernstein => self.basis.project(mean)?,
-            _ => mean.to_vec(),
-        };
-        // A record clipped to L2 norm l2 moves J_p leading mean coefficients by at most 2 l2/n in
-        // l2, so by 2 l2 sqrt(J_p)/n in l1.
-        let sensitivity = Sensitivity::new(2.0 * l2 * (components as f64).sqrt() / self.n as f64)?;
-        let pilot_noise = LaplaceVector::new(components, sensitivity, Epsilon::new(eps_pilot)?)?;
-        let pilot = pilot_noise.release(&coefficients[..components], rng)?;
+        let pilot_noise = self.pilot_noise(tau, eps_pilot)?;
+        let components = pilot_noise.dim();
+        let pilot = pilot_noise.release(&self.pilot_summary(mean, components)?, rng)?;
         let v = 2.0 * pilot_noise.scale().powi(2);
-        let mut raw = vec![0.0; self.basis.len()];
-        raw[..components].copy_from_slice(&pilot);
         // The pilot smoothed by SURE stands in for the clipped mean and for the target. Measured
         // against an unbiased estimate of each candidate's squared bias (`||B p||² - v Σ ||B φ_k||²`)
         // and a positive-part Wiener plug-in, it chose best on the paper's data and S-1, S-2: the
@@ -819,10 +826,9 @@ impl TunedMean {
         // differences between candidates.
         let lambdas = &self.basis.eigenvalues()[..components];
         let rkhs_eta = 1.0 + 1.0 / (2.0 * self.nu);
-        let grid: Vec<f64> = std::iter::once(0.0).chain(lambdas.iter().map(|l| l.powf(rkhs_eta))).collect();
-        let (_, shrink) = sure_shrinkage(&pilot, &vec![v; components], lambdas, rkhs_eta, &grid);
-        let smoothed: Vec<f64> =
-            raw.iter().zip(shrink.iter().chain(std::iter::repeat(&0.0))).map(|(p, s)| s * p).collect();
+        let (_, shrink) = sure_shrinkage(&pilot, &vec![v; components], lambdas, rkhs_eta, &psi_grid(lambdas, rkhs_eta));
+        let mut smoothed = vec![0.0; self.basis.len()];
+        smoothed.iter_mut().zip(shrink.iter().zip(&pilot)).for_each(|(m, (s, p))| *m = s * p);
         let estimate = self.basis.synthesize(&smoothed)?;
         let plug_in = if matches!(self.kind, TunedKind::Bernstein) { estimate.clone() } else { smoothed };
         let risks = self.candidate_risks(tau, eps_release, &plug_in, &estimate)?;
@@ -869,16 +875,10 @@ impl TunedMean {
                 release_worst = release_worst.max(ratio);
                 continue;
             }
-            let (components, l2) = self.pilot_shape(*tau);
-            let leading = |block: &[f64]| -> Result<Vec<f64>> {
-                let c =
-                    if matches!(self.kind, TunedKind::Bernstein) { self.basis.project(block)? } else { block.to_vec() };
-                Ok(c[..components].to_vec())
-            };
-            let sensitivity = Sensitivity::new(2.0 * l2 * (components as f64).sqrt() / self.n as f64)?;
-            let pilot = LaplaceVector::new(components, sensitivity, Epsilon::new(eps_pilot)?)?;
-            let ratio =
-                laplace_loss(&vec![pilot.noise(); components], &leading(block_a)?, &leading(block_b)?)? / eps_pilot;
+            let pilot = self.pilot_noise(*tau, eps_pilot)?;
+            let components = pilot.dim();
+            let (lead_a, lead_b) = (self.pilot_summary(block_a, components)?, self.pilot_summary(block_b, components)?);
+            let ratio = laplace_loss(&vec![pilot.noise(); components], &lead_a, &lead_b)? / eps_pilot;
             pilot_worst = pilot_worst.max(ratio);
             for parameter in self.candidates(*tau) {
                 let Ok(candidate) = self.candidate(*tau, eps_release, parameter) else { continue };
@@ -987,7 +987,7 @@ mod tests {
     #[test]
     fn sure_is_unbiased_and_chooses_sensibly() {
         let lambdas: Vec<f64> = (1..=12).map(|k| (k as f64).powi(-4)).collect();
-        let grid: Vec<f64> = std::iter::once(0.0).chain(lambdas.iter().map(|l| l.powf(1.25))).collect();
+        let grid = psi_grid(&lambdas, 1.25);
         // Pure noise: SURE shrinks everything (the largest ψ); no noise: it keeps everything (ψ = 0).
         let mut rng = NoiseRng::seeded(4);
         let noise = fdp_noise::LatticeLaplace::with_scale(1.0).unwrap();

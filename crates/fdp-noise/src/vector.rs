@@ -98,6 +98,11 @@ impl LaplaceVector {
         Ok(Self { dim, noise, sensitivity: d, guarantee: PrivacyGuarantee::pure(epsilon) })
     }
 
+    /// The length of the vectors it releases.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
     /// The Laplace scale b.
     pub fn scale(&self) -> f64 {
         self.noise.scale()
