@@ -111,7 +111,7 @@ fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
 }
 
 /// The summaries of `base` with record 0 replaced by each adversarial curve.
-fn curve_summaries<M: Mechanism<CurveSet> + ?Sized>(
+fn curve_summaries<M: Mechanism<CurveSet<'static>> + ?Sized>(
     mechanism: &M,
     base: &CurveSet,
     records: &[Vec<f64>],

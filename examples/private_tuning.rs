@@ -50,7 +50,7 @@ struct Cell {
 /// One dataset in its public frame: curves, the target (sample mean), bounds, reference.
 struct Problem {
     label: String,
-    curves: CurveSet,
+    curves: CurveSet<'static>,
     bounds: DesignBounds,
     reference: Option<Vec<f64>>,
     epsilons: Vec<f64>,

@@ -27,7 +27,7 @@ impl BoundFromTheData {
     }
 }
 
-impl Mechanism<CurveSet> for BoundFromTheData {
+impl Mechanism<CurveSet<'_>> for BoundFromTheData {
     type Output = Curve;
     fn name(&self) -> &'static str {
         "iclp_rkhs_bound_from_the_data"
@@ -56,7 +56,7 @@ impl Mechanism<CurveSet> for BoundFromTheData {
 
 /// Small curves (norm ~0.1), and the same with record 0 replaced by a record of norm ~`CEILING`
 /// along the smallest kept eigenfunction: the pair that moves a data-dependent bound the most.
-fn neighbours(basis: &MercerBasis) -> (CurveSet, CurveSet) {
+fn neighbours(basis: &MercerBasis) -> (CurveSet<'static>, CurveSet<'static>) {
     let sim = simulate(Scenario::S2, basis, N, 9).unwrap();
     let small: Vec<f64> = sim.curves.values().iter().map(|v| 0.02 * v).collect();
     let a = CurveSet::from_flat(basis.grid().clone(), small.clone(), None).unwrap().0;

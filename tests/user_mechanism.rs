@@ -66,7 +66,7 @@ impl PrivateCovariance {
     }
 }
 
-impl Mechanism<CurveSet> for PrivateCovariance {
+impl Mechanism<CurveSet<'_>> for PrivateCovariance {
     type Output = CovarianceOperator;
 
     fn name(&self) -> &'static str {
@@ -121,7 +121,7 @@ impl Mechanism<CurveSet> for PrivateCovariance {
     }
 }
 
-fn setup() -> (MercerBasis, CurveSet) {
+fn setup() -> (MercerBasis, CurveSet<'static>) {
     let basis = MercerBasis::build(
         Stationary::matern32(0.2).unwrap(),
         Grid::midpoint(0.0, 1.0, 40).unwrap(),
@@ -133,7 +133,7 @@ fn setup() -> (MercerBasis, CurveSet) {
 }
 
 /// The data with record 0 replaced by `±τ` along one coefficient direction.
-fn neighbour(basis: &MercerBasis, curves: &CurveSet, coefficients: &[f64]) -> CurveSet {
+fn neighbour(basis: &MercerBasis, curves: &CurveSet, coefficients: &[f64]) -> CurveSet<'static> {
     let record = basis.truncated(coefficients.len()).unwrap().synthesize(coefficients).unwrap();
     let mut values = curves.values().to_vec();
     values[..record.len()].copy_from_slice(&record);

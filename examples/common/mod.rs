@@ -60,7 +60,7 @@ pub const FRAMES: [PublicFrame; 2] = [
 
 impl PublicFrame {
     /// The dataset on `[0, 1]` in the frame's unit (the loader's repair report alongside).
-    pub fn load(&self, dir: &std::path::Path) -> AnyResult<(CurveSet, LoadedCurves)> {
+    pub fn load(&self, dir: &std::path::Path) -> AnyResult<(CurveSet<'static>, LoadedCurves)> {
         let loaded = self.dataset.load(dir)?;
         let raw = loaded.curves.rescaled(0.0, 1.0)?;
         let values: Vec<f64> = raw.values().iter().map(|v| v / self.unit).collect();

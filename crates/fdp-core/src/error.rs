@@ -9,6 +9,9 @@ pub enum Error {
     /// A tuning, privacy or shape parameter is out of range.
     #[error("invalid parameter {name} = {value}: {reason}")]
     BadParameter { name: &'static str, value: f64, reason: &'static str },
+    /// A parameter written as text (`l2:0.5`) could not be read.
+    #[error("cannot read {what} {spec:?}: {reason}")]
+    BadSpec { what: &'static str, spec: String, reason: &'static str },
     /// The data do not have the shape the mechanism was built for (n and the grid are public).
     #[error("shape mismatch: {what} is {got}, the mechanism was built for {expected}")]
     Shape { what: &'static str, expected: usize, got: usize },
@@ -20,9 +23,17 @@ pub enum Error {
     WrongNorm { mechanism: &'static str, expected: crate::ClipNorm, got: crate::ClipNorm },
     /// A release would spend more than the session has left; nothing was computed or charged.
     #[error(
-        "privacy budget exceeded: {mechanism} needs (ε = {epsilon}, δ = {delta}) but the session has (ε = {remaining_epsilon}, δ = {remaining_delta}) left"
+        "privacy budget exceeded: {mechanism} needs (ε = {epsilon}, δ = {delta}) but the session has spent (ε = {spent_epsilon}, δ = {spent_delta}) and has (ε = {remaining_epsilon}, δ = {remaining_delta}) left; nothing was released or charged"
     )]
-    BudgetExceeded { mechanism: String, epsilon: f64, delta: f64, remaining_epsilon: f64, remaining_delta: f64 },
+    BudgetExceeded {
+        mechanism: String,
+        epsilon: f64,
+        delta: f64,
+        spent_epsilon: f64,
+        spent_delta: f64,
+        remaining_epsilon: f64,
+        remaining_delta: f64,
+    },
     /// The mechanism protects a different unit than the session (replace-one vs add/remove).
     #[error("{mechanism} is private under {got:?} neighbours, but the session's privacy unit is {expected:?}")]
     WrongRelation { mechanism: String, expected: fdp_noise::NeighbourRelation, got: fdp_noise::NeighbourRelation },

@@ -104,6 +104,45 @@ impl ClippingBound {
     }
 }
 
+/// Reads `NORM:VALUE` with NORM `l1` (the coefficient l1 norm), `l2` or `sup`, the form the command
+/// line and the Python package take.
+///
+/// ```
+/// use fdp_core::ClippingBound;
+/// assert_eq!("l2:0.5".parse::<ClippingBound>()?, ClippingBound::l2(0.5)?);
+/// assert_eq!("l1:10".parse::<ClippingBound>()?, ClippingBound::coefficient_l1(10.0)?);
+/// assert!("l2:0".parse::<ClippingBound>().is_err() && "linf:1".parse::<ClippingBound>().is_err());
+/// # Ok::<(), fdp_core::Error>(())
+/// ```
+impl std::str::FromStr for ClippingBound {
+    type Err = Error;
+
+    fn from_str(spec: &str) -> Result<Self> {
+        let bad = |reason| Error::BadSpec { what: "the clipping bound", spec: spec.into(), reason };
+        let (norm, value) = spec.split_once(':').ok_or_else(|| bad("expected NORM:VALUE, e.g. l2:0.5"))?;
+        let value: f64 = value.trim().parse().map_err(|_| bad("VALUE is not a number"))?;
+        let norm = match norm.trim().to_ascii_lowercase().as_str() {
+            "l1" | "coefficient_l1" => ClipNorm::CoefficientL1,
+            "l2" => ClipNorm::L2,
+            "sup" => ClipNorm::Sup,
+            _ => return Err(bad("NORM must be l1 (coefficient l1), l2 or sup")),
+        };
+        Self::new(value, norm)
+    }
+}
+
+/// `NORM:VALUE`, what [`str::parse`] reads back.
+impl std::fmt::Display for ClippingBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let norm = match self.norm {
+            ClipNorm::CoefficientL1 => "l1",
+            ClipNorm::L2 => "l2",
+            ClipNorm::Sup => "sup",
+        };
+        write!(f, "{norm}:{}", self.value)
+    }
+}
+
 /// The regularisation of an RKHS-type estimator: the operator power η > 0 and the penalty ψ >= 0.
 /// Named fields, so the two cannot be swapped.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

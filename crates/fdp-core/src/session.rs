@@ -114,7 +114,10 @@ impl Session {
         let delta = if guarantee.delta() > 0.0 { Some(Delta::new(guarantee.delta())?) } else { None };
         self.ledger.budget.spend(epsilon, delta).map_err(|_| {
             let (remaining_epsilon, remaining_delta) = self.remaining();
+            let (spent_epsilon, spent_delta) = self.spent();
             Error::BudgetExceeded {
+                spent_epsilon,
+                spent_delta,
                 mechanism: mechanism.into(),
                 epsilon: guarantee.epsilon(),
                 delta: guarantee.delta(),
@@ -168,7 +171,10 @@ impl Session {
             let d = if stage.guarantee.delta() > 0.0 { Some(Delta::new(stage.guarantee.delta())?) } else { None };
             if trial.spend(e, d).is_err() {
                 let (remaining_epsilon, remaining_delta) = self.remaining();
+                let (spent_epsilon, spent_delta) = self.spent();
                 return Err(Error::BudgetExceeded {
+                    spent_epsilon,
+                    spent_delta,
                     mechanism: mechanism.name().into(),
                     epsilon,
                     delta,

@@ -1,6 +1,8 @@
 //! Curve sets: n curves on a shared grid, stored n x K row-major, with per-record repair of
 //! missing and non-finite values.
 
+use std::borrow::Cow;
+
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
@@ -96,48 +98,26 @@ fn interpolate_between(va: f64, vb: f64, ta: f64, t: f64, tb: f64) -> f64 {
 /// assert_eq!((set.n(), report.defaulted), (2, 1));
 /// # Ok::<(), fdp_data::DataError>(())
 /// ```
+///
+/// The values are owned, or borrowed from the caller's buffer ([`CurveSet::borrowed`], e.g. a numpy
+/// array) when no record needs repair, so a large dataset is never copied just to be read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CurveSet {
+pub struct CurveSet<'a> {
     grid: Grid,
-    values: Vec<f64>,
+    values: Cow<'a, [f64]>,
 }
 
-impl CurveSet {
+impl CurveSet<'static> {
     /// From a flat row-major buffer of `n * K` values; `default` (length K, zero if `None`) replaces
     /// unusable records.
     pub fn from_flat(grid: Grid, mut values: Vec<f64>, default: Option<&[f64]>) -> Result<(Self, RepairReport)> {
-        let k = grid.len();
-        if grid.dim() != 1 {
-            return Err(DataError::BadParameter {
-                name: "grid dimension",
-                value: grid.dim() as f64,
-                reason: "curve sets live on 1-D grids",
-            });
-        }
-        if values.len() % k != 0 {
-            return Err(DataError::LengthMismatch {
-                what: "curve values (a multiple of the grid size)",
-                expected: values.len().div_ceil(k) * k,
-                got: values.len(),
-            });
-        }
-        let zero = vec![0.0; k];
-        let default = default.unwrap_or(&zero);
-        if default.len() != k {
-            return Err(DataError::LengthMismatch { what: "default curve", expected: k, got: default.len() });
-        }
-        if let Some(i) = default.iter().position(|v| !v.is_finite()) {
-            return Err(DataError::BadParameter {
-                name: "default curve value",
-                value: default[i],
-                reason: "the public default curve must be finite",
-            });
-        }
+        let k = check_shape(&grid, values.len())?;
+        let default = checked_default(default, k)?;
         let mut report = RepairReport::default();
         for row in values.chunks_mut(k) {
-            report.count(repair_record(row, grid.points(), default));
+            report.count(repair_record(row, grid.points(), &default));
         }
-        Ok((Self { grid, values }, report))
+        Ok((Self { grid, values: Cow::Owned(values) }, report))
     }
 
     /// From rows (each of length K).
@@ -156,6 +136,64 @@ impl CurveSet {
         }
         let values = (0..m.nrows()).flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)])).collect();
         Self::from_flat(grid, values, default)
+    }
+}
+
+/// `K`, after checking that the grid is 1-D and `len` is a multiple of it.
+fn check_shape(grid: &Grid, len: usize) -> Result<usize> {
+    let k = grid.len();
+    if grid.dim() != 1 {
+        return Err(DataError::BadParameter {
+            name: "grid dimension",
+            value: grid.dim() as f64,
+            reason: "curve sets live on 1-D grids",
+        });
+    }
+    if len % k != 0 {
+        return Err(DataError::LengthMismatch {
+            what: "curve values (a multiple of the grid size)",
+            expected: len.div_ceil(k) * k,
+            got: len,
+        });
+    }
+    Ok(k)
+}
+
+/// The public default curve (zero if `None`), checked to have length `k` and finite values.
+fn checked_default(default: Option<&[f64]>, k: usize) -> Result<Vec<f64>> {
+    let default = default.map_or_else(|| vec![0.0; k], <[f64]>::to_vec);
+    if default.len() != k {
+        return Err(DataError::LengthMismatch { what: "default curve", expected: k, got: default.len() });
+    }
+    if let Some(i) = default.iter().position(|v| !v.is_finite()) {
+        return Err(DataError::BadParameter {
+            name: "default curve value",
+            value: default[i],
+            reason: "the public default curve must be finite",
+        });
+    }
+    Ok(default)
+}
+
+impl<'a> CurveSet<'a> {
+    /// A view of a caller's row-major `n * K` buffer, **without copying it** when every value is
+    /// finite; otherwise the values are copied once and the unusable records repaired as in
+    /// [`from_flat`](CurveSet::from_flat) (the result is the same either way).
+    pub fn borrowed(grid: Grid, values: &'a [f64], default: Option<&[f64]>) -> Result<(Self, RepairReport)> {
+        check_shape(&grid, values.len())?;
+        checked_default(default, grid.len())?;
+        if values.iter().all(|v| v.is_finite()) {
+            let n = values.len() / grid.len();
+            let report = RepairReport { complete: n, ..RepairReport::default() };
+            return Ok((Self { grid, values: Cow::Borrowed(values) }, report));
+        }
+        let (owned, report) = CurveSet::from_flat(grid, values.to_vec(), default)?;
+        Ok((owned, report))
+    }
+
+    /// The same curves owning their values (a copy only if they were borrowed).
+    pub fn into_owned(self) -> CurveSet<'static> {
+        CurveSet { grid: self.grid, values: Cow::Owned(self.values.into_owned()) }
     }
 
     /// Number of curves n.
@@ -198,14 +236,14 @@ impl CurveSet {
 
     /// The same curves on the grid mapped onto `[start, end]` (e.g. `[0, 1]`, where kernel
     /// length-scales are set).
-    pub fn rescaled(&self, start: f64, end: f64) -> Result<Self> {
+    pub fn rescaled(&self, start: f64, end: f64) -> Result<CurveSet<'a>> {
         Ok(Self { grid: self.grid.rescaled(start, end)?, values: self.values.clone() })
     }
 
     /// The curves with indices in `rows` (e.g. a cross-validation fold).
-    pub fn subset(&self, rows: &[usize]) -> Self {
+    pub fn subset(&self, rows: &[usize]) -> CurveSet<'static> {
         let values = rows.iter().flat_map(|&i| self.row(i).iter().copied()).collect();
-        Self { grid: self.grid.clone(), values }
+        CurveSet { grid: self.grid.clone(), values: Cow::Owned(values) }
     }
 }
 
@@ -244,5 +282,21 @@ mod tests {
         assert_eq!(set.mean_curve()[2], (1e308 + 3.0) / 2.0);
         assert_eq!(set.as_mat()[(1, 2)], 3.0);
         assert_eq!(set.subset(&[1]).row(0), &[1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn borrowed_views_clean_data_and_repairs_like_from_flat() {
+        let grid = Grid::midpoint(0.0, 1.0, 3).unwrap();
+        let clean = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let (view, report) = CurveSet::borrowed(grid.clone(), &clean, None).unwrap();
+        assert_eq!(view.values().as_ptr(), clean.as_ptr()); // no copy
+        assert_eq!(report, RepairReport { complete: 2, interpolated: 0, defaulted: 0 });
+        let dirty = [1.0, f64::NAN, 3.0, f64::NAN, f64::INFINITY, f64::NAN];
+        let (view, report) = CurveSet::borrowed(grid.clone(), &dirty, Some(&[7.0; 3])).unwrap();
+        let (owned, owned_report) = CurveSet::from_flat(grid.clone(), dirty.to_vec(), Some(&[7.0; 3])).unwrap();
+        assert_eq!((view.values(), report), (owned.values(), owned_report));
+        assert_eq!(view.row(1), &[7.0; 3]);
+        assert!(CurveSet::borrowed(grid.clone(), &clean[..5], None).is_err());
+        assert!(CurveSet::borrowed(grid, &clean, Some(&[f64::NAN; 3])).is_err());
     }
 }

@@ -12,7 +12,7 @@ pub mod datasets;
 mod error;
 pub mod simulate;
 
-pub use csv_load::{CsvSpec, LoadedCurves, read_wide_csv};
+pub use csv_load::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
 pub use curves::{CurveSet, Repair, RepairReport, repair_record};
 pub use datasets::{Dataset, data_dir};
 pub use error::{DataError, Result};

@@ -112,7 +112,7 @@ impl Scenario {
 /// A simulated sample and its truth.
 #[derive(Debug, Clone)]
 pub struct Simulation {
-    pub curves: CurveSet,
+    pub curves: CurveSet<'static>,
     /// μ0 on the grid.
     pub truth: Vec<f64>,
 }
@@ -144,7 +144,7 @@ pub fn simulate(scenario: Scenario, basis: &MercerBasis, n: usize, seed: u64) ->
 
 /// `n` curves of scenario S-2 of the ICLP paper on a 100-point midpoint grid of [0, 1] (Matérn 3/2,
 /// ρ = 0.1), reproducible from `seed`: the embedded default data of the README and the quickstart.
-pub fn example_curves(n: usize, seed: u64) -> Result<CurveSet> {
+pub fn example_curves(n: usize, seed: u64) -> Result<CurveSet<'static>> {
     let grid = fdp_mercer::Grid::midpoint(0.0, 1.0, 100)?;
     let basis = MercerBasis::build(fdp_mercer::Stationary::matern32(0.1)?, grid, fdp_mercer::BasisOptions::default())?;
     Ok(simulate(Scenario::S2, &basis, n, seed)?.curves)

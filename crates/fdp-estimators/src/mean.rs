@@ -112,9 +112,9 @@ impl MeanSetup {
 }
 
 /// A private mean-curve mechanism: a [`CurveMechanism`] on curve sets.
-pub trait MeanMechanism: CurveMechanism<CurveSet> {}
+pub trait MeanMechanism: for<'a> CurveMechanism<CurveSet<'a>> {}
 
-impl<T: CurveMechanism<CurveSet> + ?Sized> MeanMechanism for T {}
+impl<T: for<'a> CurveMechanism<CurveSet<'a>> + ?Sized> MeanMechanism for T {}
 
 /// Mean of the clipped coefficients `clip(P(X_i - ref))` over all records, computed in parallel row
 /// blocks with one matrix product per block (memory: a block of coefficients, not n x J).
@@ -476,9 +476,9 @@ impl<N: ComponentNoise> BasisMean<N> {
     }
 }
 
-basis_curve_mechanism!(BasisMean<N>, CurveSet);
+basis_curve_mechanism!(BasisMean<N>, CurveSet<'_>);
 
-impl<N: ComponentNoise> Mechanism<CurveSet> for BasisMean<N> {
+impl<N: ComponentNoise> Mechanism<CurveSet<'_>> for BasisMean<N> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -561,7 +561,7 @@ impl BernsteinMean {
     }
 }
 
-impl Mechanism<CurveSet> for BernsteinMean {
+impl Mechanism<CurveSet<'_>> for BernsteinMean {
     type Output = Curve;
 
     fn name(&self) -> &'static str {
@@ -623,7 +623,7 @@ impl Mechanism<CurveSet> for BernsteinMean {
     }
 }
 
-impl CurveMechanism<CurveSet> for BernsteinMean {
+impl CurveMechanism<CurveSet<'_>> for BernsteinMean {
     fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
         Ok(self.bernstein_curve(summary))
     }

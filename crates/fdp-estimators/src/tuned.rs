@@ -645,7 +645,7 @@ fn argmin(risks: &[(f64, f64)]) -> (f64, f64) {
     risks.iter().copied().fold((f64::NAN, f64::INFINITY), |best, r| if r.1 < best.1 { r } else { best })
 }
 
-impl Mechanism<CurveSet> for TunedMean {
+impl Mechanism<CurveSet<'_>> for TunedMean {
     type Output = Curve;
 
     fn name(&self) -> &'static str {

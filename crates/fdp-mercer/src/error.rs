@@ -51,6 +51,9 @@ pub enum MercerError {
     /// The eigensolver did not converge.
     #[error("eigendecomposition failed: {0}")]
     Decomposition(String),
+    /// A kernel written as text (`matern32:0.1`) could not be read.
+    #[error("cannot read the kernel {spec:?}: {reason}")]
+    BadKernelSpec { spec: String, reason: &'static str },
     /// The request does not apply to this grid or kernel.
     #[error("unsupported: {0}")]
     Unsupported(&'static str),

@@ -196,6 +196,41 @@ pub struct Stationary {
     variance: f64,
 }
 
+/// Reads `SHAPE:RHO` (`exponential`, `matern32`, `matern52` or `gaussian`, then the length-scale),
+/// the form the command line and the Python package take.
+///
+/// ```
+/// use fdp_mercer::Stationary;
+/// assert_eq!("matern32:0.1".parse::<Stationary>()?, Stationary::matern32(0.1)?);
+/// assert!("matern32:-1".parse::<Stationary>().is_err());
+/// assert!("cauchy:1".parse::<Stationary>().is_err());
+/// # Ok::<(), fdp_mercer::MercerError>(())
+/// ```
+impl std::str::FromStr for Stationary {
+    type Err = MercerError;
+
+    fn from_str(spec: &str) -> Result<Self> {
+        let bad = |reason| MercerError::BadKernelSpec { spec: spec.into(), reason };
+        let (shape, rho) = spec.split_once(':').ok_or_else(|| bad("expected SHAPE:RHO, e.g. matern32:0.1"))?;
+        let rho: f64 = rho.trim().parse().map_err(|_| bad("the length-scale RHO is not a number"))?;
+        let shape = match shape.trim().to_ascii_lowercase().as_str() {
+            "exponential" | "matern12" => StationaryShape::Exponential,
+            "matern32" => StationaryShape::Matern32,
+            "matern52" => StationaryShape::Matern52,
+            "gaussian" => StationaryShape::Gaussian,
+            _ => return Err(bad("SHAPE must be exponential, matern32, matern52 or gaussian")),
+        };
+        Self::new(shape, rho)
+    }
+}
+
+/// `SHAPE:RHO`, what [`str::parse`] reads back (the variance is not part of the text).
+impl std::fmt::Display for Stationary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.shape.name(), self.rho)
+    }
+}
+
 fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 { Ok(value) } else { Err(MercerError::BadKernelParameter { name, value }) }
 }

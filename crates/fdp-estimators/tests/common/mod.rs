@@ -11,7 +11,7 @@ pub fn basis(k: usize, rho: f64) -> MercerBasis {
 }
 
 /// n - 1 zero curves and one `record` (a curve on the grid).
-pub fn with_record(basis: &MercerBasis, n: usize, record: &[f64]) -> CurveSet {
+pub fn with_record(basis: &MercerBasis, n: usize, record: &[f64]) -> CurveSet<'static> {
     let k = basis.n_points();
     let mut values = vec![0.0; n * k];
     values[(n - 1) * k..].copy_from_slice(record);
