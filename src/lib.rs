@@ -11,7 +11,9 @@
 //! - [`estimators`]: private mean curves, densities, ERM and tuning;
 //! - [`kme`]: private kernel mean embeddings and synthetic weighted datasets;
 //! - [`audit`]: the black-box empirical privacy auditor;
-//! - [`report`]: figures (SVG) and report folders.
+//! - [`report`]: figures (SVG) and report folders;
+//! - [`front`]: mechanisms chosen by name (`iclp_rkhs`, `matern32:0.1`, `l2:0.5`), what the `fdp`
+//!   command line (`crates/fdp-cli`) and the Python package (`crates/fdp-python`) build on.
 
 pub use fdp_audit as audit;
 pub use fdp_core as release;
@@ -21,6 +23,8 @@ pub use fdp_kme as kme;
 pub use fdp_mercer as mercer;
 pub use fdp_noise as noise;
 pub use fdp_report as report;
+
+pub mod front;
 
 /// Exactly the names of the README's happy path: a session with its budget, a kernel, a bound in its
 /// norm, and a mean-curve mechanism (`Delta` for the (ε, δ) variants).

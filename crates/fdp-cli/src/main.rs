@@ -1,0 +1,557 @@
+//! `fdp`: differentially private functional data from the shell.
+//!
+//! Every subcommand reads a CSV, builds the mechanism through `fdp::front` (the same code the Rust
+//! and Python APIs run), charges a session whose ledger persists in `--ledger`, and writes
+//! `release.json` and `report.md` (and an SVG figure) into `--out`. Exit codes: 0 released, 1 refused
+//! or failed (budget, file, mechanism), 2 bad command line.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use fdp::data::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
+use fdp::estimators::GridPoints;
+use fdp::front::{
+    KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary, open_session,
+    write_curve_report, write_report,
+};
+use fdp::kme::PointSet;
+use fdp::mercer::{Stationary, StationaryShape};
+use fdp::noise::{Delta, Epsilon, NeighbourRelation};
+use fdp::release::{ClippingBound, Mechanism, Session};
+
+type Failure = Box<dyn std::error::Error>;
+
+const AFTER_HELP: &str = "\
+PRIVACY
+  Bounds, kernels, domains and centres are PUBLIC choices: fix them before looking at the data.
+  Under the default private tuning the bound you give is a ceiling; a tighter bound and the
+  regularisation are chosen from the data under DP inside the same ε (each stage in the ledger).
+  --seed makes the noise reproducible and is recorded in every release: never use it for a real
+  release (anyone who knows the seed can remove the noise).
+
+EXAMPLES
+  fdp mean --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5 \\
+           --kernel matern32:0.1 --ledger ledger.json --out release/
+  fdp preview --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5
+  fdp ledger show ledger.json";
+
+/// Differentially private releases of functional data: mean curves, densities, kernel mean
+/// embeddings and sketches, each charged to a privacy ledger kept in a file.
+#[derive(Debug, Parser)]
+#[command(name = "fdp", version, after_long_help = AFTER_HELP)]
+struct Cli {
+    /// No progress display.
+    #[arg(long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Release a private mean curve of the curves in a CSV (wide: one curve per row; long: one
+    /// (id, t, y) observation per row).
+    #[command(
+        after_long_help = "EXAMPLE\n  fdp mean --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5 --ledger ledger.json --out release/"
+    )]
+    Mean(MeanArgs),
+    /// Print the expected squared error of a mean release without spending any budget (public
+    /// quantities only: n, the grid, the kernel, the bound, ε).
+    #[command(
+        after_long_help = "EXAMPLE\n  fdp preview --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --tuning plug-in"
+    )]
+    Preview(MeanArgs),
+    /// Release a private density of one numeric column on a public interval.
+    #[command(
+        after_long_help = "EXAMPLE\n  fdp kde --csv points.csv --column x --domain 0,1 --epsilon 1 --ledger ledger.json --out kde/"
+    )]
+    Kde(KdeArgs),
+    /// Release a private synthetic weighted dataset of points in R^D (Balog et al.'s Algorithm 1).
+    #[command(
+        after_long_help = "EXAMPLE\n  fdp kme --csv points.csv --columns x --centre 0,0 --scale 2 --epsilon 1 --delta 1e-6 --out kme/"
+    )]
+    Kme(KmeArgs),
+    /// Release a private sketch of points in [0, 1]^D and its M2M estimates (means, covariance).
+    #[command(
+        after_long_help = "EXAMPLE\n  fdp sketch --csv points.csv --columns x --map hist --size 10 --epsilon 1 --out sketch/"
+    )]
+    Sketch(SketchArgs),
+    /// Inspect a ledger file.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum LedgerCommand {
+    /// Print the budget, what has been spent and every charge.
+    Show {
+        /// The ledger file.
+        ledger: PathBuf,
+    },
+}
+
+/// The budget and the randomness, shared by every release.
+#[derive(Debug, Args)]
+struct PrivacyArgs {
+    /// ε of this release (every stage included), > 0.
+    #[arg(long, value_parser = parse_epsilon, allow_hyphen_values = true)]
+    epsilon: Epsilon,
+    /// δ of this release, in (0, 1); only (ε, δ) mechanisms take it.
+    #[arg(long, value_parser = parse_delta, allow_hyphen_values = true)]
+    delta: Option<Delta>,
+    /// The ledger file: continued if it exists (its budget then applies), else created.
+    #[arg(long)]
+    ledger: Option<PathBuf>,
+    /// Total ε of a new ledger (default: this release's ε).
+    #[arg(long, value_parser = parse_epsilon)]
+    budget_epsilon: Option<Epsilon>,
+    /// Total δ of a new ledger (default: this release's δ).
+    #[arg(long, value_parser = parse_delta)]
+    budget_delta: Option<Delta>,
+    /// Reproducible noise from this seed (recorded; experiments only).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where release.json, report.md and the figure go.
+    #[arg(long, default_value = "fdp-release")]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct MeanArgs {
+    /// The CSV file.
+    #[arg(long)]
+    csv: PathBuf,
+    /// Wide layout: the value columns are those whose names start with PREFIX (their numeric
+    /// suffixes, if all numeric, give the grid).
+    #[arg(long, value_name = "PREFIX", required_unless_present = "long")]
+    columns: Option<String>,
+    /// Long layout: the id, t and y column names, comma-separated (e.g. id,t,y).
+    #[arg(long, value_name = "ID,T,Y", conflicts_with = "columns")]
+    long: Option<String>,
+    /// The mechanism: iclp-rkhs, iclp-l1, iid-laplace, gaussian-process or bernstein.
+    #[arg(long, default_value = "iclp-rkhs", value_parser = parse_from_str::<MeanMethod>)]
+    mechanism: MeanMethod,
+    /// The kernel SHAPE:RHO (exponential, matern32, matern52, gaussian), on the grid mapped to [0, 1].
+    #[arg(long, default_value = "matern32:0.1", value_parser = parse_from_str::<Stationary>)]
+    kernel: Stationary,
+    /// The clipping bound NORM:VALUE in the mechanism's norm: l1 (coefficient l1; ICLP-RKHS), l2
+    /// (ICLP-l1, IID Laplace, GP) or sup (Bernstein). Public; under private tuning, a ceiling.
+    #[arg(long, value_parser = parse_from_str::<ClippingBound>)]
+    bound: ClippingBound,
+    /// private (a private bound and regularisation inside ε) or plug-in (the bound as given).
+    #[arg(long, default_value = "private", value_parser = parse_from_str::<TuningMode>)]
+    tuning: TuningMode,
+    /// A public constant the curves are centred at before clipping (added back).
+    #[arg(long, allow_hyphen_values = true)]
+    centre: Option<f64>,
+    /// Plug-in only: ψ instead of the plug-in rule's.
+    #[arg(long)]
+    psi: Option<f64>,
+    /// Plug-in only: IID Laplace components.
+    #[arg(long)]
+    components: Option<usize>,
+    /// Plug-in only: Bernstein degree.
+    #[arg(long)]
+    degree: Option<usize>,
+    #[command(flatten)]
+    privacy: PrivacyArgs,
+}
+
+#[derive(Debug, Args)]
+struct KdeArgs {
+    /// The CSV file.
+    #[arg(long)]
+    csv: PathBuf,
+    /// The column of points.
+    #[arg(long)]
+    column: String,
+    /// The public interval LO,HI (points outside go to the nearest end).
+    #[arg(long, value_parser = parse_pair)]
+    domain: (f64, f64),
+    /// iclp, gaussian-process, iid-laplace or bernstein.
+    #[arg(long, default_value = "iclp", value_parser = parse_from_str::<KdeMethod>)]
+    mechanism: KdeMethod,
+    /// gaussian or exponential.
+    #[arg(long, default_value = "gaussian", value_parser = parse_shape)]
+    kernel: StationaryShape,
+    /// The bandwidth (default: 0.15 (HI - LO) n^(-1/5), public).
+    #[arg(long)]
+    bandwidth: Option<f64>,
+    /// Grid points.
+    #[arg(long, default_value_t = 200)]
+    grid_points: usize,
+    /// η of the ICLP and GP KDEs.
+    #[arg(long, default_value_t = 1.25)]
+    eta: f64,
+    #[command(flatten)]
+    privacy: PrivacyArgs,
+}
+
+#[derive(Debug, Args)]
+struct KmeArgs {
+    /// The CSV file.
+    #[arg(long)]
+    csv: PathBuf,
+    /// The coordinates are the columns whose names start with PREFIX.
+    #[arg(long, value_name = "PREFIX")]
+    columns: String,
+    /// Gaussian kernel length-scale ρ.
+    #[arg(long, default_value_t = 1.0)]
+    rho: f64,
+    /// Public centre of the synthetic points, comma-separated (length D).
+    #[arg(long, value_delimiter = ',', required = true, allow_hyphen_values = true)]
+    centre: Vec<f64>,
+    /// Public spread of the synthetic points.
+    #[arg(long)]
+    scale: f64,
+    /// Number of synthetic points M.
+    #[arg(long, default_value_t = 100)]
+    synthetic_points: usize,
+    /// Seed of the synthetic points (public randomness).
+    #[arg(long, default_value_t = 0)]
+    points_seed: u64,
+    #[command(flatten)]
+    privacy: PrivacyArgs,
+}
+
+#[derive(Debug, Args)]
+struct SketchArgs {
+    /// The CSV file.
+    #[arg(long)]
+    csv: PathBuf,
+    /// The coordinates (in [0, 1]) are the columns whose names start with PREFIX.
+    #[arg(long, value_name = "PREFIX")]
+    columns: String,
+    /// hist (marginal histograms, ||Φ||₁ = D), rff or race.
+    #[arg(long, default_value = "hist")]
+    map: String,
+    /// Histogram bins, RFF frequency pairs or RACE repetitions.
+    #[arg(long, default_value_t = 10)]
+    size: usize,
+    /// RFF bandwidth σ or RACE bucket width.
+    #[arg(long, default_value_t = 0.3)]
+    width: f64,
+    /// RACE buckets.
+    #[arg(long, default_value_t = 16)]
+    buckets: usize,
+    /// Seed of the feature map (public randomness).
+    #[arg(long, default_value_t = 0)]
+    map_seed: u64,
+    /// M2M prior points.
+    #[arg(long, default_value_t = 2000)]
+    prior_points: usize,
+    #[command(flatten)]
+    privacy: PrivacyArgs,
+}
+
+fn parse_epsilon(s: &str) -> Result<Epsilon, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    Epsilon::new(v).map_err(|e| e.to_string())
+}
+
+fn parse_delta(s: &str) -> Result<Delta, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    Delta::new(v).map_err(|e| e.to_string())
+}
+
+fn parse_from_str<T: std::str::FromStr<Err: std::fmt::Display>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: T::Err| e.to_string())
+}
+
+fn parse_pair(s: &str) -> Result<(f64, f64), String> {
+    let list: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>().map_err(|_| format!("{x:?} is not a number")))
+        .collect::<Result<_, _>>()?;
+    match list.as_slice() {
+        &[lo, hi] if lo.is_finite() && hi.is_finite() && lo < hi => Ok((lo, hi)),
+        _ => Err("expected LO,HI with LO < HI".into()),
+    }
+}
+
+fn parse_shape(s: &str) -> Result<StationaryShape, String> {
+    match s {
+        "gaussian" => Ok(StationaryShape::Gaussian),
+        "exponential" => Ok(StationaryShape::Exponential),
+        _ => Err("expected gaussian or exponential".into()),
+    }
+}
+
+/// A spinner on stderr when it is a terminal (never when piped, or with --quiet).
+fn progress(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg}").unwrap_or(ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let bar = progress(cli.quiet);
+    let result = run(cli.command, &bar);
+    bar.finish_and_clear();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fdp: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
+    match command {
+        Command::Mean(args) => mean(args, bar, false),
+        Command::Preview(args) => mean(args, bar, true),
+        Command::Kde(args) => kde(args, bar),
+        Command::Kme(args) => kme(args, bar),
+        Command::Sketch(args) => sketch(args, bar),
+        Command::Ledger(LedgerCommand::Show { ledger }) => ledger_show(&ledger),
+    }
+}
+
+fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<Session, Failure> {
+    let total_delta = p.budget_delta.or(p.delta);
+    Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
+}
+
+fn save(session: &Session, p: &PrivacyArgs) -> Result<(), Failure> {
+    if let Some(path) = &p.ledger {
+        session.save(path)?;
+    }
+    Ok(())
+}
+
+fn load_curves(args: &MeanArgs) -> Result<LoadedCurves, Failure> {
+    let loaded = match (&args.columns, &args.long) {
+        (_, Some(names)) => {
+            let parts: Vec<&str> = names.split(',').map(str::trim).collect();
+            let [id, t, y] = parts.as_slice() else {
+                return Err("--long takes three column names, ID,T,Y".into());
+            };
+            read_long_csv(&args.csv, id, t, y, None)?
+        }
+        (Some(prefix), None) => read_wide_csv(&args.csv, &CsvSpec::prefix(prefix.as_str()), None)?,
+        (None, None) => return Err("give --columns PREFIX (wide) or --long ID,T,Y".into()),
+    };
+    Ok(loaded)
+}
+
+fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
+    bar.set_message(format!("reading {}", args.csv.display()));
+    let loaded = load_curves(&args)?;
+    let curves = loaded.curves.rescaled(0.0, 1.0)?;
+    let (n, k) = (curves.n(), curves.grid().len());
+    let request = MeanRequest {
+        method: args.mechanism,
+        kernel: args.kernel,
+        bound: args.bound,
+        epsilon: args.privacy.epsilon,
+        delta: args.privacy.delta,
+        tuning: args.tuning,
+        centre: args.centre,
+        psi: args.psi,
+        components: args.components,
+        degree: args.degree,
+    };
+    bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
+    let mechanism = request.build(curves.grid(), n)?;
+    let accuracy = mechanism.accuracy();
+    if preview {
+        bar.finish_and_clear();
+        println!(
+            "preview mechanism={} n={n} k={k} epsilon={} expected_sq_error={:.4e} bound95={:.4e} note={}",
+            mechanism.name(),
+            args.privacy.epsilon.get(),
+            accuracy.expected_sq_error,
+            accuracy.bound(0.05),
+            if args.tuning == TuningMode::Private {
+                "noise_only_at_the_ceiling_bound_(a_private_bound_below_it_lowers_it)"
+            } else {
+                "noise_only"
+            }
+        );
+        return Ok(());
+    }
+    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
+    bar.set_message("releasing");
+    let release = session.release(&mechanism, &curves)?;
+    save(&session, &args.privacy)?;
+    let mut notes = loaded.notes.clone();
+    notes.push(format!(
+        "{n} records read from {}: {} complete, {} with missing values interpolated, {} replaced by the public default (zero) curve",
+        args.csv.display(),
+        loaded.report.complete,
+        loaded.report.interpolated,
+        loaded.report.defaulted
+    ));
+    notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set)".into());
+    let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
+    let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    bar.finish_and_clear();
+    announce(&session, release.metadata().mechanism.as_str(), &report);
+    Ok(())
+}
+
+fn announce(session: &Session, mechanism: &str, report: &Path) {
+    let (spent, _) = session.spent();
+    let (left, _) = session.remaining();
+    println!(
+        "released mechanism={mechanism} spent_epsilon={spent:.4} remaining_epsilon={left:.4} report={}",
+        report.display()
+    );
+}
+
+/// The columns `prefix*` of a CSV, in file order, as a point set; a record with a cell that is not a
+/// finite number becomes the public default point (the origin), so n never changes.
+fn read_points(path: &Path, prefix: &str) -> Result<PointSet, Failure> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let headers: Vec<String> = reader.headers()?.iter().map(|h| h.trim().to_string()).collect();
+    let idx: Vec<usize> = (0..headers.len()).filter(|&i| headers[i].starts_with(prefix)).collect();
+    if idx.is_empty() {
+        return Err(format!("{}: no column name starts with {prefix:?}", path.display()).into());
+    }
+    let mut data = Vec::new();
+    for record in reader.records() {
+        let record = record?;
+        data.extend(idx.iter().map(|&i| record[i].trim().parse::<f64>().unwrap_or(f64::NAN)));
+    }
+    Ok(PointSet::with_default(idx.len(), data, None)?)
+}
+
+fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
+    bar.set_message(format!("reading {}", args.csv.display()));
+    let points = read_points(&args.csv, &args.column)?;
+    if points.dim() != 1 {
+        return Err(format!("--column {:?} matches {} columns; a density needs one", args.column, points.dim()).into());
+    }
+    let request = KdeRequest {
+        method: args.mechanism,
+        domain: args.domain,
+        grid_points: args.grid_points,
+        shape: args.kernel,
+        bandwidth: args.bandwidth,
+        epsilon: args.privacy.epsilon,
+        delta: args.privacy.delta,
+        eta: args.eta,
+        components: None,
+        degree: None,
+    };
+    let mechanism = request.build(points.len())?;
+    let snapped = GridPoints::snap(&request.grid()?, points.data())?;
+    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
+    bar.set_message("releasing");
+    let release = session.release(&mechanism, &snapped)?;
+    save(&session, &args.privacy)?;
+    let notes = vec![format!(
+        "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
+        points.len(),
+        args.column,
+        args.grid_points,
+        args.domain.0,
+        args.domain.1
+    )];
+    let title = format!("Private density ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
+    let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    bar.finish_and_clear();
+    announce(&session, mechanism.name(), &report);
+    Ok(())
+}
+
+fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
+    bar.set_message(format!("reading {}", args.csv.display()));
+    let points = read_points(&args.csv, &args.columns)?;
+    let delta = args.privacy.delta.ok_or("kme is (ε, δ)-DP: give --delta")?;
+    let request = KmeRequest {
+        kernel: Stationary::gaussian(args.rho)?,
+        centre: args.centre.clone(),
+        scale: args.scale,
+        synthetic_points: args.synthetic_points,
+        points_seed: args.points_seed,
+        epsilon: args.privacy.epsilon,
+        delta,
+    };
+    if request.centre.len() != points.dim() {
+        return Err(
+            format!("--centre has {} numbers, the data have {} columns", request.centre.len(), points.dim()).into()
+        );
+    }
+    bar.set_message("building the synthetic subspace");
+    let mechanism = request.build(points.len())?;
+    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
+    bar.set_message(format!("releasing from {} points", points.len()));
+    let release = session.release(&mechanism, &points)?;
+    save(&session, &args.privacy)?;
+    let csv_path = args.privacy.out.join("synthetic.csv");
+    std::fs::create_dir_all(&args.privacy.out)?;
+    std::fs::write(&csv_path, release.output().to_csv())?;
+    let extra = format!(
+        "\nThe synthetic weighted dataset ({} points, weights may be negative) is in `synthetic.csv`.\n",
+        args.synthetic_points
+    );
+    let report = write_report(&args.privacy.out, "Private synthetic dataset (KME)", &release, &session, &[], &extra)?;
+    bar.finish_and_clear();
+    announce(&session, mechanism.name(), &report);
+    Ok(())
+}
+
+fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
+    bar.set_message(format!("reading {}", args.csv.display()));
+    let points = read_points(&args.csv, &args.columns)?;
+    let request = SketchRequest {
+        map: args.map.clone(),
+        dim: points.dim(),
+        size: args.size,
+        width: args.width,
+        buckets: args.buckets,
+        map_seed: args.map_seed,
+        epsilon: args.privacy.epsilon,
+    };
+    let mechanism = request.build()?;
+    let mut session = session(&args.privacy, NeighbourRelation::AddRemoveOne)?;
+    bar.set_message("releasing");
+    let release = session.release(&mechanism, &points)?;
+    save(&session, &args.privacy)?;
+    bar.set_message("M2M estimates");
+    let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.map_seed ^ 0x9e37)?;
+    let d = points.dim();
+    let mut extra =
+        String::from("\n## M2M estimates (post-processing)\n\n| coordinate | mean | variance |\n|---|---|---|\n");
+    for j in 0..d {
+        extra += &format!("| {j} | {:.4} | {:.4} |\n", m2m.means[j], m2m.covariance[j * d + j]);
+    }
+    let report = write_report(&args.privacy.out, "Private sketch", &release, &session, &[], &extra)?;
+    bar.finish_and_clear();
+    announce(&session, mechanism.name(), &report);
+    Ok(())
+}
+
+fn ledger_show(path: &Path) -> Result<(), Failure> {
+    let session = Session::load(path)?;
+    let (spent_e, spent_d) = session.spent();
+    let (left_e, left_d) = session.remaining();
+    println!("ledger {} ({:?} neighbours)", path.display(), session.relation());
+    println!("spent   epsilon={spent_e:.6} delta={spent_d:.3e}");
+    println!("left    epsilon={left_e:.6} delta={left_d:.3e}");
+    for e in session.ledger() {
+        println!(
+            "#{:<3} {:<24} epsilon={:.6} delta={:.3e} seeded={} released={}",
+            e.index,
+            e.mechanism,
+            e.epsilon,
+            e.delta,
+            e.rng.is_seeded(),
+            e.released
+        );
+    }
+    Ok(())
+}

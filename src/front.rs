@@ -1,0 +1,544 @@
+//! Mechanisms chosen by name: what the `fdp` command line and the Python package share.
+//!
+//! A front door receives text and numbers (`--kernel matern32:0.1`, `mechanism="iclp_rkhs"`) and must
+//! build exactly the mechanism a Rust user would, then release it through a
+//! [`Session`](crate::release::Session). Each request type here is validated once into the typed
+//! parameters ([`Epsilon`], [`ClippingBound`], [`Stationary`]) and builds one value that implements
+//! [`Mechanism`] — [`AnyMean`] on curve sets, [`AnyKde`] on points snapped to a grid, and the
+//! KME layer's own mechanisms — so the front doors add no release path of their own and a release
+//! made from Python or the shell is the one the same Rust call makes, bit for bit at a fixed seed.
+
+use std::str::FromStr;
+
+use fdp_core::{Accuracy, ClippingBound, Curve, Error, Mechanism, Release, Result, Session, Sketch, Stage};
+use fdp_data::CurveSet;
+use fdp_estimators::{
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, GaussianMean, GridPoints, LaplaceMean, MeanSetup, PlugIn,
+    TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
+};
+use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
+use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary, StationaryShape};
+use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee};
+
+fn bad_name(what: &'static str, spec: &str, reason: &'static str) -> Error {
+    Error::BadSpec { what, spec: spec.into(), reason }
+}
+
+/// The mean-curve mechanisms, by the names the front doors use (`iclp_rkhs` or `iclp-rkhs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MeanMethod {
+    /// ICLP-RKHS, bound in the coefficient l1 norm (`l1:TAU`).
+    IclpRkhs,
+    /// ICLP-l1, bound in L2.
+    IclpL1,
+    /// IID Laplace on the leading components, bound in L2.
+    IidLaplace,
+    /// The Gaussian process ((ε, δ)-DP), bound in L2.
+    GaussianProcess,
+    /// Bernstein polynomials through a noisy lattice, bound in the sup norm.
+    Bernstein,
+}
+
+impl FromStr for MeanMethod {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "iclp_rkhs" => Self::IclpRkhs,
+            "iclp_l1" => Self::IclpL1,
+            "iid_laplace" => Self::IidLaplace,
+            "gaussian_process" | "gp" => Self::GaussianProcess,
+            "bernstein" => Self::Bernstein,
+            _ => {
+                return Err(bad_name(
+                    "the mean mechanism",
+                    s,
+                    "expected iclp_rkhs, iclp_l1, iid_laplace, gaussian_process or bernstein",
+                ));
+            }
+        })
+    }
+}
+
+/// How a mechanism's bound and regularisation are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TuningMode {
+    /// From the data under DP, inside the same ε ([`TunedMean`]); the bound given is the ceiling.
+    #[default]
+    Private,
+    /// The bound as given and the plug-in rule (public quantities only), or the values given.
+    PlugIn,
+}
+
+impl FromStr for TuningMode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "private" => Ok(Self::Private),
+            "plug_in" | "plugin" => Ok(Self::PlugIn),
+            _ => Err(bad_name("the tuning", s, "expected private or plug_in")),
+        }
+    }
+}
+
+/// A private mean curve, as the front doors ask for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeanRequest {
+    /// Which mechanism.
+    pub method: MeanMethod,
+    /// The kernel, on the curves' grid.
+    pub kernel: Stationary,
+    /// The clipping bound in the mechanism's norm (the ceiling under private tuning).
+    pub bound: ClippingBound,
+    /// The total ε of the release (every stage included).
+    pub epsilon: Epsilon,
+    /// δ, for the Gaussian process only.
+    pub delta: Option<Delta>,
+    /// Private (default) or plug-in tuning.
+    pub tuning: TuningMode,
+    /// A public constant the records are centred at before clipping (added back to the release).
+    pub centre: Option<f64>,
+    /// Plug-in tuning only: ψ instead of the plug-in rule's (ICLP-RKHS, ICLP-l1, Gaussian process).
+    pub psi: Option<f64>,
+    /// Plug-in tuning only: the number of components of IID Laplace (default `⌊n^{1/3}⌋`).
+    pub components: Option<usize>,
+    /// Plug-in tuning only: the Bernstein degree (default 10).
+    pub degree: Option<usize>,
+}
+
+impl MeanRequest {
+    /// The privately tuned `method` with everything else at its default.
+    pub fn new(method: MeanMethod, kernel: Stationary, bound: ClippingBound, epsilon: Epsilon) -> Self {
+        Self {
+            method,
+            kernel,
+            bound,
+            epsilon,
+            delta: None,
+            tuning: TuningMode::Private,
+            centre: None,
+            psi: None,
+            components: None,
+            degree: None,
+        }
+    }
+
+    /// The mechanism for `n` curves on `grid` (public; the curves are not read).
+    pub fn build(&self, grid: &Grid, n: usize) -> Result<AnyMean> {
+        let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
+        let reference = self.centre.map(|c| vec![c; grid.len()]);
+        if let Some(c) = self.centre.filter(|c| !c.is_finite()) {
+            return Err(Error::BadParameter { name: "centre", value: c, reason: "must be finite" });
+        }
+        let plug_in_only = [(self.psi.is_some(), "psi"), (self.components.is_some(), "components")];
+        if let Some((_, name)) = plug_in_only.iter().find(|(given, _)| *given && self.tuning == TuningMode::Private) {
+            return Err(Error::BadParameter {
+                name,
+                value: f64::NAN,
+                reason: "is chosen privately under private tuning; give it with plug-in tuning only",
+            });
+        }
+        let delta = || {
+            self.delta.ok_or(Error::BadParameter {
+                name: "delta",
+                value: 0.0,
+                reason: "the Gaussian process needs δ > 0",
+            })
+        };
+        if self.tuning == TuningMode::Private {
+            let kind = match self.method {
+                MeanMethod::IclpRkhs => TunedKind::IclpRkhs,
+                MeanMethod::IclpL1 => TunedKind::IclpL1,
+                MeanMethod::IidLaplace => TunedKind::IidLaplace,
+                MeanMethod::GaussianProcess => TunedKind::GaussianProcess(delta()?),
+                MeanMethod::Bernstein => TunedKind::Bernstein,
+            };
+            let tuned = TunedMean::new(kind, &basis, n, self.epsilon, self.bound)?;
+            return Ok(AnyMean::Tuned(match reference {
+                Some(r) => tuned.centred_at(r)?,
+                None => tuned,
+            }));
+        }
+        let mut setup = MeanSetup::new(n, self.epsilon, self.bound)?;
+        if let Some(r) = reference {
+            setup = setup.centred_at(r)?;
+        }
+        let plug_in = PlugIn::new(&basis, &setup)?;
+        let with_psi = |r: fdp_core::Regularisation| match self.psi {
+            Some(psi) => fdp_core::Regularisation::new(r.eta(), psi),
+            None => Ok(r),
+        };
+        Ok(match self.method {
+            MeanMethod::IclpRkhs => AnyMean::Laplace(BasisMean::iclp_rkhs(&basis, setup, with_psi(plug_in.rkhs)?)?),
+            MeanMethod::IclpL1 => AnyMean::Laplace(BasisMean::iclp_l1(&basis, setup, with_psi(plug_in.l1)?)?),
+            MeanMethod::IidLaplace => AnyMean::Laplace(BasisMean::iid_laplace(
+                &basis,
+                setup,
+                self.components.unwrap_or(plug_in.iid_components),
+            )?),
+            MeanMethod::GaussianProcess => {
+                AnyMean::Gaussian(BasisMean::gaussian_process(&basis, setup, with_psi(plug_in.rkhs)?, delta()?)?)
+            }
+            MeanMethod::Bernstein => AnyMean::Bernstein(BernsteinMean::new(grid, setup, self.degree.unwrap_or(10))?),
+        })
+    }
+}
+
+/// Implements [`Mechanism`] for an enum whose variants each hold a mechanism on `$data` with output
+/// `$output`, by dispatch.
+macro_rules! dispatch_mechanism {
+    ($enum:ident, $data:ty, $output:ty, [$($variant:ident),+]) => {
+        impl Mechanism<$data> for $enum {
+            type Output = $output;
+            fn name(&self) -> &'static str {
+                match self { $(Self::$variant(m) => m.name()),+ }
+            }
+            fn n(&self) -> Option<usize> {
+                match self { $(Self::$variant(m) => m.n()),+ }
+            }
+            fn guarantee(&self) -> PrivacyGuarantee {
+                match self { $(Self::$variant(m) => m.guarantee()),+ }
+            }
+            fn summarize(&self, data: &$data) -> Result<Vec<f64>> {
+                match self { $(Self::$variant(m) => m.summarize(data)),+ }
+            }
+            fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<$output>> {
+                match self { $(Self::$variant(m) => m.privatize(summary, rng)),+ }
+            }
+            fn accuracy(&self) -> Accuracy {
+                match self { $(Self::$variant(m) => m.accuracy()),+ }
+            }
+            fn stages(&self) -> Vec<Stage> {
+                match self { $(Self::$variant(m) => m.stages()),+ }
+            }
+        }
+    };
+}
+
+/// Any mean-curve mechanism a [`MeanRequest`] builds; one [`Mechanism`] on curve sets.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+pub enum AnyMean {
+    /// Privately tuned (bound, then pilot or release, then SURE).
+    Tuned(TunedMean),
+    /// ICLP-RKHS, ICLP-l1 or IID Laplace with public parameters.
+    Laplace(LaplaceMean),
+    /// The Gaussian process with public parameters.
+    Gaussian(GaussianMean),
+    /// Bernstein with public parameters.
+    Bernstein(BernsteinMean),
+}
+
+dispatch_mechanism!(AnyMean, CurveSet<'_>, Curve, [Tuned, Laplace, Gaussian, Bernstein]);
+
+/// The density mechanisms (on a 1-D grid), by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KdeMethod {
+    /// The ICLP KDE (Theorem 14), pure ε-DP.
+    Iclp,
+    /// Hall et al.'s Gaussian-process KDE, (ε, δ)-DP.
+    GaussianProcess,
+    /// IID Laplace on the leading components of the KDE.
+    IidLaplace,
+    /// Bernstein polynomials through the KDE on a noisy lattice.
+    Bernstein,
+}
+
+impl FromStr for KdeMethod {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "iclp" => Self::Iclp,
+            "gaussian_process" | "gp" => Self::GaussianProcess,
+            "iid_laplace" => Self::IidLaplace,
+            "bernstein" => Self::Bernstein,
+            _ => {
+                return Err(bad_name(
+                    "the density mechanism",
+                    s,
+                    "expected iclp, gaussian_process, iid_laplace or bernstein",
+                ));
+            }
+        })
+    }
+}
+
+/// A private density estimate of points in a public interval, as the front doors ask for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KdeRequest {
+    /// Which mechanism.
+    pub method: KdeMethod,
+    /// The public domain `[lo, hi]`; points outside go to the nearest end.
+    pub domain: (f64, f64),
+    /// Grid points on the domain (midpoint rule).
+    pub grid_points: usize,
+    /// Gaussian or exponential density kernel.
+    pub shape: StationaryShape,
+    /// The bandwidth; `None`: the public plug-in `0.15 (hi - lo) n^{-1/5}`.
+    pub bandwidth: Option<f64>,
+    /// The total ε.
+    pub epsilon: Epsilon,
+    /// δ, for the Gaussian process only.
+    pub delta: Option<Delta>,
+    /// The operator power η of the ICLP and GP KDEs (default 1.25).
+    pub eta: f64,
+    /// IID Laplace components (default `⌊n^{1/3}⌋`).
+    pub components: Option<usize>,
+    /// Bernstein degree (default 20).
+    pub degree: Option<usize>,
+}
+
+impl KdeRequest {
+    /// `method` on `[lo, hi]` with 200 grid points, a Gaussian kernel and the plug-in bandwidth.
+    pub fn new(method: KdeMethod, domain: (f64, f64), epsilon: Epsilon) -> Self {
+        Self {
+            method,
+            domain,
+            grid_points: 200,
+            shape: StationaryShape::Gaussian,
+            bandwidth: None,
+            epsilon,
+            delta: None,
+            eta: 1.25,
+            components: None,
+            degree: None,
+        }
+    }
+
+    /// The grid the density is released on.
+    pub fn grid(&self) -> Result<Grid> {
+        Ok(Grid::midpoint(self.domain.0, self.domain.1, self.grid_points)?)
+    }
+
+    /// The mechanism for `n` points (public).
+    pub fn build(&self, n: usize) -> Result<AnyKde> {
+        let grid = self.grid()?;
+        let bandwidth =
+            self.bandwidth.unwrap_or_else(|| plug_in_bandwidth(n, 1, 0.15 * (self.domain.1 - self.domain.0)));
+        let kernel = density_kernel(self.shape, bandwidth, 1)?;
+        if self.method == KdeMethod::Bernstein {
+            return Ok(AnyKde::Bernstein(BernsteinKde::new(
+                kernel,
+                &grid,
+                n,
+                self.epsilon,
+                self.degree.unwrap_or(20),
+            )?));
+        }
+        let basis = MercerBasis::build(kernel, grid, BasisOptions::default())?;
+        Ok(match self.method {
+            KdeMethod::Iclp => AnyKde::Laplace(BasisKde::iclp(&basis, n, self.epsilon, self.eta)?),
+            KdeMethod::IidLaplace => {
+                let m = self.components.unwrap_or(((n.max(1) as f64).cbrt().floor() as usize).clamp(1, basis.len()));
+                AnyKde::Laplace(BasisKde::iid_laplace(&basis, n, self.epsilon, m)?)
+            }
+            _ => {
+                let delta = self.delta.ok_or(Error::BadParameter {
+                    name: "delta",
+                    value: 0.0,
+                    reason: "the Gaussian-process KDE needs δ > 0",
+                })?;
+                AnyKde::Gaussian(BasisKde::gaussian_process(&basis, n, self.epsilon, self.eta, delta)?)
+            }
+        })
+    }
+}
+
+/// Any density mechanism a [`KdeRequest`] builds; one [`Mechanism`] on snapped points.
+#[derive(Debug, Clone)]
+pub enum AnyKde {
+    /// ICLP or IID Laplace KDE.
+    Laplace(BasisKde<fdp_noise::LatticeLaplace>),
+    /// Gaussian-process KDE.
+    Gaussian(BasisKde<fdp_noise::LatticeGaussian>),
+    /// Bernstein KDE.
+    Bernstein(BernsteinKde),
+}
+
+dispatch_mechanism!(AnyKde, GridPoints, Curve, [Laplace, Gaussian, Bernstein]);
+
+/// Balog et al.'s Algorithm 1 as the front doors ask for it: M public synthetic points drawn from
+/// `N(centre, scale² I)` with a public seed, weights released by the Gaussian mechanism.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KmeRequest {
+    /// A Gaussian kernel on `R^D` (its ρ).
+    pub kernel: Stationary,
+    /// The public centre of the synthetic points (length D).
+    pub centre: Vec<f64>,
+    /// Their public spread.
+    pub scale: f64,
+    /// How many synthetic points.
+    pub synthetic_points: usize,
+    /// The seed of the synthetic points (public randomness; not the noise).
+    pub points_seed: u64,
+    /// ε and δ of the release.
+    pub epsilon: Epsilon,
+    pub delta: Delta,
+}
+
+impl KmeRequest {
+    /// The mechanism for `n` records (public).
+    pub fn build(&self, n: usize) -> Result<SyntheticData> {
+        let subspace = SyntheticSubspace::from_wide_gaussian(
+            self.kernel,
+            &self.centre,
+            self.scale,
+            self.synthetic_points,
+            self.points_seed,
+        )?;
+        subspace.mechanism(n, self.epsilon, self.delta)
+    }
+}
+
+/// The sketch feature maps, by name, as the front doors ask for them (points in `[0, 1]^D`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SketchRequest {
+    /// `rff`, `race` or `hist`.
+    pub map: String,
+    /// D.
+    pub dim: usize,
+    /// RFF frequency pairs, RACE repetitions, or histogram bins.
+    pub size: usize,
+    /// RFF bandwidth σ, or RACE bucket width.
+    pub width: f64,
+    /// RACE buckets per repetition.
+    pub buckets: usize,
+    /// The seed of the random features (public randomness).
+    pub map_seed: u64,
+    /// ε (add/remove-one neighbours: the sketch is a sum with a noisy count).
+    pub epsilon: Epsilon,
+}
+
+impl SketchRequest {
+    /// The sketch mechanism.
+    pub fn build(&self) -> Result<PrivateSketch> {
+        let map = match self.map.trim().to_ascii_lowercase().as_str() {
+            "rff" => FeatureMap::rff(self.dim, self.size, self.width, self.map_seed)?,
+            "race" => FeatureMap::race(self.dim, self.size, self.buckets, self.width, self.map_seed)?,
+            "hist" => FeatureMap::hist(self.dim, self.size)?,
+            _ => return Err(bad_name("the feature map", &self.map, "expected rff, race or hist")),
+        };
+        PrivateSketch::new(map, self.epsilon)
+    }
+}
+
+/// What M2M estimation reads off a released sketch: per-coordinate means, the covariance (row-major
+/// D x D), from the implicit weights on `prior_points` public uniform points of `[0, 1]^D`.
+#[derive(Debug, Clone)]
+pub struct M2mSummary {
+    /// Estimated `E x_j`.
+    pub means: Vec<f64>,
+    /// Estimated covariance, row-major.
+    pub covariance: Vec<f64>,
+    /// The M2M estimator itself, for further queries (CDFs, box fractions).
+    pub estimator: M2mEstimator,
+}
+
+/// M2M estimates from a released sketch (post-processing: no budget).
+pub fn m2m_summary(
+    mechanism: &PrivateSketch,
+    release: &Release<Sketch>,
+    prior_points: usize,
+    prior_seed: u64,
+) -> Result<M2mSummary> {
+    let prior = uniform_prior(mechanism.map().dim(), prior_points, prior_seed)?;
+    let estimator = M2mEstimator::new(mechanism, release, prior)?;
+    Ok(M2mSummary { means: estimator.means(), covariance: estimator.covariance(), estimator })
+}
+
+/// A session for a front door: continued from the ledger file at `ledger` if it exists, else a new
+/// one with budget `(total_epsilon, total_delta)` under `relation` (the ledger's own budget wins when
+/// it exists). `seed`: reproducible noise (recorded in every release and ledger entry).
+pub fn open_session(
+    ledger: Option<&std::path::Path>,
+    relation: NeighbourRelation,
+    total_epsilon: Epsilon,
+    total_delta: Option<Delta>,
+    seed: Option<u64>,
+) -> Result<Session> {
+    let session = match ledger {
+        Some(path) if path.exists() => Session::load(path)?,
+        _ => Session::new(relation, total_epsilon, total_delta)?,
+    };
+    Ok(match seed {
+        Some(s) => session.with_seed(s),
+        None => session,
+    })
+}
+
+/// Writes `release.json`, `curves.svg` (the released curve only: a report is for publication, so no
+/// record is drawn) and `report.md` (what was released, each stage, the session's ledger and
+/// `notes`) into `out`; returns the report's path.
+pub fn write_curve_report(
+    out: &std::path::Path,
+    title: &str,
+    release: &Release<Curve>,
+    session: &Session,
+    notes: &[String],
+) -> Result<std::path::PathBuf> {
+    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series};
+    let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
+    let dir = ReportDir::create(out).map_err(report_err)?;
+    dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
+    let figure = CurveFigure {
+        title: title.into(),
+        x_label: "t".into(),
+        y_label: "released value".into(),
+        grid: release.grid().points().to_vec(),
+        background: Vec::new(),
+        series: vec![Series::from_release(release.metadata().mechanism.clone(), release, PALETTE[1])],
+    };
+    figure.write_svg(&dir.file("curves.svg"), 900, 560).map_err(report_err)?;
+    let mut md = format!("# {title}\n\n![release](curves.svg)\n\n");
+    md += &release_tables(release.metadata(), session, notes);
+    dir.write_text("report.md", &md).map_err(report_err)
+}
+
+/// Writes `release.json` and `report.md` for a release that is not a curve (a weighted sample, a
+/// sketch), with `extra` (markdown) after the tables; returns the report's path.
+pub fn write_report<O: fdp_core::Output>(
+    out: &std::path::Path,
+    title: &str,
+    release: &Release<O>,
+    session: &Session,
+    notes: &[String],
+    extra: &str,
+) -> Result<std::path::PathBuf> {
+    let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
+    let dir = fdp_report::ReportDir::create(out).map_err(report_err)?;
+    dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
+    let md = format!("# {title}\n\n{}\n{extra}", release_tables(release.metadata(), session, notes));
+    dir.write_text("report.md", &md).map_err(report_err)
+}
+
+/// The stages, the metadata, the ledger and the notes of a release, as markdown.
+fn release_tables(metadata: &fdp_core::ReleaseMetadata, session: &Session, notes: &[String]) -> String {
+    let mut md = String::new();
+    if !metadata.stages.is_empty() {
+        md += "| stage | ε | δ | outcome |\n|---|---|---|---|\n";
+        for s in &metadata.stages {
+            md += &format!("| {} | {:.4} | {:.2e} | {} |\n", s.stage, s.epsilon, s.delta, s.outcome);
+        }
+        md += "\n";
+    }
+    md += &fdp_report::metadata_table(metadata);
+    let (spent_e, spent_d) = session.spent();
+    let (left_e, left_d) = session.remaining();
+    md += &format!(
+        "\n## Ledger\n\nSpent ε = {spent_e:.4}, δ = {spent_d:.2e}; left ε = {left_e:.4}, δ = {left_d:.2e}.\n\n| # | mechanism | ε | δ | released |\n|---|---|---|---|---|\n"
+    );
+    for e in session.ledger() {
+        md += &format!("| {} | {} | {:.4} | {:.2e} | {} |\n", e.index, e.mechanism, e.epsilon, e.delta, e.released);
+    }
+    if !notes.is_empty() {
+        md += "\n## Notes\n\n";
+        for n in notes {
+            md += &format!("- {n}\n");
+        }
+    }
+    md
+}
