@@ -2,7 +2,7 @@
 //!
 //! A front door receives text and numbers (`--kernel matern32:0.1`, `mechanism="iclp_rkhs"`) and must
 //! build exactly the mechanism a Rust user would, then release it through a
-//! [`Session`](crate::release::Session). Each request type here is validated once into the typed
+//! [`Session`]. Each request type here is validated once into the typed
 //! parameters ([`Epsilon`], [`ClippingBound`], [`Stationary`]) and builds one value that implements
 //! [`Mechanism`] — [`AnyMean`] on curve sets, [`AnyKde`] on points snapped to a grid, and the
 //! KME layer's own mechanisms — so the front doors add no release path of their own and a release

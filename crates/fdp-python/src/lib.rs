@@ -1,0 +1,504 @@
+//! `fdp._fdp`: the compiled half of the Python package (`python/fdp`), a thin layer over
+//! [`fdp::front`].
+//!
+//! Every release goes through the one Rust path: a request from `fdp::front` builds the mechanism,
+//! a [`Session`] charges it and releases it. Curves come in as read-only numpy views and are not
+//! copied unless a record needs repair ([`CurveSet::borrowed`]); the interpreter lock is released
+//! while Rust computes. Errors become Python exceptions with the Rust message: bad parameters
+//! `ValueError`, an overspending release `fdp.BudgetExceededError`, files `OSError`.
+
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use fdp::data::CurveSet;
+use fdp::estimators::GridPoints;
+use fdp::front::{
+    AnyKde, AnyMean, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
+};
+use fdp::kme::{M2mEstimator, PointSet, PrivateSketch, SyntheticData};
+use fdp::mercer::{Grid, Stationary, StationaryShape};
+use fdp::noise::{Delta, Epsilon, NeighbourRelation};
+use fdp::release::{ClippingBound, Curve, Error, Mechanism, Release, Session, Sketch, WeightedSample};
+
+create_exception!(
+    _fdp,
+    BudgetExceededError,
+    PyRuntimeError,
+    "A release would spend more than the session has left; nothing was released or charged."
+);
+
+/// The Python exception for a Rust error: the same message, a class by kind.
+fn py_err(e: Error) -> PyErr {
+    let message = e.to_string();
+    match e {
+        Error::BudgetExceeded { .. } => BudgetExceededError::new_err(message),
+        Error::Write(_) => PyOSError::new_err(message),
+        Error::Json(_) => PyValueError::new_err(message),
+        Error::Noise(fdp::noise::NoiseError::Entropy(_)) => PyRuntimeError::new_err(message),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+fn checked_epsilon(value: f64) -> PyResult<Epsilon> {
+    Epsilon::new(value).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn checked_delta(value: Option<f64>) -> PyResult<Option<Delta>> {
+    value.map(|d| Delta::new(d).map_err(|e| PyValueError::new_err(e.to_string()))).transpose()
+}
+
+fn parse<T: std::str::FromStr<Err: std::fmt::Display>>(text: &str) -> PyResult<T> {
+    text.parse().map_err(|e: T::Err| PyValueError::new_err(e.to_string()))
+}
+
+/// A contiguous slice of a numpy array (the Python layer makes arrays C-contiguous float64).
+fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
+    array: &'a numpy::PyReadonlyArray<'_, T, D>,
+    name: &str,
+) -> PyResult<&'a [T]> {
+    array.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous array")))
+}
+
+/// The grid of a curve set: the points with trapezoid weights (as for a CSV's numeric column names).
+fn trapezoid_grid(points: &[f64]) -> PyResult<Grid> {
+    let grid = if points.len() == 1 {
+        Grid::with_weights(points.to_vec(), vec![1.0])
+    } else {
+        Grid::trapezoid_points(points.to_vec())
+    };
+    grid.map_err(|e| PyValueError::new_err(format!("grid: {e}")))
+}
+
+/// A privacy session: the total budget, the randomness and the ledger of one dataset.
+#[pyclass(module = "fdp._fdp")]
+struct RustSession {
+    inner: Session,
+}
+
+#[pymethods]
+impl RustSession {
+    #[new]
+    #[pyo3(signature = (epsilon, delta=None, add_remove=false, seed=None))]
+    fn new(epsilon: f64, delta: Option<f64>, add_remove: bool, seed: Option<u64>) -> PyResult<Self> {
+        let relation = if add_remove { NeighbourRelation::AddRemoveOne } else { NeighbourRelation::ReplaceOne };
+        let session = Session::new(relation, checked_epsilon(epsilon)?, checked_delta(delta)?).map_err(py_err)?;
+        Ok(Self { inner: with_seed(session, seed) })
+    }
+
+    /// A session continued from its JSON ledger.
+    #[staticmethod]
+    #[pyo3(signature = (json, seed=None))]
+    fn from_json(json: &str, seed: Option<u64>) -> PyResult<Self> {
+        Ok(Self { inner: with_seed(Session::from_json(json).map_err(py_err)?, seed) })
+    }
+
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(py_err)
+    }
+
+    fn spent(&self) -> (f64, f64) {
+        self.inner.spent()
+    }
+
+    fn remaining(&self) -> (f64, f64) {
+        self.inner.remaining()
+    }
+
+    fn add_remove(&self) -> bool {
+        self.inner.relation() == NeighbourRelation::AddRemoveOne
+    }
+
+    /// Releases a mean-curve mechanism on `values` (n x K, C-contiguous) observed on `grid`.
+    fn release_mean(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &MeanMechanism,
+        values: PyReadonlyArray2<'_, f64>,
+        grid: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<CurveRelease> {
+        let values = slice(&values, "values")?;
+        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        let release = py.detach(move || {
+            let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+            session.release(inner, &curves)
+        });
+        Ok(CurveRelease { inner: release.map_err(py_err)? })
+    }
+
+    /// Releases a density mechanism on 1-D `points`.
+    fn release_kde(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &KdeMechanism,
+        points: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<CurveRelease> {
+        let points = slice(&points, "points")?;
+        let (session, inner, grid) = (&mut self.inner, &mechanism.inner, &mechanism.grid);
+        let release = py.detach(move || {
+            let snapped = GridPoints::snap(grid, points)?;
+            session.release(inner, &snapped)
+        });
+        Ok(CurveRelease { inner: release.map_err(py_err)? })
+    }
+
+    /// Releases a synthetic weighted dataset of `points` (n x D, C-contiguous).
+    fn release_kme(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &KmeMechanism,
+        points: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<WeightedRelease> {
+        let dim = points.shape()[1];
+        let data = slice(&points, "points")?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        let release = py.detach(move || {
+            let points = PointSet::with_default(dim, data.to_vec(), None)?;
+            session.release(inner, &points)
+        });
+        Ok(WeightedRelease { inner: release.map_err(py_err)? })
+    }
+
+    /// Releases a private sketch of `points` (n x D in [0, 1]^D, C-contiguous).
+    fn release_sketch(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &SketchMechanism,
+        points: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<SketchRelease> {
+        let dim = points.shape()[1];
+        let data = slice(&points, "points")?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        let release = py.detach(move || {
+            let points = PointSet::with_default(dim, data.to_vec(), None)?;
+            session.release(inner, &points)
+        });
+        Ok(SketchRelease { inner: release.map_err(py_err)? })
+    }
+}
+
+fn with_seed(session: Session, seed: Option<u64>) -> Session {
+    match seed {
+        Some(s) => session.with_seed(s),
+        None => session,
+    }
+}
+
+/// What every mechanism tells before it is released: name, guarantee, stages, accuracy preview.
+macro_rules! mechanism_methods {
+    ($t:ty, $data:ty) => {
+        #[pymethods]
+        impl $t {
+            fn name(&self) -> &'static str {
+                Mechanism::<$data>::name(&self.inner)
+            }
+            /// `(ε, δ)` of one release.
+            fn guarantee(&self) -> (f64, f64) {
+                let g = Mechanism::<$data>::guarantee(&self.inner);
+                (g.epsilon(), g.delta())
+            }
+            /// `[(stage, ε, δ), ...]`, charged in this order.
+            fn stages(&self) -> Vec<(String, f64, f64)> {
+                Mechanism::<$data>::stages(&self.inner)
+                    .into_iter()
+                    .map(|s| (s.name, s.guarantee.epsilon(), s.guarantee.delta()))
+                    .collect()
+            }
+            /// `(E||noise||², sd or None)`.
+            fn accuracy(&self) -> (f64, Option<f64>) {
+                let a = Mechanism::<$data>::accuracy(&self.inner);
+                (a.expected_sq_error, a.sq_error_sd)
+            }
+        }
+    };
+}
+
+/// A mean-curve mechanism built for a grid and n.
+#[pyclass(module = "fdp._fdp")]
+struct MeanMechanism {
+    inner: AnyMean,
+}
+
+mechanism_methods!(MeanMechanism, CurveSet<'_>);
+
+/// Builds a mean-curve mechanism (see `fdp::front::MeanRequest`).
+#[pyfunction]
+#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, psi=None, components=None, degree=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_mean(
+    py: Python<'_>,
+    method: &str,
+    kernel: &str,
+    bound: &str,
+    epsilon: f64,
+    grid: PyReadonlyArray1<'_, f64>,
+    n: usize,
+    delta: Option<f64>,
+    tuning: &str,
+    centre: Option<f64>,
+    psi: Option<f64>,
+    components: Option<usize>,
+    degree: Option<usize>,
+) -> PyResult<MeanMechanism> {
+    let request = MeanRequest {
+        method: parse::<MeanMethod>(method)?,
+        kernel: parse::<Stationary>(kernel)?,
+        bound: parse::<ClippingBound>(bound)?,
+        epsilon: checked_epsilon(epsilon)?,
+        delta: checked_delta(delta)?,
+        tuning: parse::<TuningMode>(tuning)?,
+        centre,
+        psi,
+        components,
+        degree,
+    };
+    let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+    let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
+    Ok(MeanMechanism { inner })
+}
+
+/// A density mechanism built for n points.
+#[pyclass(module = "fdp._fdp")]
+struct KdeMechanism {
+    inner: AnyKde,
+    grid: Grid,
+    /// The grid points the density is released on.
+    #[pyo3(get)]
+    grid_points: Vec<f64>,
+}
+
+mechanism_methods!(KdeMechanism, GridPoints);
+
+/// Builds a density mechanism (see `fdp::front::KdeRequest`).
+#[pyfunction]
+#[pyo3(signature = (method, lo, hi, n, epsilon, delta=None, grid_points=200, kernel="gaussian", bandwidth=None, eta=1.25, components=None, degree=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_kde(
+    py: Python<'_>,
+    method: &str,
+    lo: f64,
+    hi: f64,
+    n: usize,
+    epsilon: f64,
+    delta: Option<f64>,
+    grid_points: usize,
+    kernel: &str,
+    bandwidth: Option<f64>,
+    eta: f64,
+    components: Option<usize>,
+    degree: Option<usize>,
+) -> PyResult<KdeMechanism> {
+    let shape = match kernel {
+        "gaussian" => StationaryShape::Gaussian,
+        "exponential" => StationaryShape::Exponential,
+        _ => return Err(PyValueError::new_err(format!("kernel must be 'gaussian' or 'exponential', got {kernel:?}"))),
+    };
+    let request = KdeRequest {
+        method: parse::<KdeMethod>(method)?,
+        domain: (lo, hi),
+        grid_points,
+        shape,
+        bandwidth,
+        epsilon: checked_epsilon(epsilon)?,
+        delta: checked_delta(delta)?,
+        eta,
+        components,
+        degree,
+    };
+    let grid = request.grid().map_err(py_err)?;
+    let inner = py.detach(|| request.build(n)).map_err(py_err)?;
+    Ok(KdeMechanism { inner, grid_points: grid.points().to_vec(), grid })
+}
+
+/// Balog et al.'s Algorithm 1 built for n records.
+#[pyclass(module = "fdp._fdp")]
+struct KmeMechanism {
+    inner: SyntheticData,
+}
+
+mechanism_methods!(KmeMechanism, PointSet);
+
+/// Builds Algorithm 1 (see `fdp::front::KmeRequest`).
+#[pyfunction]
+#[pyo3(signature = (rho, centre, scale, synthetic_points, points_seed, n, epsilon, delta))]
+#[allow(clippy::too_many_arguments)]
+fn build_kme(
+    py: Python<'_>,
+    rho: f64,
+    centre: Vec<f64>,
+    scale: f64,
+    synthetic_points: usize,
+    points_seed: u64,
+    n: usize,
+    epsilon: f64,
+    delta: f64,
+) -> PyResult<KmeMechanism> {
+    let request = KmeRequest {
+        kernel: Stationary::gaussian(rho).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        centre,
+        scale,
+        synthetic_points,
+        points_seed,
+        epsilon: checked_epsilon(epsilon)?,
+        delta: Delta::new(delta).map_err(|e| PyValueError::new_err(e.to_string()))?,
+    };
+    let inner = py.detach(|| request.build(n)).map_err(py_err)?;
+    Ok(KmeMechanism { inner })
+}
+
+/// A private sketch mechanism.
+#[pyclass(module = "fdp._fdp")]
+struct SketchMechanism {
+    inner: PrivateSketch,
+}
+
+mechanism_methods!(SketchMechanism, PointSet);
+
+/// Builds a sketch mechanism (see `fdp::front::SketchRequest`).
+#[pyfunction]
+#[pyo3(signature = (map, dim, size, width, buckets, map_seed, epsilon))]
+fn build_sketch(
+    map: String,
+    dim: usize,
+    size: usize,
+    width: f64,
+    buckets: usize,
+    map_seed: u64,
+    epsilon: f64,
+) -> PyResult<SketchMechanism> {
+    let request = SketchRequest { map, dim, size, width, buckets, map_seed, epsilon: checked_epsilon(epsilon)? };
+    Ok(SketchMechanism { inner: request.build().map_err(py_err)? })
+}
+
+/// A released curve (mean or density).
+#[pyclass(module = "fdp._fdp")]
+struct CurveRelease {
+    inner: Release<Curve>,
+}
+
+#[pymethods]
+impl CurveRelease {
+    fn curve<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.curve())
+    }
+    fn grid<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.grid().points())
+    }
+    fn coefficients<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.coefficients())
+    }
+    fn evaluate<'py>(&self, py: Python<'py>, points: PyReadonlyArray1<'_, f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let values = self.inner.evaluate(slice(&points, "points")?).map_err(py_err)?;
+        Ok(PyArray1::from_vec(py, values))
+    }
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(py_err)
+    }
+    /// Writes release.json, curves.svg and report.md into `out`; returns the report's path.
+    fn write_report(&self, out: &str, title: &str, session: &RustSession, notes: Vec<String>) -> PyResult<String> {
+        let path =
+            fdp::front::write_curve_report(std::path::Path::new(out), title, &self.inner, &session.inner, &notes)
+                .map_err(py_err)?;
+        Ok(path.display().to_string())
+    }
+}
+
+/// A released synthetic weighted dataset.
+#[pyclass(module = "fdp._fdp")]
+struct WeightedRelease {
+    inner: Release<WeightedSample>,
+}
+
+#[pymethods]
+impl WeightedRelease {
+    fn dim(&self) -> usize {
+        self.inner.output().dim
+    }
+    fn points<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.inner.output().points)
+    }
+    fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.inner.output().weights)
+    }
+    fn to_csv(&self) -> String {
+        self.inner.output().to_csv()
+    }
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(py_err)
+    }
+}
+
+/// A released sketch.
+#[pyclass(module = "fdp._fdp")]
+struct SketchRelease {
+    inner: Release<Sketch>,
+}
+
+#[pymethods]
+impl SketchRelease {
+    fn sketch<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.inner.output().sketch)
+    }
+    fn noisy_count(&self) -> f64 {
+        self.inner.output().noisy_count
+    }
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(py_err)
+    }
+    /// M2M estimation from this sketch (post-processing).
+    #[pyo3(signature = (mechanism, prior_points=2000, prior_seed=0))]
+    fn m2m(&self, py: Python<'_>, mechanism: &SketchMechanism, prior_points: usize, prior_seed: u64) -> PyResult<M2m> {
+        let (inner, release) = (&mechanism.inner, &self.inner);
+        let summary =
+            py.detach(|| fdp::front::m2m_summary(inner, release, prior_points, prior_seed)).map_err(py_err)?;
+        Ok(M2m { inner: summary.estimator, dim: mechanism.inner.map().dim() })
+    }
+}
+
+/// M2M estimates read off a released sketch.
+#[pyclass(module = "fdp._fdp")]
+struct M2m {
+    inner: M2mEstimator,
+    dim: usize,
+}
+
+#[pymethods]
+impl M2m {
+    fn means<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.inner.means())
+    }
+    fn covariance<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.inner.covariance())
+    }
+    fn cdf(&self, coordinate: usize, t: f64) -> PyResult<f64> {
+        if coordinate >= self.dim {
+            return Err(PyValueError::new_err(format!("coordinate must be < {}, got {coordinate}", self.dim)));
+        }
+        Ok(self.inner.cdf(coordinate, t))
+    }
+    fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.weights())
+    }
+}
+
+/// The compiled module.
+#[pymodule]
+fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("BudgetExceededError", m.py().get_type::<BudgetExceededError>())?;
+    m.add_class::<RustSession>()?;
+    m.add_class::<MeanMechanism>()?;
+    m.add_class::<KdeMechanism>()?;
+    m.add_class::<KmeMechanism>()?;
+    m.add_class::<SketchMechanism>()?;
+    m.add_class::<CurveRelease>()?;
+    m.add_class::<WeightedRelease>()?;
+    m.add_class::<SketchRelease>()?;
+    m.add_class::<M2m>()?;
+    m.add_function(wrap_pyfunction!(build_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kde, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kme, m)?)?;
+    m.add_function(wrap_pyfunction!(build_sketch, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,242 @@
+"""Mechanisms, built from public choices before any data are read.
+
+Every builder here asks for **public** parameters only (kernel, clipping bound, domain, centre):
+fix them before looking at the data. ``build`` reads the data's public shape (n, the grid) and
+returns a :class:`Mechanism`; ``Session.release`` spends its budget. Each mechanism is the Rust one
+(``fdp::front``): the same calibration, the same exact lattice noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _fdp
+from .data import Curves, as_points
+from .releases import Accuracy
+
+__all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch"]
+
+MeanMethod = Literal["iclp_rkhs", "iclp_l1", "iid_laplace", "gaussian_process", "bernstein"]
+
+
+class Mechanism:
+    """A built mechanism: what it guarantees, how it is charged, and how accurate it will be.
+
+    Release it with :meth:`fdp.Session.release`.
+    """
+
+    def __init__(self, inner: Any, kind: str, shape: tuple[int, ...]) -> None:
+        self._inner = inner
+        self._kind = kind
+        self._shape = shape
+
+    @property
+    def name(self) -> str:
+        """The mechanism's name (``tuned_iclp_rkhs``, ``iclp_kde``, ``balog_alg1``, ...)."""
+        return str(self._inner.name())
+
+    @property
+    def guarantee(self) -> tuple[float, float]:
+        """``(ε, δ)`` of one release (every stage included)."""
+        e, d = self._inner.guarantee()
+        return float(e), float(d)
+
+    @property
+    def stages(self) -> list[tuple[str, float, float]]:
+        """``[(stage, ε, δ), ...]``: the parts charged one after another (one ledger entry each)."""
+        return [(str(n), float(e), float(d)) for n, e, d in self._inner.stages()]
+
+    def preview(self) -> Accuracy:
+        """The accuracy preview, computed from public quantities only: no budget is spent.
+
+        For a privately tuned mean it is the noise at the public ceiling of the bound; the private
+        bound chosen below it only lowers it.
+        """
+        e, sd = self._inner.accuracy()
+        return Accuracy(float(e), None if sd is None else float(sd))
+
+    def __repr__(self) -> str:
+        e, d = self.guarantee
+        return f"Mechanism({self.name!r}, epsilon={e}, delta={d})"
+
+
+@dataclass(frozen=True)
+class MeanCurve:
+    """A private mean curve: a mechanism, a kernel and a clipping bound in the mechanism's norm.
+
+    ``tuning="private"`` (default) builds the privately tuned pipeline: ``bound`` is the public
+    ceiling; a private bound below it (a noisy geometric mean of the records' norms) and the
+    regularisation are chosen from the data **inside the same ε**, one ledger entry per stage. For
+    ICLP-RKHS the release is ``X̄_k + (2τ̂/(n ε_r)) L_k`` on the clipped mean coefficients (exact
+    discrete Laplace on a power-of-two lattice), then smoothed by ``λ_k^η/(λ_k^η + ψ)`` with ψ chosen
+    by Stein's unbiased risk estimate on the release (post-processing). Replacing one record moves
+    the clipped mean by at most ``2τ̂/n`` in l1, so the release is ε-DP by the Laplace mechanism and
+    sequential composition (docs/DESIGN.md section 12). ``tuning="plug_in"`` uses the bound as given
+    and the plug-in rule, or the ``psi``/``components``/``degree`` you give.
+
+    Parameters
+    ----------
+    kernel:
+        ``"SHAPE:RHO"``: ``exponential``, ``matern32``, ``matern52`` or ``gaussian``, with the
+        length-scale in the grid's units.
+    bound:
+        ``"NORM:VALUE"``: ``l1`` (coefficient l1, ICLP-RKHS), ``l2`` (ICLP-l1, IID Laplace, GP) or
+        ``sup`` (Bernstein).
+    mechanism:
+        ``iclp_rkhs``, ``iclp_l1``, ``iid_laplace``, ``gaussian_process`` or ``bernstein``.
+    centre:
+        A public constant the curves are centred at before clipping (added back).
+    delta:
+        δ of the Gaussian process.
+
+    Examples
+    --------
+    >>> import numpy as np, fdp
+    >>> t = np.linspace(0, 1, 50)
+    >>> curves = fdp.Curves(np.sin(6 * t) + np.random.default_rng(1).normal(0, 0.2, (300, 50)), t)
+    >>> session = fdp.Session(epsilon=1.0)
+    >>> mean = fdp.MeanCurve(kernel="matern32:0.1", bound="l1:5").build(curves, epsilon=1.0)
+    >>> release = session.release(mean, curves)
+    >>> release.curve.shape
+    (50,)
+    """
+
+    kernel: str = "matern32:0.1"
+    bound: str = "l1:10"
+    mechanism: MeanMethod = "iclp_rkhs"
+    tuning: Literal["private", "plug_in"] = "private"
+    centre: float | None = None
+    delta: float | None = None
+    psi: float | None = None
+    components: int | None = None
+    degree: int | None = None
+
+    def build(self, curves: Curves, epsilon: float) -> Mechanism:
+        """The mechanism for ``curves``' grid and n at a total ``epsilon`` (the values are not read)."""
+        if not isinstance(curves, Curves):
+            raise TypeError(f"curves must be fdp.Curves, got {type(curves).__name__}")
+        inner = _fdp.build_mean(
+            self.mechanism,
+            self.kernel,
+            self.bound,
+            float(epsilon),
+            curves.grid,
+            curves.n,
+            delta=self.delta,
+            tuning=self.tuning,
+            centre=self.centre,
+            psi=self.psi,
+            components=self.components,
+            degree=self.degree,
+        )
+        return Mechanism(inner, "mean", (curves.n, curves.k))
+
+
+@dataclass(frozen=True)
+class Density:
+    """A private density of points in a public interval ``domain = (lo, hi)``.
+
+    ``iclp`` is Lin & Reimherr's Theorem 14: the KDE's coefficients ``λ_k^η (1/n) Σ_i φ_k(x_i)`` get
+    ICLP noise calibrated to the exact largest move of one point between grid points, so the
+    release is pure ε-DP; ``gaussian_process`` is Hall et al.'s (ε, δ) KDE; ``iid_laplace`` and
+    ``bernstein`` are the baselines. Points are snapped to the grid (outside: the nearest end; not a
+    number: the centre). ``bandwidth=None`` takes the public ``0.15 (hi - lo) n^{-1/5}``.
+    """
+
+    domain: tuple[float, float] = (0.0, 1.0)
+    mechanism: Literal["iclp", "gaussian_process", "iid_laplace", "bernstein"] = "iclp"
+    kernel: Literal["gaussian", "exponential"] = "gaussian"
+    bandwidth: float | None = None
+    grid_points: int = 200
+    eta: float = 1.25
+    delta: float | None = None
+    components: int | None = None
+    degree: int | None = None
+
+    def build(self, n: int, epsilon: float) -> Mechanism:
+        """The mechanism for ``n`` points (public) at ``epsilon``."""
+        lo, hi = (float(v) for v in self.domain)
+        inner = _fdp.build_kde(
+            self.mechanism,
+            lo,
+            hi,
+            int(n),
+            float(epsilon),
+            delta=self.delta,
+            grid_points=self.grid_points,
+            kernel=self.kernel,
+            bandwidth=self.bandwidth,
+            eta=self.eta,
+            components=self.components,
+            degree=self.degree,
+        )
+        return Mechanism(inner, "kde", (int(n), 1))
+
+
+@dataclass(frozen=True)
+class SyntheticDataset:
+    """Balog et al.'s Algorithm 1: a private synthetic weighted dataset of points in ``R^D``.
+
+    ``synthetic_points`` public points are drawn from ``N(centre, scale² I)`` with a public seed;
+    the empirical kernel mean embedding (Gaussian kernel, length-scale ``rho``) is projected onto
+    their span and its coordinates released by the Gaussian mechanism ((ε, δ)-DP; one record moves
+    the embedding by at most ``2/n`` in the RKHS).
+    """
+
+    centre: Sequence[float]
+    scale: float
+    rho: float = 1.0
+    synthetic_points: int = 100
+    points_seed: int = 0
+
+    def build(self, n: int, epsilon: float, delta: float) -> Mechanism:
+        """The mechanism for ``n`` records (public)."""
+        inner = _fdp.build_kme(
+            float(self.rho), [float(c) for c in self.centre], float(self.scale), int(self.synthetic_points),
+            int(self.points_seed), int(n), float(epsilon), float(delta),
+        )
+        return Mechanism(inner, "kme", (int(n), len(self.centre)))
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """A private sketch of points in ``[0, 1]^D`` (add/remove-one ε-DP; n stays private).
+
+    ``hist`` (marginal histograms of ``size`` bins, ``||Φ||₁ = D``), ``rff`` (``size`` random
+    Fourier frequency pairs of bandwidth ``width``) or ``race`` (``size`` repetitions of a p-stable
+    hash of width ``width`` into ``buckets`` buckets). Laplace noise on the feature sum (98% of ε)
+    and on the count (2%); M2M estimates are post-processing (:meth:`SketchRelease.m2m`).
+    """
+
+    dim: int
+    map: Literal["hist", "rff", "race"] = "hist"
+    size: int = 10
+    width: float = 0.3
+    buckets: int = 16
+    map_seed: int = 0
+
+    def build(self, epsilon: float) -> Mechanism:
+        """The mechanism at ``epsilon``."""
+        inner = _fdp.build_sketch(self.map, int(self.dim), int(self.size), float(self.width), int(self.buckets), int(self.map_seed), float(epsilon))
+        return Mechanism(inner, "sketch", (-1, int(self.dim)))
+
+
+def _prepare(mechanism: Mechanism, data: Any) -> Any:
+    """The data as the mechanism's Rust release function takes them, checked against its shape."""
+    if mechanism._kind == "mean":
+        if not isinstance(data, Curves):
+            raise TypeError(f"a mean-curve mechanism releases fdp.Curves, got {type(data).__name__}")
+        if (data.n, data.k) != mechanism._shape:
+            raise ValueError(f"the mechanism was built for {mechanism._shape[0]} curves on {mechanism._shape[1]} points, got {data.n} on {data.k}")
+        return data
+    points: ArrayLike = data.values if isinstance(data, Curves) else data
+    array = as_points(points, None if mechanism._kind == "kde" else mechanism._shape[1])
+    if mechanism._kind == "kde" and array.shape[1] != 1:
+        raise ValueError(f"a density of one variable needs 1-D points, got {array.shape[1]} coordinates")
+    if mechanism._shape[0] >= 0 and array.shape[0] != mechanism._shape[0]:
+        raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} records, got {array.shape[0]}")
+    return np.ascontiguousarray(array[:, 0]) if mechanism._kind == "kde" else array

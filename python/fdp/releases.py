@@ -1,0 +1,185 @@
+"""What a release hands back: the private output, its metadata and its JSON record."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _fdp
+
+__all__ = ["Accuracy", "CurveRelease", "WeightedSampleRelease", "SketchRelease", "M2mEstimates"]
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """The accuracy preview: the noise's expected squared error, from public quantities only.
+
+    ``expected_sq_error`` is ``E||noise||²`` (L2 on the grid for curves); ``sq_error_sd`` its
+    standard deviation where the components are independent. ``bound(alpha)`` is a level-(1 - α)
+    upper bound on ``||noise||²`` (Cantelli with the sd, else Markov).
+    """
+
+    expected_sq_error: float
+    sq_error_sd: float | None
+
+    def bound(self, alpha: float = 0.05) -> float:
+        """A level-(1 - alpha) upper bound on the noise's squared norm."""
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+        if self.sq_error_sd is None:
+            return self.expected_sq_error / alpha
+        return self.expected_sq_error + self.sq_error_sd * ((1.0 - alpha) / alpha) ** 0.5
+
+
+class _Release:
+    _inner: Any
+
+    def to_json(self) -> str:
+        """The release as JSON: ``{"metadata": ..., "output": ...}`` (what a curator publishes)."""
+        return str(self._inner.to_json())
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """How the release was made and what it guarantees: mechanism, (ε, δ), sensitivity,
+        clipping bound, regularisation, each charged stage, and the noise's provenance."""
+        return dict(json.loads(self._inner.to_json())["metadata"])
+
+    def save(self, path: str) -> None:
+        """Writes :meth:`to_json` to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+
+class CurveRelease(_Release):
+    """A released curve (a mean curve or a density) on its grid."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def curve(self) -> NDArray[np.float64]:
+        """The private curve on the grid."""
+        return np.asarray(self._inner.curve())
+
+    @property
+    def grid(self) -> NDArray[np.float64]:
+        """The grid points."""
+        return np.asarray(self._inner.grid())
+
+    @property
+    def coefficients(self) -> NDArray[np.float64]:
+        """The released numbers (basis coefficients or Bernstein lattice values)."""
+        return np.asarray(self._inner.coefficients())
+
+    def evaluate(self, points: ArrayLike) -> NDArray[np.float64]:
+        """The private curve at any points of the domain (post-processing: no budget)."""
+        array = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1))
+        return np.asarray(self._inner.evaluate(array))
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Draws the curve with matplotlib (installed separately: ``pip install fdp[plot]``)."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("CurveRelease.plot needs matplotlib: pip install matplotlib") from e
+        if ax is None:
+            _, ax = plt.subplots()
+        kwargs.setdefault("label", self.metadata["mechanism"])
+        ax.plot(self.grid, self.curve, **kwargs)
+        ax.set_xlabel("t")
+        return ax
+
+    def write_report(self, out: str, session: Any, title: str | None = None, notes: list[str] | None = None) -> str:
+        """Writes ``release.json``, ``curves.svg`` (the release only; no record is drawn) and
+        ``report.md`` (stages, metadata, the session's ledger, ``notes``) into ``out``."""
+        title = title or f"Private release ({self.metadata['mechanism']})"
+        return str(self._inner.write_report(out, title, session._inner, list(notes or [])))
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return f"CurveRelease(mechanism={m['mechanism']!r}, k={self.grid.size}, epsilon={m['guarantee']['epsilon']})"
+
+
+class WeightedSampleRelease(_Release):
+    """A released synthetic weighted dataset: public points, private (possibly negative) weights."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def points(self) -> NDArray[np.float64]:
+        """The synthetic points, shape ``(M, D)``."""
+        return np.asarray(self._inner.points()).reshape(-1, self._inner.dim())
+
+    @property
+    def weights(self) -> NDArray[np.float64]:
+        """The released weights."""
+        return np.asarray(self._inner.weights())
+
+    def to_csv(self) -> str:
+        """CSV with a header ``x1,...,xD,weight``."""
+        return str(self._inner.to_csv())
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Scatter of the first two coordinates (or of x against the weight in 1-D), sized by |weight|."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:  # pragma: no cover
+            raise ImportError("WeightedSampleRelease.plot needs matplotlib: pip install matplotlib") from e
+        if ax is None:
+            _, ax = plt.subplots()
+        p, w = self.points, self.weights
+        y = p[:, 1] if p.shape[1] > 1 else w
+        ax.scatter(p[:, 0], y, s=20 * np.abs(w) / max(np.abs(w).max(), 1e-300), c=np.sign(w), **kwargs)
+        return ax
+
+
+@dataclass(frozen=True)
+class M2mEstimates:
+    """M2M estimates read off a released sketch (post-processing)."""
+
+    means: NDArray[np.float64]
+    covariance: NDArray[np.float64]
+    _inner: Any
+
+    def cdf(self, coordinate: int, t: float) -> float:
+        """The estimated marginal CDF of ``coordinate`` at ``t``."""
+        return float(self._inner.cdf(coordinate, t))
+
+
+class SketchRelease(_Release):
+    """A released private sketch (add/remove-one DP: n stays private)."""
+
+    def __init__(self, inner: Any, mechanism: Any) -> None:
+        self._inner = inner
+        self._mechanism = mechanism
+
+    @property
+    def sketch(self) -> NDArray[np.float64]:
+        """The normalised sketch ``(Σ Φ(x_i) + ξ) / (n + ζ)``."""
+        return np.asarray(self._inner.sketch())
+
+    @property
+    def noisy_count(self) -> float:
+        """``n + ζ`` (at least 1)."""
+        return float(self._inner.noisy_count())
+
+    def m2m(self, prior_points: int = 2000, prior_seed: int = 0) -> M2mEstimates:
+        """Means and covariance by M2M with implicit weights on public uniform prior points."""
+        if prior_points < 1:
+            raise ValueError(f"prior_points must be >= 1, got {prior_points}")
+        est = self._inner.m2m(self._mechanism, prior_points, prior_seed)
+        d = int(np.sqrt(np.asarray(est.covariance()).size))
+        return M2mEstimates(np.asarray(est.means()), np.asarray(est.covariance()).reshape(d, d), est)
+
+
+def _wrap(inner: Any, mechanism: Any) -> _Release:
+    if isinstance(inner, _fdp.CurveRelease):
+        return CurveRelease(inner)
+    if isinstance(inner, _fdp.WeightedRelease):
+        return WeightedSampleRelease(inner)
+    return SketchRelease(inner, mechanism)

@@ -1,0 +1,98 @@
+"""The privacy session: the budget of one dataset, its randomness and its ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from . import _fdp
+from .mechanisms import Mechanism, _prepare
+from .releases import CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _wrap
+
+__all__ = ["Session"]
+
+
+class Session:
+    """A privacy session over one dataset (OpenDP's and Tumult's context object).
+
+    Every release goes through :meth:`release`, which checks the whole cost against the budget
+    **before** the data are read, charges it (one ledger entry per stage) and releases. Releases on
+    the same data compose sequentially: ``(Σ ε_i, Σ δ_i)``-DP in total, so the session refuses
+    (``fdp.BudgetExceededError``) anything that would take the sums past ``(epsilon, delta)``.
+
+    Parameters
+    ----------
+    epsilon, delta:
+        The total budget (``delta=None``: pure DP only).
+    seed:
+        Opt-in reproducible noise, recorded in every release and ledger entry. Experiments only:
+        anyone who knows the seed can remove the noise. Without it the noise comes from the
+        operating system's CSPRNG.
+    neighbours:
+        ``"replace_one"`` (n public; means, densities, KME) or ``"add_remove_one"`` (sketches).
+    """
+
+    def __init__(self, epsilon: float, delta: float | None = None, *, seed: int | None = None, neighbours: str = "replace_one") -> None:
+        if neighbours not in ("replace_one", "add_remove_one"):
+            raise ValueError(f"neighbours must be 'replace_one' or 'add_remove_one', got {neighbours!r}")
+        if seed is not None and (not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self._inner = _fdp.RustSession(float(epsilon), None if delta is None else float(delta), neighbours == "add_remove_one", seed)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], seed: int | None = None) -> "Session":
+        """A session continued from the ledger file at ``path`` (its budget and charges)."""
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        session = cls.__new__(cls)
+        session._inner = _fdp.RustSession.from_json(text, seed)
+        return session
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the ledger (neighbour relation, budget, every charge) as JSON."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    def to_json(self) -> str:
+        """The ledger as JSON."""
+        return str(self._inner.to_json())
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """``(ε, δ)`` spent so far."""
+        e, d = self._inner.spent()
+        return float(e), float(d)
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        """``(ε, δ)`` left."""
+        e, d = self._inner.remaining()
+        return float(e), float(d)
+
+    @property
+    def ledger(self) -> list[dict[str, Any]]:
+        """Every charge so far: index, mechanism, ε, δ, what was released, the noise's provenance."""
+        return list(json.loads(self.to_json())["entries"])
+
+    def release(self, mechanism: Mechanism, data: Any) -> CurveRelease | WeightedSampleRelease | SketchRelease:
+        """Charges ``mechanism`` and releases it on ``data`` (``fdp.Curves`` for a mean curve, an
+        array of points otherwise). The interpreter lock is released while Rust computes."""
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"mechanism must be built by fdp (e.g. MeanCurve(...).build), got {type(mechanism).__name__}")
+        prepared = _prepare(mechanism, data)
+        kind, inner = mechanism._kind, mechanism._inner
+        if kind == "mean":
+            out = self._inner.release_mean(inner, prepared.values, prepared.grid)
+        elif kind == "kde":
+            out = self._inner.release_kde(inner, prepared)
+        elif kind == "kme":
+            out = self._inner.release_kme(inner, prepared)
+        else:
+            out = self._inner.release_sketch(inner, prepared)
+        release: _Release = _wrap(out, inner)
+        return release  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        (se, sd), (re_, rd) = self.spent, self.remaining
+        return f"Session(spent=(ε={se:g}, δ={sd:g}), remaining=(ε={re_:g}, δ={rd:g}), releases={len(self.ledger)})"

@@ -1,0 +1,349 @@
+"""The Python package: every public function, its errors, and agreement with the Rust command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fdp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def simulated(n: int = 200, k: int = 40, seed: int = 0) -> fdp.Curves:
+    t = np.linspace(0.0, 1.0, k)
+    rng = np.random.default_rng(seed)
+    return fdp.Curves(0.5 + 0.3 * np.sin(6 * t) + rng.normal(0.0, 0.1, (n, k)), t)
+
+
+# ----------------------------------------------------------------------------------------- Curves
+
+
+def test_curves_rows_and_columns_are_the_same_curves() -> None:
+    values = np.arange(12.0).reshape(3, 4)
+    rows = fdp.Curves(values)
+    cols = fdp.Curves(values.T, layout="columns")
+    assert (rows.n, rows.k) == (3, 4)
+    np.testing.assert_array_equal(rows.values, cols.values)
+    np.testing.assert_allclose(rows.grid, np.linspace(0, 1, 4))
+    assert "n=3" in repr(rows)
+
+
+def test_curves_keep_a_contiguous_float64_array_without_copying_it() -> None:
+    values = np.ones((5, 3))
+    assert np.shares_memory(fdp.Curves(values).values, values)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(values=np.ones(5)), "2-D"),
+        (dict(values=np.ones((2, 3)), grid=[0.0, 1.0]), "grid has 2 points"),
+        (dict(values=np.ones((2, 3)), grid=[0.0, 0.5, 0.5]), "strictly increasing"),
+        (dict(values=np.ones((2, 3)), grid=[0.0, np.nan, 1.0]), "finite"),
+        (dict(values=np.ones((2, 3)), layout="diagonal"), "layout"),
+        (dict(values=np.ones((0, 3))), "at least one curve"),
+    ],
+)
+def test_curves_reject_bad_shapes_and_layouts(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fdp.Curves(**kwargs)
+
+
+def test_nan_curves_are_repaired_not_refused() -> None:
+    # An error that depended on a record's contents would leak it: non-finite values are repaired
+    # per record in Rust (all-missing records become the public default) and n is kept.
+    curves = simulated(100, 20)
+    values = curves.values.copy()
+    values[0, :] = np.nan
+    values[1, 3] = np.inf
+    values[2, :] = 1e308
+    bad = fdp.Curves(values, curves.grid)
+    session = fdp.Session(1.0, seed=1)
+    release = session.release(fdp.MeanCurve(bound="l1:5").build(bad, 1.0), bad)
+    assert np.all(np.isfinite(release.curve))
+
+
+def test_from_long_pivots_with_missing_pairs_and_refuses_repeats() -> None:
+    curves = fdp.Curves.from_long(["b", "a", "a", "b", "c"], [0.5, 0.0, 0.5, 0.0, 1.0], [2.0, 1.0, 3.0, 4.0, 7.0])
+    np.testing.assert_array_equal(curves.grid, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(curves.values[0, :2], [4.0, 2.0])  # b first: order of appearance
+    assert np.isnan(curves.values[2, 0])
+    with pytest.raises(ValueError, match="twice"):
+        fdp.Curves.from_long(["a", "a"], [0.0, 0.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="finite"):
+        fdp.Curves.from_long(["a"], [np.nan], [1.0])
+    with pytest.raises(ValueError, match="same length"):
+        fdp.Curves.from_long(["a", "b"], [0.0], [1.0])
+
+
+def test_from_pandas_reads_numeric_suffixes_as_the_grid() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"id": ["x", "y"], "v_1.0": [3.0, "NA"], "v_0.5": [2.0, 5.0], "v_0": [1.0, 4.0]})
+    curves = fdp.Curves.from_pandas(frame, prefix="v_")
+    np.testing.assert_array_equal(curves.grid, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(curves.values[0], [1.0, 2.0, 3.0])
+    assert np.isnan(curves.values[1, 2])
+    with pytest.raises(ValueError, match="no column"):
+        fdp.Curves.from_pandas(frame, prefix="w_")
+
+
+def test_from_fdatagrid_takes_rows_and_the_grid() -> None:
+    class FDataGrid:  # the two attributes scikit-fda's FDataGrid has that fdp reads
+        data_matrix = np.arange(6.0).reshape(2, 3, 1)
+        grid_points = (np.array([0.0, 0.5, 1.0]),)
+
+    curves = fdp.Curves.from_fdatagrid(FDataGrid())
+    np.testing.assert_array_equal(curves.values, np.arange(6.0).reshape(2, 3))
+    FDataGrid.data_matrix = np.zeros((2, 3, 2))
+    with pytest.raises(ValueError, match="one-dimensional values"):
+        fdp.Curves.from_fdatagrid(FDataGrid())
+
+
+def test_as_points_shapes() -> None:
+    assert fdp.as_points([1.0, 2.0]).shape == (2, 1)
+    with pytest.raises(ValueError, match="coordinates"):
+        fdp.as_points(np.ones((3, 2)), dim=3)
+    with pytest.raises(ValueError, match="non-empty"):
+        fdp.as_points(np.ones((0, 2)))
+
+
+# ------------------------------------------------------------------------------ Session and means
+
+
+def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
+    curves = simulated()
+    session = fdp.Session(epsilon=1.0, seed=7)
+    mechanism = fdp.MeanCurve(bound="l1:5").build(curves, epsilon=0.6)
+    assert [s[0] for s in mechanism.stages] == ["bound", "release"]
+    assert mechanism.guarantee == (0.6, 0.0)
+    release = session.release(mechanism, curves)
+    assert len(session.ledger) == 2 and session.ledger[0]["released"].startswith("bound")
+    assert session.spent[0] == pytest.approx(0.6) and session.remaining[0] == pytest.approx(0.4)
+    path = tmp_path / "ledger.json"
+    session.save(path)
+    restored = fdp.Session.load(path)
+    assert restored.ledger == session.ledger
+    with pytest.raises(fdp.BudgetExceededError, match=r"spent \(ε = 0.6"):
+        restored.release(mechanism, curves)
+    assert len(restored.ledger) == 2  # nothing charged on refusal
+    assert "remaining" in repr(restored)
+    metadata = release.metadata
+    assert metadata["mechanism"] == "tuned_iclp_rkhs" and metadata["n"] == curves.n
+    assert json.loads(release.to_json())["output"]["curve"] == list(release.curve)
+    release.save(str(tmp_path / "release.json"))
+    assert (tmp_path / "release.json").exists()
+
+
+@pytest.mark.parametrize(
+    "epsilon, kwargs, message",
+    [
+        (0.0, {}, "epsilon"),
+        (-1.0, {}, "epsilon"),
+        (float("nan"), {}, "epsilon"),
+        (1.0, dict(kernel="cauchy:1"), "SHAPE"),
+        (1.0, dict(kernel="matern32:-1"), "rho"),
+        (1.0, dict(bound="l2:1"), "norm"),  # ICLP-RKHS clips in the coefficient l1 norm
+        (1.0, dict(bound="l1:0"), "clipping bound"),
+        (1.0, dict(mechanism="magic"), "mean mechanism"),
+        (1.0, dict(tuning="guess"), "tuning"),
+        (1.0, dict(mechanism="gaussian_process", bound="l2:1"), "delta"),
+        (1.0, dict(mechanism="gaussian_process", bound="l2:1", delta=2.0), "delta"),
+        (1.0, dict(psi=0.1), "plug-in"),
+        (1.0, dict(centre=float("inf")), "centre"),
+    ],
+)
+def test_bad_mean_parameters_raise_value_errors_naming_them(epsilon: float, kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fdp.MeanCurve(**kwargs).build(simulated(), epsilon)
+
+
+def test_bad_session_parameters() -> None:
+    with pytest.raises(ValueError, match="epsilon"):
+        fdp.Session(epsilon=0.0)
+    with pytest.raises(ValueError, match="delta"):
+        fdp.Session(epsilon=1.0, delta=1.5)
+    with pytest.raises(ValueError, match="neighbours"):
+        fdp.Session(1.0, neighbours="everyone")
+    with pytest.raises(ValueError, match="seed"):
+        fdp.Session(1.0, seed=-3)
+    with pytest.raises(TypeError):
+        fdp.Session(1.0).release("iclp", simulated())  # type: ignore[arg-type]
+
+
+def test_data_must_match_the_mechanism() -> None:
+    curves = simulated(100, 20)
+    mechanism = fdp.MeanCurve(bound="l1:5").build(curves, 1.0)
+    session = fdp.Session(10.0)
+    with pytest.raises(ValueError, match="built for 100 curves"):
+        session.release(mechanism, simulated(99, 20))
+    with pytest.raises(TypeError):
+        session.release(mechanism, curves.values)
+    other_grid = fdp.Curves(curves.values, np.linspace(0, 2, 20))
+    with pytest.raises(ValueError, match="grid"):
+        session.release(mechanism, other_grid)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(mechanism="iclp_rkhs", bound="l1:5"),
+        dict(mechanism="iclp_l1", bound="l2:2"),
+        dict(mechanism="iid_laplace", bound="l2:2"),
+        dict(mechanism="gaussian_process", bound="l2:2", delta=1e-6),
+        dict(mechanism="bernstein", bound="sup:2"),
+        dict(mechanism="iclp_rkhs", bound="l1:5", tuning="plug_in", psi=1e-3, centre=0.5),
+        dict(mechanism="iid_laplace", bound="l2:2", tuning="plug_in", components=5),
+        dict(mechanism="bernstein", bound="sup:2", tuning="plug_in", degree=8),
+        dict(mechanism="gaussian_process", bound="l2:2", tuning="plug_in", delta=1e-6),
+    ],
+)
+def test_every_mean_mechanism_releases_a_finite_curve(kwargs: dict) -> None:
+    curves = simulated()
+    mechanism = fdp.MeanCurve(**kwargs).build(curves, 1.0)
+    accuracy = mechanism.preview()
+    assert accuracy.expected_sq_error > 0 and accuracy.bound(0.05) > accuracy.expected_sq_error
+    session = fdp.Session(1.0, delta=kwargs.get("delta"), seed=2)
+    release = session.release(mechanism, curves)
+    assert release.curve.shape == (curves.k,) and np.all(np.isfinite(release.curve))
+    assert release.coefficients.size > 0
+    assert release.evaluate(np.array([0.0, 0.33, 1.0])).shape == (3,)
+    assert session.spent[0] == pytest.approx(1.0)
+
+
+def test_the_private_mean_is_close_to_the_sample_mean() -> None:
+    curves = simulated(2000, 50, seed=3)
+    release = fdp.Session(1.0, seed=5).release(fdp.MeanCurve(bound="l1:5").build(curves, 1.0), curves)
+    error = np.sqrt(np.mean((release.curve - curves.values.mean(axis=0)) ** 2))
+    assert error < 0.05, error
+
+
+def test_same_seed_same_release_and_os_noise_differs() -> None:
+    curves = simulated()
+    mechanism = fdp.MeanCurve(bound="l1:5").build(curves, 1.0)
+    a = fdp.Session(1.0, seed=11).release(mechanism, curves).curve
+    b = fdp.Session(1.0, seed=11).release(mechanism, curves).curve
+    c = fdp.Session(1.0).release(mechanism, curves).curve
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_accuracy_bound_validates_alpha() -> None:
+    assert fdp.Accuracy(1.0, None).bound(0.5) == 2.0
+    with pytest.raises(ValueError):
+        fdp.Accuracy(1.0, 0.1).bound(0.0)
+
+
+def test_write_report_and_plot(tmp_path: Path) -> None:
+    curves = simulated()
+    session = fdp.Session(1.0, seed=1)
+    release = session.release(fdp.MeanCurve(bound="l1:5").build(curves, 1.0), curves)
+    report = release.write_report(str(tmp_path / "r"), session, notes=["a note"])
+    text = Path(report).read_text(encoding="utf-8")
+    assert "a note" in text and "## Ledger" in text
+    assert (tmp_path / "r" / "curves.svg").exists() and (tmp_path / "r" / "release.json").exists()
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    assert release.plot() is not None
+
+
+# -------------------------------------------------------------------- densities, KME and sketches
+
+
+def test_density_release_integrates_to_about_one() -> None:
+    rng = np.random.default_rng(4)
+    points = rng.beta(2, 5, 5000)
+    mechanism = fdp.Density(domain=(0.0, 1.0)).build(points.size, 1.0)
+    assert mechanism.name == "iclp_kde"
+    release = fdp.Session(1.0, seed=3).release(mechanism, points)
+    mass = np.trapezoid(release.curve, release.grid) if hasattr(np, "trapezoid") else np.trapz(release.curve, release.grid)
+    assert abs(mass - 1.0) < 0.1
+    for method, delta in [("gaussian_process", 1e-6), ("iid_laplace", None), ("bernstein", None)]:
+        m = fdp.Density(mechanism=method, delta=delta).build(points.size, 1.0)
+        assert np.all(np.isfinite(fdp.Session(1.0, delta=delta).release(m, points).curve))
+    with pytest.raises(ValueError, match="1-D points"):
+        fdp.Session(1.0).release(mechanism, np.ones((5000, 2)))
+    with pytest.raises(ValueError):
+        fdp.Density(domain=(1.0, 0.0)).build(10, 1.0)
+    with pytest.raises(ValueError, match="kernel"):
+        fdp.Density(kernel="cosine").build(10, 1.0)  # type: ignore[arg-type]
+
+
+def test_synthetic_dataset_release() -> None:
+    rng = np.random.default_rng(5)
+    points = rng.normal(0.0, 1.0, (400, 2))
+    mechanism = fdp.SyntheticDataset(centre=[0.0, 0.0], scale=1.5, rho=1.0, synthetic_points=50).build(400, 1.0, 1e-6)
+    release = fdp.Session(1.0, delta=1e-6, seed=1).release(mechanism, points)
+    assert isinstance(release, fdp.WeightedSampleRelease)
+    assert release.points.shape == (50, 2) and release.weights.shape == (50,)
+    assert release.to_csv().startswith("x1,x2,weight")
+    with pytest.raises(ValueError, match="coordinates"):
+        fdp.Session(1.0, delta=1e-6).release(mechanism, np.ones((400, 3)))
+    with pytest.raises(ValueError, match="delta"):
+        fdp.SyntheticDataset(centre=[0.0], scale=1.0).build(10, 1.0, 0.0)
+
+
+def test_sketch_release_and_m2m_means() -> None:
+    rng = np.random.default_rng(6)
+    points = np.column_stack([rng.beta(2, 5, 20000), rng.uniform(size=20000)])
+    mechanism = fdp.Sketch(dim=2).build(1.0)
+    session = fdp.Session(1.0, seed=2, neighbours="add_remove_one")
+    release = session.release(mechanism, points)
+    assert isinstance(release, fdp.SketchRelease) and release.noisy_count > 19000
+    m2m = release.m2m()
+    np.testing.assert_allclose(m2m.means, [2 / 7, 0.5], atol=0.03)
+    assert m2m.covariance.shape == (2, 2) and 0.0 <= m2m.cdf(0, 0.3) <= 1.0
+    with pytest.raises(ValueError):
+        m2m.cdf(5, 0.3)
+    with pytest.raises(ValueError, match="neighbours"):
+        fdp.Session(1.0).release(mechanism, points)  # the sketch protects add/remove neighbours
+    with pytest.raises(ValueError, match="feature map"):
+        fdp.Sketch(dim=2, map="wavelet").build(1.0)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------- the same release as Rust's CLI
+
+
+def _cli() -> Path | None:
+    explicit = os.environ.get("FDP_CLI")
+    if explicit:
+        return Path(explicit)
+    for profile in ("release", "debug"):
+        candidate = ROOT / "target" / profile / "fdp"
+        if candidate.exists():
+            return candidate
+    return shutil.which("fdp") and Path(shutil.which("fdp"))  # type: ignore[arg-type]
+
+
+def test_python_release_equals_the_rust_cli_release_bit_for_bit(tmp_path: Path) -> None:
+    cli = _cli()
+    if cli is None:
+        pytest.skip("the fdp command line is not built (cargo build -p fdp-cli), and FDP_CLI is not set")
+    assert cli.exists(), f"FDP_CLI={cli} does not exist"
+    curves = simulated(150, 30, seed=9)
+    values = curves.values.copy()
+    values[3, 4] = np.nan  # a repaired record, on both sides
+    header = "id," + ",".join(f"y_{t!r}" for t in curves.grid.tolist())
+    rows = [f"r{i}," + ",".join("NA" if np.isnan(v) else repr(float(v)) for v in row) for i, row in enumerate(values)]
+    csv = tmp_path / "curves.csv"
+    csv.write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    for mechanism, bound in [("iclp-rkhs", "l1:2"), ("bernstein", "sup:2")]:
+        out = tmp_path / mechanism
+        subprocess.run(
+            [str(cli), "mean", "--csv", str(csv), "--columns", "y_", "--epsilon", "1", "--bound", bound,
+             "--mechanism", mechanism, "--centre", "0.5", "--seed", "42", "--out", str(out), "--quiet"],
+            check=True, capture_output=True,
+        )
+        rust = json.loads((out / "release.json").read_text(encoding="utf-8"))["output"]
+        python = fdp.Session(1.0, seed=42).release(
+            fdp.MeanCurve(mechanism=mechanism.replace("-", "_"), bound=bound, centre=0.5).build(fdp.Curves(values, curves.grid), 1.0),
+            fdp.Curves(values, curves.grid),
+        )
+        assert rust["curve"] == python.curve.tolist(), mechanism
+        assert rust["coefficients"] == python.coefficients.tolist(), mechanism
