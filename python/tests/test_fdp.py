@@ -123,6 +123,7 @@ def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
     mechanism = fdp.MeanCurve(bound="l1:5").build(curves, epsilon=0.6)
     assert [s[0] for s in mechanism.stages] == ["bound", "release"]
     assert mechanism.guarantee == (0.6, 0.0)
+    assert mechanism.name == "tuned_iclp_rkhs" and "tuned_iclp_rkhs" in repr(mechanism)
     release = session.release(mechanism, curves)
     assert len(session.ledger) == 2 and session.ledger[0]["released"].startswith("bound")
     assert session.spent[0] == pytest.approx(0.6) and session.remaining[0] == pytest.approx(0.4)
@@ -247,6 +248,7 @@ def test_write_report_and_plot(tmp_path: Path) -> None:
     report = release.write_report(str(tmp_path / "r"), session, notes=["a note"])
     text = Path(report).read_text(encoding="utf-8")
     assert "a note" in text and "## Ledger" in text
+    assert "tuned_iclp_rkhs" in repr(release)
     assert (tmp_path / "r" / "curves.svg").exists() and (tmp_path / "r" / "release.json").exists()
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
@@ -283,6 +285,10 @@ def test_synthetic_dataset_release() -> None:
     assert isinstance(release, fdp.WeightedSampleRelease)
     assert release.points.shape == (50, 2) and release.weights.shape == (50,)
     assert release.to_csv().startswith("x1,x2,weight")
+    assert release.metadata["mechanism"] == "balog_alg1"
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    assert release.plot() is not None
     with pytest.raises(ValueError, match="coordinates"):
         fdp.Session(1.0, delta=1e-6).release(mechanism, np.ones((400, 3)))
     with pytest.raises(ValueError, match="delta"):
@@ -296,6 +302,7 @@ def test_sketch_release_and_m2m_means() -> None:
     session = fdp.Session(1.0, seed=2, neighbours="add_remove_one")
     release = session.release(mechanism, points)
     assert isinstance(release, fdp.SketchRelease) and release.noisy_count > 19000
+    assert release.sketch.shape == (20,)  # 10 bins per coordinate
     m2m = release.m2m()
     np.testing.assert_allclose(m2m.means, [2 / 7, 0.5], atol=0.03)
     assert m2m.covariance.shape == (2, 2) and 0.0 <= m2m.cdf(0, 0.3) <= 1.0

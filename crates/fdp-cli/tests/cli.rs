@@ -220,3 +220,42 @@ fn bad_flags_exit_with_code_2_and_a_clear_message() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("/nonexistent/x.csv"), "{}", text(&o));
 }
+
+#[test]
+fn dti_cca_with_its_missing_values_when_the_data_are_present() {
+    let csv = fdp::data::data_dir(None).join("dti_cca.csv");
+    if !csv.exists() {
+        eprintln!("{} not found: the real-data run is skipped", csv.display());
+        return;
+    }
+    let dir = scratch("dti");
+    let ledger = dir.join("ledger.json");
+    let args = |out: &str| {
+        vec![
+            "mean".to_string(),
+            "--csv".into(),
+            csv.display().to_string(),
+            "--columns".into(),
+            "cca_".into(),
+            "--epsilon".into(),
+            "1".into(),
+            "--bound".into(),
+            "l1:1".into(),
+            "--centre".into(),
+            "0.5".into(),
+            "--ledger".into(),
+            ledger.display().to_string(),
+            "--out".into(),
+            dir.join(out).display().to_string(),
+        ]
+    };
+    let first: Vec<String> = args("release");
+    let o = fdp(&first.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o));
+    let report = std::fs::read_to_string(dir.join("release/report.md")).unwrap();
+    assert!(report.contains("382 records") && report.contains("interpolated"), "{report}");
+    let second: Vec<String> = args("again");
+    let o = fdp(&second.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("privacy budget exceeded") && text(&o).contains("spent (ε = 1"), "{}", text(&o));
+}
