@@ -10,7 +10,10 @@
 
 use std::str::FromStr;
 
-use fdp_core::{Accuracy, ClippingBound, Curve, Error, Mechanism, Release, Result, Session, Sketch, Stage};
+use fdp_core::{
+    Accuracy, ClippingBound, Curve, Error, Mechanism, MergeableMechanism, Release, Result, Session, Sketch, Stage,
+    SummaryState,
+};
 use fdp_data::CurveSet;
 use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, GaussianMean, GridPoints, LaplaceMean, MeanSetup, PlugIn,
@@ -217,6 +220,23 @@ macro_rules! dispatch_mechanism {
     };
 }
 
+/// Implements [`MergeableMechanism`] for an enum of mergeable mechanisms on `$data`, by dispatch.
+macro_rules! dispatch_mergeable {
+    ($enum:ident, $data:ty, [$($variant:ident),+]) => {
+        impl MergeableMechanism<$data> for $enum {
+            fn empty_state(&self) -> SummaryState {
+                match self { $(Self::$variant(m) => m.empty_state()),+ }
+            }
+            fn update_state(&self, state: &mut SummaryState, part: &$data) -> Result<()> {
+                match self { $(Self::$variant(m) => m.update_state(state, part)),+ }
+            }
+            fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+                match self { $(Self::$variant(m) => m.state_summary(state)),+ }
+            }
+        }
+    };
+}
+
 /// Any mean-curve mechanism a [`MeanRequest`] builds; one [`Mechanism`] on curve sets.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
@@ -232,6 +252,7 @@ pub enum AnyMean {
 }
 
 dispatch_mechanism!(AnyMean, CurveSet<'_>, Curve, [Tuned, Laplace, Gaussian, Bernstein]);
+dispatch_mergeable!(AnyMean, CurveSet<'_>, [Tuned, Laplace, Gaussian, Bernstein]);
 
 /// The density mechanisms (on a 1-D grid), by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,6 +381,7 @@ pub enum AnyKde {
 }
 
 dispatch_mechanism!(AnyKde, GridPoints, Curve, [Laplace, Gaussian, Bernstein]);
+dispatch_mergeable!(AnyKde, GridPoints, [Laplace, Gaussian, Bernstein]);
 
 /// Balog et al.'s Algorithm 1 as the front doors ask for it: M public synthetic points drawn from
 /// `N(centre, scale² I)` with a public seed, weights released by the Gaussian mechanism.

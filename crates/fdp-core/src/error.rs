@@ -37,6 +37,10 @@ pub enum Error {
     /// The mechanism protects a different unit than the session (replace-one vs add/remove).
     #[error("{mechanism} is private under {got:?} neighbours, but the session's privacy unit is {expected:?}")]
     WrongRelation { mechanism: String, expected: fdp_noise::NeighbourRelation, got: fdp_noise::NeighbourRelation },
+    /// A summary state (bytes from another process) is truncated, corrupted, or not from this
+    /// mechanism.
+    #[error("summary state: {0}")]
+    BadState(String),
     /// From the noise layer.
     #[error(transparent)]
     Noise(#[from] fdp_noise::NoiseError),

@@ -12,6 +12,9 @@
 //!   [`Epsilon`](fdp_noise::Epsilon) and [`Delta`](fdp_noise::Delta);
 //! - [`session`]: the [`Session`] — privacy unit, total budget, random stream and ledger — that
 //!   charges every release by sequential composition and refuses to overspend;
+//! - [`state`]: mergeable summaries — exact integer partial sums ([`SummaryState`]) built on parts
+//!   of the data, merged in any order, encoded as checksummed bytes, released once
+//!   ([`MergeableMechanism`], [`Session::release_state`]);
 //! - [`error`]: the one [`Error`] of the release path.
 //!
 //! The mathematics (every calibration and sensitivity with its proof sketch) is in `docs/DESIGN.md`.
@@ -39,6 +42,7 @@ pub mod mechanism;
 pub mod params;
 pub mod release;
 pub mod session;
+pub mod state;
 
 pub use error::{Error, Result};
 pub use mechanism::{Accuracy, BasisOutput, Mechanism, Stage};
@@ -47,3 +51,4 @@ pub use release::{
     Coefficients, Curve, Output, Release, ReleaseMetadata, Representation, Sketch, StageRecord, WeightedSample,
 };
 pub use session::{LedgerEntry, Session};
+pub use state::{MergeableMechanism, SummaryState};

@@ -15,6 +15,7 @@ use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyBudget, Priv
 use crate::error::{Error, Result};
 use crate::mechanism::Mechanism;
 use crate::release::{Output, Release};
+use crate::state::{MergeableMechanism, SummaryState};
 
 /// One charged release (or tuning stage) in a session's ledger.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,6 +151,33 @@ impl Session {
         mechanism: &M,
         data: &D,
     ) -> Result<Release<M::Output>> {
+        let first = self.charge_stages(mechanism)?;
+        let release = mechanism.release(data, &mut self.rng)?;
+        self.describe_release(first, mechanism.stages().len(), &release);
+        Ok(release)
+    }
+
+    /// Releases `mechanism` from a complete [`SummaryState`] (every record's clipped contribution,
+    /// summed in parts — e.g. on a cluster — and merged): charged exactly like
+    /// [`release`](Self::release), and the same release at a fixed seed. A state from another
+    /// mechanism, or with another number of records than the public n, is refused before anything
+    /// is charged.
+    pub fn release_state<D: ?Sized, M: MergeableMechanism<D> + ?Sized>(
+        &mut self,
+        mechanism: &M,
+        state: &SummaryState,
+    ) -> Result<Release<M::Output>> {
+        crate::state::check_state(state, mechanism.empty_state().fingerprint(), mechanism.n())?;
+        let first = self.charge_stages(mechanism)?;
+        let summary = mechanism.state_summary(state)?;
+        let release = mechanism.privatize(&summary, &mut self.rng)?;
+        self.describe_release(first, mechanism.stages().len(), &release);
+        Ok(release)
+    }
+
+    /// Checks that the whole pipeline of `mechanism` fits the budget, then charges each stage;
+    /// returns the ledger index of the first entry.
+    fn charge_stages<D: ?Sized, M: Mechanism<D> + ?Sized>(&mut self, mechanism: &M) -> Result<usize> {
         let stages = mechanism.stages();
         let guarantee = mechanism.guarantee();
         let (epsilon, delta) =
@@ -188,15 +216,18 @@ impl Session {
             let released = format!("{} stage of {}", stage.name, mechanism.name());
             self.charge(mechanism.name(), stage.guarantee, released)?;
         }
-        let release = mechanism.release(data, &mut self.rng)?;
+        Ok(first)
+    }
+
+    /// Fills the ledger entries from `first` with what each stage released.
+    fn describe_release<O: Output>(&mut self, first: usize, stages: usize, release: &Release<O>) {
         let records = &release.metadata().stages;
         for (i, entry) in self.ledger.entries[first..].iter_mut().enumerate() {
             entry.released = match records.get(i) {
-                Some(record) if stages.len() > 1 => format!("{}: {}", record.stage, record.outcome),
+                Some(record) if stages > 1 => format!("{}: {}", record.stage, record.outcome),
                 _ => release.output().describe(),
             };
         }
-        Ok(release)
     }
 
     /// The ledger (relation, budget, entries) as JSON.

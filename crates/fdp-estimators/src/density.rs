@@ -15,8 +15,10 @@ use fdp_noise::{
 
 use crate::error::{EstimatorError, Result, positive};
 use fdp_core::release::{bernstein_value, check_bernstein_domain};
+use fdp_core::state::{check_state, fingerprint_of};
 use fdp_core::{
-    Accuracy, BasisOutput, Curve, Mechanism, Regularisation, Release, ReleaseMetadata, Representation, SensitivityNorm,
+    Accuracy, BasisOutput, Curve, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
+    Representation, SensitivityNorm, SummaryState,
 };
 
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
@@ -507,3 +509,72 @@ pub fn normalise_density(values: &[f64], grid: &Grid) -> Vec<f64> {
         vec![1.0 / volume; values.len()]
     }
 }
+
+/// Density states: the counts of points per grid point (integers, so exact already).
+trait CountsState: Mechanism<GridPoints> {
+    fn counts_grid(&self) -> &Grid;
+    /// Public parameters beside the name and the grid that tell two mechanisms apart.
+    fn fingerprint_extra(&self) -> Vec<u64>;
+
+    fn counts_fingerprint(&self) -> u64 {
+        let grid = self.counts_grid();
+        let mut words: Vec<u64> = self.name().bytes().map(u64::from).collect();
+        words.extend(grid.points().iter().chain(grid.weights()).map(|v| v.to_bits()));
+        words.extend(self.fingerprint_extra());
+        fingerprint_of(words)
+    }
+}
+
+impl<N: ComponentNoise> CountsState for BasisKde<N> {
+    fn counts_grid(&self) -> &Grid {
+        self.output.sampler().basis().grid()
+    }
+
+    fn fingerprint_extra(&self) -> Vec<u64> {
+        let eigenvalues = self.output.sampler().basis().eigenvalues();
+        self.factors.iter().chain(eigenvalues).map(|v| v.to_bits()).collect()
+    }
+}
+
+impl CountsState for BernsteinKde {
+    fn counts_grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn fingerprint_extra(&self) -> Vec<u64> {
+        let kernel = [self.kernel.rho(), self.kernel.variance()].map(f64::to_bits);
+        kernel.into_iter().chain([self.degree as u64]).collect()
+    }
+}
+
+/// Implements [`MergeableMechanism`] on points for a density mechanism whose summary reads counts.
+macro_rules! mergeable_by_counts {
+    ($t:ty $(, $g:ident)?) => {
+        impl$(<$g: ComponentNoise>)? MergeableMechanism<GridPoints> for $t {
+            fn empty_state(&self) -> SummaryState {
+                SummaryState::new(self.counts_fingerprint(), self.counts_grid().len())
+            }
+
+            fn update_state(&self, state: &mut SummaryState, points: &GridPoints) -> Result<()> {
+                if points.grid() != self.counts_grid() {
+                    return Err(EstimatorError::GridMismatch);
+                }
+                let counts: Vec<i128> = points.counts().iter().map(|&c| c as i128).collect();
+                state.add(points.n() as u64, &counts)
+            }
+
+            fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+                check_state(state, self.counts_fingerprint(), self.n())?;
+                let counts = state
+                    .sums()
+                    .iter()
+                    .map(|&c| usize::try_from(c).map_err(|_| EstimatorError::BadState(format!("negative or huge count {c}"))))
+                    .collect::<Result<Vec<usize>>>()?;
+                self.summarize(&GridPoints::from_counts(self.counts_grid(), counts)?)
+            }
+        }
+    };
+}
+
+mergeable_by_counts!(BasisKde<N>, N);
+mergeable_by_counts!(BernsteinKde);

@@ -20,6 +20,7 @@ pub mod erm;
 mod error;
 pub mod mean;
 pub mod mechanism;
+mod sums;
 pub mod tuned;
 pub mod tuning;
 

@@ -5,10 +5,6 @@
 //! (τ fixed before the data are seen), average, regularise, add calibrated secure noise, and
 //! synthesise. n is public (replace-one neighbours) and is fixed when the mechanism is built.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
-use rayon::prelude::*;
-
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 use fdp_noise::{
@@ -17,13 +13,15 @@ use fdp_noise::{
 };
 
 use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
+use fdp_core::state::check_state;
 use fdp_core::{
-    Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, Regularisation, Release, ReleaseMetadata,
-    Representation, SensitivityNorm, Tuning,
+    Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Regularisation, Release,
+    ReleaseMetadata, Representation, SensitivityNorm, SummaryState, Tuning,
 };
 
 use crate::error::{EstimatorError, Result};
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
+use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ **with its norm**, and
 /// optionally a public reference curve to centre at. Each mechanism checks that the bound is in the
@@ -115,93 +113,6 @@ impl MeanSetup {
 pub trait MeanMechanism: for<'a> CurveMechanism<CurveSet<'a>> {}
 
 impl<T: for<'a> CurveMechanism<CurveSet<'a>> + ?Sized> MeanMechanism for T {}
-
-/// Mean of the clipped coefficients `clip(P(X_i - ref))` over all records, computed in parallel row
-/// blocks with one matrix product per block (memory: a block of coefficients, not n x J).
-///
-/// The blocks are fixed (2048 records) and their partial sums are added in block order, so the
-/// result is bit-identical on any thread count. A record whose projection is not finite is clipped
-/// to the centre of the ball (see [`ClipNorm::clip`]), so every term is finite and at most τ in norm.
-fn clipped_mean_coefficients(
-    basis: &MercerBasis,
-    curves: &CurveSet,
-    reference: Option<&[f64]>,
-    norm: ClipNorm,
-    tau: f64,
-) -> Result<Vec<f64>> {
-    let mut means = clipped_means_at(basis, curves, reference, norm, &[tau], None)?.0;
-    Ok(means.swap_remove(0))
-}
-
-/// [`clipped_mean_coefficients`] at every bound of `taus` in one pass over the records, and, if
-/// `log_range = (lo, hi)` is given, the mean over records of `clamp(ln ||P(X_i - ref)||, lo, hi)`
-/// in the same norm (a record whose norm is not finite counts as norm 0, like its clipped value).
-pub(crate) fn clipped_means_at(
-    basis: &MercerBasis,
-    curves: &CurveSet,
-    reference: Option<&[f64]>,
-    norm: ClipNorm,
-    taus: &[f64],
-    log_range: Option<(f64, f64)>,
-) -> Result<(Vec<Vec<f64>>, f64)> {
-    const BLOCK: usize = 2048;
-    let (j, k, g) = (basis.len(), basis.n_points(), taus.len());
-    let offset = match reference {
-        Some(r) => basis.project(r)?,
-        None => vec![0.0; j],
-    };
-    let wphi = basis.weighted_eigenfunctions();
-    let partial: Vec<Vec<f64>> = curves
-        .values()
-        .par_chunks(BLOCK * k)
-        .map(|block| {
-            let rows = block.len() / k;
-            let x = MatRef::from_row_major_slice(block, rows, k);
-            let mut c = Mat::<f64>::zeros(rows, j);
-            matmul(c.as_mut(), Accum::Replace, x, wphi, 1.0, Par::Seq);
-            // g means of width j, then the sum of clamped log-norms.
-            let mut acc = vec![0.0; g * j + 1];
-            let mut row = vec![0.0; j];
-            for i in 0..rows {
-                row.iter_mut().enumerate().for_each(|(col, v)| *v = c[(i, col)] - offset[col]);
-                acc[g * j] += add_clipped(&mut acc[..g * j], &row, norm, taus, log_range);
-            }
-            acc
-        })
-        .collect();
-    let n = curves.n() as f64;
-    let total = sum_in_order(partial, g * j + 1);
-    let means = total[..g * j].chunks(j.max(1)).map(|m| m.iter().map(|s| s / n).collect()).collect();
-    Ok((means, total[g * j] / n))
-}
-
-/// Adds the record `row` clipped in `norm` at every τ of `taus` to `sums` (τ-major, blocks of
-/// `row.len()`), and returns its log-norm clamped to `log_range` (0 without one). A record whose norm
-/// or entries are not finite (a non-finite value, or an overflowing sum) is replaced by 0, the
-/// centre of every ball: it adds nothing and counts as norm 0 (log-norm `lo`).
-fn add_clipped(sums: &mut [f64], row: &[f64], norm: ClipNorm, taus: &[f64], log_range: Option<(f64, f64)>) -> f64 {
-    let size = norm.norm(row);
-    let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
-    if usable {
-        for (block, tau) in sums.chunks_mut(row.len().max(1)).zip(taus) {
-            let scale = if size > *tau { tau / size } else { 1.0 };
-            block.iter_mut().zip(row).for_each(|(a, v)| *a += scale * v);
-        }
-    }
-    match log_range {
-        Some((lo, hi)) if usable => size.ln().clamp(lo, hi),
-        Some((lo, _)) => lo,
-        None => 0.0,
-    }
-}
-
-/// `Σ_b parts[b]` added in the order given (a deterministic reduction of parallel partial sums).
-pub(crate) fn sum_in_order(parts: Vec<Vec<f64>>, width: usize) -> Vec<f64> {
-    parts.into_iter().fold(vec![0.0; width], |mut total, part| {
-        total.iter_mut().zip(&part).for_each(|(t, p)| *t += p);
-        total
-    })
-}
 
 /// How a basis mechanism turns the clipped mean coefficients into the released ones.
 #[derive(Debug, Clone, PartialEq)]
@@ -489,17 +400,44 @@ impl<N: ComponentNoise> Mechanism<CurveSet<'_>> for BasisMean<N> {
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
         self.setup.check_curves(curves, self.basis.grid())?;
-        let mean = clipped_mean_coefficients(
-            &self.basis,
-            curves,
-            self.setup.reference.as_deref(),
-            self.clip,
-            self.setup.tau(),
-        )?;
-        Ok(self.shape(&mean))
+        let layout = self.layout()?;
+        let sums = clipped_sums(&layout, Some(&self.basis), curves, self.setup.reference.as_deref())?;
+        Ok(self.shape(&layout.means(&sums, self.setup.n).0[0]))
     }
 
     delegate_to_basis_output!();
+}
+
+impl<N: ComponentNoise> BasisMean<N> {
+    /// The sums behind the summary: the J coefficients clipped at τ.
+    fn layout(&self) -> Result<ClippedSums> {
+        ClippedSums::new(self.clip, &[self.setup.tau()], self.basis.len(), None)
+    }
+
+    fn fingerprint(&self) -> Result<u64> {
+        let reference = self.setup.reference.as_deref();
+        Ok(mean_fingerprint(self.name, &self.layout()?, Some(&self.basis), self.basis.grid(), reference))
+    }
+}
+
+/// Partial states hold the exact sums of the clipped coefficients; see [`fdp_core::state`].
+impl<N: ComponentNoise> MergeableMechanism<CurveSet<'_>> for BasisMean<N> {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint().unwrap_or(0), self.layout().map_or(0, |l| l.len()))
+    }
+
+    fn update_state(&self, state: &mut SummaryState, curves: &CurveSet) -> Result<()> {
+        if curves.grid() != self.basis.grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let sums = clipped_sums(&self.layout()?, Some(&self.basis), curves, self.setup.reference.as_deref())?;
+        state.add(curves.n() as u64, &sums)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        Ok(self.shape(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
+    }
 }
 
 /// **Bernstein mechanism (Aldà & Rubinstein 2017; R diffpriv).** Records clipped to
@@ -578,8 +516,9 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
         self.setup.check_curves(curves, &self.grid)?;
-        let mut means = sup_clipped_means_at(curves, self.setup.reference.as_deref(), &[self.setup.tau()], None);
-        Ok(self.lattice_values(&means.0.swap_remove(0)))
+        let layout = self.layout()?;
+        let sums = clipped_sums(&layout, None, curves, self.setup.reference.as_deref())?;
+        Ok(self.lattice_values(&layout.means(&sums, self.setup.n).0[0]))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
@@ -623,35 +562,42 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
     }
 }
 
+impl BernsteinMean {
+    /// The sums behind the summary: the K grid values clipped at τ in the sup norm.
+    fn layout(&self) -> Result<ClippedSums> {
+        ClippedSums::new(ClipNorm::Sup, &[self.setup.tau()], self.grid.len(), None)
+    }
+
+    fn fingerprint(&self) -> Result<u64> {
+        let words = mean_fingerprint("bernstein", &self.layout()?, None, &self.grid, self.setup.reference.as_deref());
+        Ok(fdp_core::state::fingerprint_of([words, self.lattice as u64]))
+    }
+}
+
+/// Partial states hold the exact sums of the clipped grid values; see [`fdp_core::state`].
+impl MergeableMechanism<CurveSet<'_>> for BernsteinMean {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint().unwrap_or(0), self.layout().map_or(0, |l| l.len()))
+    }
+
+    fn update_state(&self, state: &mut SummaryState, curves: &CurveSet) -> Result<()> {
+        if curves.grid() != &self.grid {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let sums = clipped_sums(&self.layout()?, None, curves, self.setup.reference.as_deref())?;
+        state.add(curves.n() as u64, &sums)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        Ok(self.lattice_values(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
+    }
+}
+
 impl CurveMechanism<CurveSet<'_>> for BernsteinMean {
     fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
         Ok(self.bernstein_curve(summary))
     }
-}
-
-/// The mean of the records `X_i - ref` clipped to `max_t |x(t)| <= τ` on the grid, at every τ of
-/// `taus`, and (with `log_range`) the mean of their clamped log sup-norms; a record with a
-/// non-finite value counts as 0.
-pub(crate) fn sup_clipped_means_at(
-    curves: &CurveSet,
-    reference: Option<&[f64]>,
-    taus: &[f64],
-    log_range: Option<(f64, f64)>,
-) -> (Vec<Vec<f64>>, f64) {
-    let k = curves.grid().len();
-    let mut sums = vec![0.0; taus.len() * k];
-    let mut log_sum = 0.0;
-    let mut row = vec![0.0; k];
-    for i in 0..curves.n() {
-        row.copy_from_slice(curves.row(i));
-        if let Some(r) = reference {
-            row.iter_mut().zip(r).for_each(|(x, r)| *x -= r);
-        }
-        log_sum += add_clipped(&mut sums, &row, ClipNorm::Sup, taus, log_range);
-    }
-    let n = curves.n() as f64;
-    let means = sums.chunks(k.max(1)).map(|m| m.iter().map(|s| s / n).collect()).collect();
-    (means, log_sum / n)
 }
 
 /// The mean mechanisms by name, for [`MeanCurve`].

@@ -17,9 +17,10 @@
 //! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
 //! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 
+use fdp_core::state::check_state;
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Curve, Mechanism, Output as _, Regularisation, Release, ReleaseMetadata,
-    Representation, SensitivityNorm, Stage, StageRecord, Tuning,
+    Accuracy, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
+    ReleaseMetadata, Representation, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
@@ -31,10 +32,9 @@ use fdp_noise::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EstimatorError, Result};
-use crate::mean::{
-    BasisMean, BernsteinMean, LaplaceMean, MeanSetup, clipped_means_at, rkhs_shrinkage, sup_clipped_means_at,
-};
+use crate::mean::{BasisMean, BernsteinMean, LaplaceMean, MeanSetup, rkhs_shrinkage};
 use crate::mechanism::CurveMechanism as _;
+use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
 
 /// How a tuned pipeline's total ε is split: a share for the private bound, a share for the pilot
 /// (used only by the mechanisms that need one), the rest for the release.
@@ -645,6 +645,52 @@ fn argmin(risks: &[(f64, f64)]) -> (f64, f64) {
     risks.iter().copied().fold((f64::NAN, f64::INFINITY), |best, r| if r.1 < best.1 { r } else { best })
 }
 
+impl TunedMean {
+    /// The sums behind the summary: the clipped records at every point of the public bound grid
+    /// (coefficients on the basis, or grid values in the sup norm for Bernstein) and the log-norm.
+    fn layout(&self) -> Result<(ClippedSums, Option<&MercerBasis>)> {
+        let ceiling = self.ceiling.value();
+        let grid = self.search.grid(ceiling);
+        let range = Some(self.search.log_range(ceiling));
+        let (basis, width) = match self.kind {
+            TunedKind::Bernstein => (None, self.basis.n_points()),
+            _ => (Some(&self.basis), self.basis.len()),
+        };
+        Ok((ClippedSums::new(self.kind.norm(), &grid, width, range)?, basis))
+    }
+
+    fn summary_from(&self, layout: &ClippedSums, sums: &[i128]) -> Vec<f64> {
+        let (means, log_mean) = layout.means(sums, self.n);
+        std::iter::once(log_mean).chain(means.into_iter().flatten()).collect()
+    }
+
+    fn fingerprint(&self) -> Result<u64> {
+        let (layout, basis) = self.layout()?;
+        Ok(mean_fingerprint(self.kind.name(), &layout, basis, self.basis.grid(), self.reference.as_deref()))
+    }
+}
+
+/// Partial states hold the exact sums of every stage's statistics; see [`fdp_core::state`].
+impl MergeableMechanism<CurveSet<'_>> for TunedMean {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint().unwrap_or(0), self.layout().map_or(0, |l| l.0.len()))
+    }
+
+    fn update_state(&self, state: &mut SummaryState, curves: &CurveSet) -> Result<()> {
+        if curves.grid() != self.basis.grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let (layout, basis) = self.layout()?;
+        state.add(curves.n() as u64, &clipped_sums(&layout, basis, curves, self.reference.as_deref())?)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        check_state(state, self.fingerprint()?, Some(self.n))?;
+        let (layout, _) = self.layout()?;
+        Ok(self.summary_from(&layout, state.sums()))
+    }
+}
+
 impl Mechanism<CurveSet<'_>> for TunedMean {
     type Output = Curve;
 
@@ -695,15 +741,9 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
         if curves.grid() != self.basis.grid() {
             return Err(EstimatorError::GridMismatch);
         }
-        let ceiling = self.ceiling.value();
-        let grid = self.search.grid(ceiling);
-        let range = Some(self.search.log_range(ceiling));
-        let reference = self.reference.as_deref();
-        let (means, log_mean) = match self.kind {
-            TunedKind::Bernstein => sup_clipped_means_at(curves, reference, &grid, range),
-            kind => clipped_means_at(&self.basis, curves, reference, kind.norm(), &grid, range)?,
-        };
-        Ok(std::iter::once(log_mean).chain(means.into_iter().flatten()).collect())
+        let (layout, basis) = self.layout()?;
+        let sums = clipped_sums(&layout, basis, curves, self.reference.as_deref())?;
+        Ok(self.summary_from(&layout, &sums))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {

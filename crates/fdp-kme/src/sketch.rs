@@ -20,7 +20,9 @@ use rand_distr::{Distribution, StandardNormal, Uniform};
 use fdp_mercer::Stationary;
 use rayon::prelude::*;
 
-use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Sketch};
+use fdp_core::{
+    Accuracy, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, Sketch, SummaryState,
+};
 use fdp_noise::{Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
 
 use crate::error::{KmeError, Result};
@@ -216,11 +218,11 @@ impl Mechanism<PointSet> for PrivateSketch {
         self.guarantee
     }
 
-    /// `(Σ_i Φ(x_i), n)`: the feature sum with the count appended.
+    /// `(Σ_i Φ(x_i), n)`: the feature sum with the count appended (exact fixed-point sums, as in
+    /// the mergeable state).
     fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
-        let mut summary = self.map.feature_sum(data)?;
-        summary.push(data.len() as f64);
-        Ok(summary)
+        let sums = self.fixed_feature_sums(data)?;
+        Ok(self.summary_from(&sums, data.len() as u64))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Sketch>> {
@@ -243,6 +245,73 @@ impl Mechanism<PointSet> for PrivateSketch {
     fn accuracy(&self) -> Accuracy {
         let b = self.numerator.scale();
         Accuracy::independent(&vec![2.0 * b * b; self.map.len()], 6.0)
+    }
+}
+
+impl PrivateSketch {
+    /// The fixed-point exponent of the features: `|Φ_j(x)| <= ||Φ(x)||₁ <= l1_bound`.
+    fn feature_exponent(&self) -> i32 {
+        fdp_core::state::fixed_point_exponent(self.map.l1_bound())
+    }
+
+    /// `Σ_i Φ(x_i)` as exact fixed-point integers, in parallel blocks.
+    fn fixed_feature_sums(&self, data: &PointSet) -> Result<Vec<i128>> {
+        if data.dim() != self.map.dim() {
+            return Err(KmeError::Shape { what: "dimension", expected: self.map.dim(), got: data.dim() });
+        }
+        let (m, e) = (self.map.len(), self.feature_exponent());
+        let blocks: Vec<usize> = (0..data.len().div_ceil(1024)).collect();
+        Ok(blocks
+            .par_iter()
+            .map(|b| {
+                let mut acc = vec![0i128; m];
+                for i in b * 1024..((b + 1) * 1024).min(data.len()) {
+                    let features = self.map.features(data.point(i));
+                    acc.iter_mut().zip(&features).for_each(|(a, f)| *a += fdp_core::state::to_fixed(*f, e));
+                }
+                acc
+            })
+            .reduce(
+                || vec![0i128; m],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            ))
+    }
+
+    fn summary_from(&self, sums: &[i128], count: u64) -> Vec<f64> {
+        let e = self.feature_exponent();
+        sums.iter().map(|s| fdp_core::state::from_fixed(*s, e)).chain([count as f64]).collect()
+    }
+
+    /// Name, size, and the features of eight public probe points: two different maps differ there.
+    fn fingerprint(&self) -> u64 {
+        let d = self.map.dim();
+        let mut words: Vec<u64> = self.name().bytes().map(u64::from).collect();
+        words.extend([d as u64, self.map.len() as u64, self.map.l1_bound().to_bits()]);
+        for p in 0..8u32 {
+            let probe: Vec<f64> = (0..d).map(|j| ((p as usize * 7 + j * 3) % 11) as f64 / 10.0).collect();
+            words.extend(self.map.features(&probe).iter().map(|f| f.to_bits()));
+        }
+        fdp_core::state::fingerprint_of(words)
+    }
+}
+
+/// Partial states hold the exact feature sums; the record count is the state's (add/remove: it is
+/// released noisily, never assumed).
+impl MergeableMechanism<PointSet> for PrivateSketch {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint(), self.map.len())
+    }
+
+    fn update_state(&self, state: &mut SummaryState, part: &PointSet) -> Result<()> {
+        state.add(part.len() as u64, &self.fixed_feature_sums(part)?)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        fdp_core::state::check_state(state, self.fingerprint(), None)?;
+        Ok(self.summary_from(state.sums(), state.records()))
     }
 }
 
