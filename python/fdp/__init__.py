@@ -19,7 +19,7 @@ True
 
 from ._fdp import BudgetExceededError
 from .data import Curves, as_points
-from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SyntheticDataset
+from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
 from .releases import Accuracy, CurveRelease, M2mEstimates, SketchRelease, WeightedSampleRelease
 from .session import Session
 
@@ -35,6 +35,7 @@ __all__ = [
     "Session",
     "Sketch",
     "SketchRelease",
+    "SummaryState",
     "SyntheticDataset",
     "WeightedSampleRelease",
     "as_points",

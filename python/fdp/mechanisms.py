@@ -18,7 +18,7 @@ from . import _fdp
 from .data import Curves, as_points
 from .releases import Accuracy
 
-__all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch"]
+__all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "SummaryState"]
 
 MeanMethod = Literal["iclp_rkhs", "iclp_l1", "iid_laplace", "gaussian_process", "bernstein"]
 
@@ -29,10 +29,47 @@ class Mechanism:
     Release it with :meth:`fdp.Session.release`.
     """
 
-    def __init__(self, inner: Any, kind: str, shape: tuple[int, ...]) -> None:
+    def __init__(self, inner: Any, kind: str, shape: tuple[int, ...], recipe: tuple[Any, ...]) -> None:
         self._inner = inner
         self._kind = kind
         self._shape = shape
+        self._recipe = recipe  # (callable, *args) that builds the same mechanism: for pickling
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A mechanism is rebuilt from its public recipe (e.g. on a Spark executor): same bits.
+        return (_rebuild, (self._recipe,))
+
+    def empty_state(self) -> SummaryState:
+        """The state of no records (what an empty partition contributes)."""
+        if self._kind == "mean":
+            grid = self._recipe[2]
+            return SummaryState(self._inner.part_state(np.empty((0, grid.size)), grid))
+        if self._kind == "kde":
+            return SummaryState(self._inner.part_state(np.empty(0)))
+        if self._kind == "sketch":
+            return SummaryState(self._inner.part_state(np.empty((0, self._shape[1]))))
+        raise TypeError(f"{self.name} has no mergeable summary state (Balog et al.'s synthetic data: not yet)")
+
+    def summarize_part(self, data: Any) -> SummaryState:
+        """The exact summary state of one part of the data (a partition, a file, a chunk).
+
+        States of the parts merge (``a.merge(b)``) into the state of the whole, bit for bit whatever
+        the partitioning; :meth:`fdp.Session.release_state` releases it. Records are clipped (or
+        replaced by the public default) before they enter a state. Densities and sketches take
+        points, mean curves take :class:`fdp.Curves` on the mechanism's grid (any number of curves).
+        """
+        if self._kind == "mean":
+            if not isinstance(data, Curves):
+                raise TypeError(f"a mean-curve state is built from fdp.Curves, got {type(data).__name__}")
+            if data.k != self._shape[1]:
+                raise ValueError(f"the mechanism was built for curves on {self._shape[1]} points, got {data.k}")
+            return SummaryState(self._inner.part_state(data.values, data.grid))
+        if self._kind == "kde":
+            points = as_points(data.values if isinstance(data, Curves) else data, 1)
+            return SummaryState(self._inner.part_state(np.ascontiguousarray(points[:, 0])))
+        if self._kind == "sketch":
+            return SummaryState(self._inner.part_state(as_points(data, self._shape[1])))
+        raise TypeError(f"{self.name} has no mergeable summary state (Balog et al.'s synthetic data: not yet)")
 
     @property
     def name(self) -> str:
@@ -119,13 +156,21 @@ class MeanCurve:
         """The mechanism for ``curves``' grid and n at a total ``epsilon`` (the values are not read)."""
         if not isinstance(curves, Curves):
             raise TypeError(f"curves must be fdp.Curves, got {type(curves).__name__}")
+        return self.build_for(curves.grid, curves.n, epsilon)
+
+    def build_for(self, grid: ArrayLike, n: int, epsilon: float) -> Mechanism:
+        """The mechanism for ``n`` curves (public) on ``grid`` at a total ``epsilon``: for data that
+        are not in memory (e.g. a Spark DataFrame; see :mod:`fdp.spark`)."""
+        points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+        if int(n) < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
         inner = _fdp.build_mean(
             self.mechanism,
             self.kernel,
             self.bound,
             float(epsilon),
-            curves.grid,
-            curves.n,
+            points,
+            int(n),
             delta=self.delta,
             tuning=self.tuning,
             centre=self.centre,
@@ -133,7 +178,7 @@ class MeanCurve:
             components=self.components,
             degree=self.degree,
         )
-        return Mechanism(inner, "mean", (curves.n, curves.k))
+        return Mechanism(inner, "mean", (int(n), points.size), (MeanCurve.build_for, self, points, int(n), float(epsilon)))
 
 
 @dataclass(frozen=True)
@@ -174,7 +219,7 @@ class Density:
             components=self.components,
             degree=self.degree,
         )
-        return Mechanism(inner, "kde", (int(n), 1))
+        return Mechanism(inner, "kde", (int(n), 1), (Density.build, self, int(n), float(epsilon)))
 
 
 @dataclass(frozen=True)
@@ -199,7 +244,7 @@ class SyntheticDataset:
             float(self.rho), [float(c) for c in self.centre], float(self.scale), int(self.synthetic_points),
             int(self.points_seed), int(n), float(epsilon), float(delta),
         )
-        return Mechanism(inner, "kme", (int(n), len(self.centre)))
+        return Mechanism(inner, "kme", (int(n), len(self.centre)), (SyntheticDataset.build, self, int(n), float(epsilon), float(delta)))
 
 
 @dataclass(frozen=True)
@@ -222,7 +267,57 @@ class Sketch:
     def build(self, epsilon: float) -> Mechanism:
         """The mechanism at ``epsilon``."""
         inner = _fdp.build_sketch(self.map, int(self.dim), int(self.size), float(self.width), int(self.buckets), int(self.map_seed), float(epsilon))
-        return Mechanism(inner, "sketch", (-1, int(self.dim)))
+        return Mechanism(inner, "sketch", (-1, int(self.dim)), (Sketch.build, self, float(epsilon)))
+
+
+def _rebuild(recipe: tuple[Any, ...]) -> Mechanism:
+    built: Mechanism = recipe[0](*recipe[1:])
+    return built
+
+
+class SummaryState:
+    """An exact partial summary (bytes): clipped per-record contributions summed as fixed-point
+    integers, with the record count, the fingerprint of the mechanism that made it and a CRC-32.
+
+    Built by :meth:`Mechanism.summarize_part`, merged with :meth:`merge` (exact, in any order),
+    sent between processes as :meth:`to_bytes`, released by :meth:`fdp.Session.release_state`.
+    """
+
+    __slots__ = ("_bytes",)
+
+    def __init__(self, data: bytes) -> None:
+        _fdp.state_info(bytes(data))  # refuses truncated, corrupted or foreign bytes
+        self._bytes = bytes(data)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "SummaryState":
+        """A state from :meth:`to_bytes` (checked: magic word, version, length, CRC-32)."""
+        return cls(data)
+
+    def to_bytes(self) -> bytes:
+        """The state's bytes."""
+        return self._bytes
+
+    @property
+    def records(self) -> int:
+        """How many records the state has summed."""
+        return int(_fdp.state_info(self._bytes)[0])
+
+    def merge(self, other: "SummaryState") -> "SummaryState":
+        """The state of both parts (exact integer sums; states of different mechanisms are refused)."""
+        return SummaryState(_fdp.merge_states(self._bytes, other._bytes))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SummaryState) and other._bytes == self._bytes
+
+    def __hash__(self) -> int:
+        return hash(self._bytes)
+
+    def __repr__(self) -> str:
+        return f"SummaryState(records={self.records}, bytes={len(self._bytes)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SummaryState, (self._bytes,))
 
 
 def _prepare(mechanism: Mechanism, data: Any) -> Any:

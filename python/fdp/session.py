@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from . import _fdp
-from .mechanisms import Mechanism, _prepare
+from .mechanisms import Mechanism, SummaryState, _prepare
 from .releases import CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _wrap
 
 __all__ = ["Session"]
@@ -92,6 +92,24 @@ class Session:
             out = self._inner.release_sketch(inner, prepared)
         release: _Release = _wrap(out, inner)
         return release  # type: ignore[return-value]
+
+    def release_state(self, mechanism: Mechanism, state: SummaryState) -> CurveRelease | SketchRelease:
+        """Charges ``mechanism`` and releases it from a complete summary state (the merged states of
+        every part of the data): the same release as :meth:`release` on all the data at the same
+        seed. A state of another mechanism, or with another record count than the public n, is
+        refused before anything is charged."""
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"mechanism must be built by fdp, got {type(mechanism).__name__}")
+        if not isinstance(state, SummaryState):
+            raise TypeError(f"state must be an fdp.SummaryState, got {type(state).__name__}")
+        kind, inner, data = mechanism._kind, mechanism._inner, state.to_bytes()
+        if kind == "mean":
+            return CurveRelease(self._inner.release_mean_state(inner, data))
+        if kind == "kde":
+            return CurveRelease(self._inner.release_kde_state(inner, data))
+        if kind == "sketch":
+            return SketchRelease(self._inner.release_sketch_state(inner, data), inner)
+        raise TypeError(f"{mechanism.name} cannot be released from a summary state")
 
     def __repr__(self) -> str:
         (se, sd), (re_, rd) = self.spent, self.remaining

@@ -314,6 +314,65 @@ def test_sketch_release_and_m2m_means() -> None:
         fdp.Sketch(dim=2, map="wavelet").build(1.0)  # type: ignore[arg-type]
 
 
+# ------------------------------------------------------------------------------- summary states
+
+
+def test_states_of_parts_merge_into_the_state_of_the_whole_and_release_the_same() -> None:
+    curves = simulated(500, 20)
+    mechanism = fdp.MeanCurve(bound="l1:5").build(curves, 1.0)
+    whole = mechanism.summarize_part(curves)
+    state = mechanism.empty_state()
+    for rows in np.array_split(np.arange(curves.n)[::-1], 9):
+        state = state.merge(mechanism.summarize_part(fdp.Curves(curves.values[rows], curves.grid)))
+    assert state == whole and state.records == 500 and hash(state) == hash(whole) and "records=500" in repr(state)
+    a = fdp.Session(1.0, seed=4).release_state(mechanism, fdp.SummaryState.from_bytes(state.to_bytes()))
+    b = fdp.Session(1.0, seed=4).release(mechanism, curves)
+    np.testing.assert_array_equal(a.curve, b.curve)
+
+
+def test_damaged_foreign_and_incomplete_states_are_refused() -> None:
+    import pickle
+
+    curves = simulated(100, 20)
+    mechanism = fdp.MeanCurve(bound="l1:5").build(curves, 1.0)
+    state = mechanism.summarize_part(curves)
+    data = state.to_bytes()
+    with pytest.raises(ValueError, match="truncated"):
+        fdp.SummaryState.from_bytes(data[:-3])
+    with pytest.raises(ValueError, match="CRC"):
+        fdp.SummaryState.from_bytes(data[:50] + bytes([data[50] ^ 1]) + data[51:])
+    with pytest.raises(ValueError, match="not an fdp summary state"):
+        fdp.SummaryState(b"garbage")
+    other = fdp.MeanCurve(kernel="matern32:0.2", bound="l1:5").build(curves, 1.0)
+    with pytest.raises(ValueError, match="different mechanisms"):
+        state.merge(other.summarize_part(curves))
+    session = fdp.Session(1.0)
+    with pytest.raises(ValueError, match="another mechanism"):
+        session.release_state(other, state)
+    with pytest.raises(ValueError, match="records in the summary state"):
+        session.release_state(mechanism, mechanism.summarize_part(fdp.Curves(curves.values[:50], curves.grid)))
+    assert session.ledger == []
+    # Mechanisms and states pickle (as Spark ships them) and come back the same.
+    again = pickle.loads(pickle.dumps(mechanism))
+    assert again.summarize_part(curves) == state and pickle.loads(pickle.dumps(state)) == state
+    with pytest.raises(TypeError):
+        session.release_state(mechanism, data)  # type: ignore[arg-type]
+
+
+def test_density_and_sketch_states() -> None:
+    rng = np.random.default_rng(8)
+    points = np.column_stack([rng.uniform(size=1000), rng.uniform(size=1000)])
+    kde = fdp.Density().build(1000, 1.0)
+    merged = kde.summarize_part(points[:300, 0]).merge(kde.summarize_part(points[300:, 0]))
+    assert merged == kde.summarize_part(points[:, 0]) and kde.empty_state().records == 0
+    sketch = fdp.Sketch(dim=2).build(1.0)
+    merged = sketch.empty_state().merge(sketch.summarize_part(points[:10])).merge(sketch.summarize_part(points[10:]))
+    assert merged == sketch.summarize_part(points)
+    kme = fdp.SyntheticDataset(centre=[0.5, 0.5], scale=1.0).build(1000, 1.0, 1e-6)
+    with pytest.raises(TypeError, match="not yet"):
+        kme.summarize_part(points)
+
+
 # ----------------------------------------------------------------- the same release as Rust's CLI
 
 

@@ -4,13 +4,15 @@
 //! Every release goes through the one Rust path: a request from `fdp::front` builds the mechanism,
 //! a [`Session`] charges it and releases it. Curves come in as read-only numpy views and are not
 //! copied unless a record needs repair ([`CurveSet::borrowed`]); the interpreter lock is released
-//! while Rust computes. Errors become Python exceptions with the Rust message: bad parameters
+//! while Rust computes. Summary states ([`SummaryState`]) cross as bytes, for partial summaries built
+//! elsewhere (e.g. Spark executors) and merged exactly. Errors become Python exceptions with the Rust message: bad parameters
 //! `ValueError`, an overspending release `fdp.BudgetExceededError`, files `OSError`.
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use fdp::data::CurveSet;
 use fdp::estimators::GridPoints;
@@ -20,7 +22,9 @@ use fdp::front::{
 use fdp::kme::{M2mEstimator, PointSet, PrivateSketch, SyntheticData};
 use fdp::mercer::{Grid, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
-use fdp::release::{ClippingBound, Curve, Error, Mechanism, Release, Session, Sketch, WeightedSample};
+use fdp::release::{
+    ClippingBound, Curve, Error, Mechanism, MergeableMechanism, Release, Session, Sketch, SummaryState, WeightedSample,
+};
 
 create_exception!(
     _fdp,
@@ -177,6 +181,106 @@ impl RustSession {
         });
         Ok(SketchRelease { inner: release.map_err(py_err)? })
     }
+}
+
+/// Releases from complete summary states (bytes), one method per mechanism family.
+#[pymethods]
+impl RustSession {
+    fn release_mean_state(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &MeanMechanism,
+        state: &[u8],
+    ) -> PyResult<CurveRelease> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
+    }
+
+    fn release_kde_state(&mut self, py: Python<'_>, mechanism: &KdeMechanism, state: &[u8]) -> PyResult<CurveRelease> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
+    }
+
+    fn release_sketch_state(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &SketchMechanism,
+        state: &[u8],
+    ) -> PyResult<SketchRelease> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(SketchRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
+    }
+}
+
+/// The partial state of `part` (one part of the data) as bytes.
+fn part_state<D: ?Sized, M: MergeableMechanism<D>>(mechanism: &M, part: &D) -> fdp::release::Result<Vec<u8>> {
+    let mut state = mechanism.empty_state();
+    mechanism.update_state(&mut state, part)?;
+    Ok(state.to_bytes())
+}
+
+#[pymethods]
+impl MeanMechanism {
+    /// The summary state of some curves (`values` n_part x K on `grid`), as bytes.
+    fn part_state<'py>(
+        &self,
+        py: Python<'py>,
+        values: PyReadonlyArray2<'_, f64>,
+        grid: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let values = slice(&values, "values")?;
+        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let inner = &self.inner;
+        let bytes = py
+            .detach(move || {
+                let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+                part_state(inner, &curves)
+            })
+            .map_err(py_err)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+#[pymethods]
+impl KdeMechanism {
+    /// The summary state of some 1-D points, as bytes.
+    fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray1<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
+        let points = slice(&points, "points")?;
+        let (inner, grid) = (&self.inner, &self.grid);
+        let bytes = py.detach(move || part_state(inner, &GridPoints::snap(grid, points)?)).map_err(py_err)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+#[pymethods]
+impl SketchMechanism {
+    /// The summary state of some points (n_part x D), as bytes.
+    fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
+        let dim = points.shape()[1];
+        let data = slice(&points, "points")?;
+        let inner = &self.inner;
+        let bytes =
+            py.detach(move || part_state(inner, &PointSet::with_default(dim, data.to_vec(), None)?)).map_err(py_err)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// Merges two summary states (bytes) of the same mechanism; exact.
+#[pyfunction]
+fn merge_states<'py>(py: Python<'py>, a: &[u8], b: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let mut a = SummaryState::from_bytes(a).map_err(py_err)?;
+    a.merge(&SummaryState::from_bytes(b).map_err(py_err)?).map_err(py_err)?;
+    Ok(PyBytes::new(py, &a.to_bytes()))
+}
+
+/// `(records, fingerprint)` of a state (bytes), after checking it.
+#[pyfunction]
+fn state_info(state: &[u8]) -> PyResult<(u64, u64)> {
+    let state = SummaryState::from_bytes(state).map_err(py_err)?;
+    Ok((state.records(), state.fingerprint()))
 }
 
 fn with_seed(session: Session, seed: Option<u64>) -> Session {
@@ -500,5 +604,7 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_kde, m)?)?;
     m.add_function(wrap_pyfunction!(build_kme, m)?)?;
     m.add_function(wrap_pyfunction!(build_sketch, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_states, m)?)?;
+    m.add_function(wrap_pyfunction!(state_info, m)?)?;
     Ok(())
 }

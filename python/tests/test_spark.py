@@ -1,0 +1,104 @@
+"""fdp.spark in local mode: partial states on executors equal the one-pass state bit for bit."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+import fdp
+
+if os.environ.get("FDP_REQUIRE_SPARK") != "1":
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+
+import fdp.spark  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("fdp-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def data(n: int = 2000, k: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    grid = np.linspace(0.0, 1.0, k)
+    rng = np.random.default_rng(3)
+    values = 0.5 + 0.2 * np.sin(6 * grid) + rng.normal(0.0, 0.15, (n, k))
+    values[5, :] = 1e300  # clipped like any record
+    values[7, 3] = np.nan  # repaired
+    values[9, :] = np.nan  # the public default
+    return values, grid
+
+
+def frame(spark: Any, values: np.ndarray, partitions: int) -> tuple[Any, list[str]]:
+    columns = [f"y{j}" for j in range(values.shape[1])]
+    rows = [tuple(None if np.isnan(v) else float(v) for v in row) for row in values]
+    return spark.createDataFrame(rows, schema=", ".join(f"{c} double" for c in columns)).repartition(partitions), columns
+
+
+@pytest.mark.parametrize("partitions", [1, 4, 64])
+def test_mean_states_and_release_equal_the_in_process_ones(spark: Any, partitions: int) -> None:
+    values, grid = data()
+    curves = fdp.Curves(values, grid)
+    mean = fdp.MeanCurve(kernel="matern32:0.1", bound="l1:2", centre=0.5)
+    mechanism = mean.build(curves, 1.0)
+    df, columns = frame(spark, values, partitions)
+    state = fdp.spark.summary_state(mechanism, df, columns, grid)
+    assert state.records == curves.n
+    assert state == mechanism.summarize_part(curves)  # bit for bit
+    release = fdp.spark.release_mean(fdp.Session(1.0, seed=5), mean, df, columns=columns, grid=grid, n=curves.n, epsilon=1.0)
+    np.testing.assert_array_equal(release.curve, fdp.Session(1.0, seed=5).release(mechanism, curves).curve)
+
+
+def test_long_frames_pivot_on_the_public_grid(spark: Any) -> None:
+    values, grid = data(300, 10)
+    ids = np.repeat(np.arange(300), 10)
+    ts = np.tile(grid, 300)
+    ys = values.reshape(-1)
+    keep = ~np.isnan(ys) & (np.arange(ys.size) % 13 != 0)  # some pairs absent
+    rows = [(int(i), float(t), float(y)) for i, t, y in zip(ids[keep], ts[keep], ys[keep])]
+    long = spark.createDataFrame(rows, schema="id long, t double, y double").repartition(4)
+    wide, columns = fdp.spark.wide_from_long(long, grid)
+    local = fdp.Curves.from_long(ids[keep], ts[keep], ys[keep])
+    mechanism = fdp.MeanCurve(bound="l1:2", centre=0.5).build_for(grid, local.n, 1.0)
+    state = fdp.spark.summary_state(mechanism, wide, columns, grid)
+    # Rows arrive in another order after the pivot; the sums do not care.
+    assert state == mechanism.summarize_part(local)
+
+
+def test_density_and_sketch_on_spark(spark: Any) -> None:
+    rng = np.random.default_rng(4)
+    points = np.column_stack([rng.beta(2, 5, 3000), rng.uniform(size=3000)])
+    df = spark.createDataFrame([tuple(map(float, p)) for p in points], schema="x1 double, x2 double").repartition(7)
+    density = fdp.Density(domain=(0.0, 1.0))
+    mech = density.build(3000, 1.0)
+    assert fdp.spark.summary_state(mech, df, ["x1"]) == mech.summarize_part(points[:, 0])
+    r = fdp.spark.release_density(fdp.Session(1.0, seed=1), density, df, column="x1", n=3000, epsilon=1.0)
+    np.testing.assert_array_equal(r.curve, fdp.Session(1.0, seed=1).release(mech, points[:, 0]).curve)
+    sketch = fdp.Sketch(dim=2)
+    s = fdp.spark.release_sketch(fdp.Session(1.0, seed=2, neighbours="add_remove_one"), sketch, df, columns=["x1", "x2"], epsilon=1.0)
+    local = fdp.Session(1.0, seed=2, neighbours="add_remove_one").release(sketch.build(1.0), points)
+    np.testing.assert_array_equal(s.sketch, local.sketch)
+
+
+def test_a_wrong_public_n_is_refused_before_any_charge(spark: Any) -> None:
+    values, grid = data(500, 12)
+    df, columns = frame(spark, values, 3)
+    session = fdp.Session(1.0)
+    with pytest.raises(ValueError, match="records in the summary state"):
+        fdp.spark.release_mean(session, fdp.MeanCurve(bound="l1:2"), df, columns=columns, grid=grid, n=499, epsilon=1.0)
+    assert session.ledger == []
