@@ -93,7 +93,7 @@ fn shared_data() -> Option<std::path::PathBuf> {
 #[test]
 fn table2_real_data_quick() {
     let Some(dir) = shared_data() else { return };
-    table2_real_data::run(true, Some(&dir)).unwrap();
+    table2_real_data::run(true, Some(&dir), false).unwrap();
     assert_files(
         "reports/table2_real_data_quick",
         &["report.md", "fig5_adelaide.svg", "fig5_dti_cca.svg", "results.json"],
