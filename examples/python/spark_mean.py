@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 import time
 
 import numpy as np
@@ -31,6 +33,7 @@ def main() -> None:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors run this Python (numpy, fdp)
     spark = (
         SparkSession.builder.master(args.master)
         .appName("fdp-spark-mean")

@@ -11,7 +11,10 @@ n is public for replace-one mechanisms (mean curves, densities): pass it; a stat
 count differs is refused (it is never taken from the data silently). Sketches protect add/remove
 neighbours and release a noisy count instead.
 
-PySpark (and pyarrow) are optional dependencies, imported when these functions are called.
+PySpark (and pyarrow) are optional dependencies, imported when these functions are called. The
+executors need numpy and fdp: point Spark at a Python that has them (``PYSPARK_PYTHON``, e.g.
+``os.environ["PYSPARK_PYTHON"] = sys.executable`` before the session is created in local mode), or
+install the wheel in the cluster's environment.
 """
 
 from __future__ import annotations

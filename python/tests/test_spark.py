@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Iterator
 
 import numpy as np
@@ -21,6 +22,8 @@ import fdp.spark  # noqa: E402
 def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
+    # The executors' Python must be this one (with numpy and fdp), whatever is first on PATH.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     session = (
         SparkSession.builder.master("local[2]")
         .appName("fdp-tests")
