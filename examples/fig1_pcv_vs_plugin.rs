@@ -119,6 +119,8 @@ pub fn run(quick: bool) -> AnyResult<()> {
         md,
         "ε = 1, ρ = 0.1, 100-point midpoint grid, {reps} replicates, 5-fold PCV over ψ ∈ plug-in × {{1/16, 1/4, 1, 4, 16}} (M ∈ {{2, 4, 6, 8, 12, 16, 24}} for IID Laplace), scored by validation error plus the closed-form expected noise. Design-fixed τ as in Figure 2.\n"
     )?;
+    let progress =
+        fdp::report::progress::steps((kernels.len() * Scenario::ALL.len() * sizes.len()) as u64, "fig1", false);
     for (kname, kernel) in &kernels {
         let grid = Grid::midpoint(0.0, 1.0, 100)?;
         let basis = MercerBasis::build(*kernel, grid, BasisOptions::default())?;
@@ -132,6 +134,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
             let bounds = scenario.design_bounds(&basis)?;
             let mut curves: Vec<(String, Vec<Estimate>)> = Vec::new();
             for &n in sizes {
+                progress.inc(1);
                 let mut streams = noise.split(reps);
                 // Per replicate: [plug-in, PCV] squared errors for each family.
                 let per_rep: Vec<Vec<[f64; 2]>> = streams

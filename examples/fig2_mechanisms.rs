@@ -48,10 +48,12 @@ pub fn run(quick: bool) -> AnyResult<()> {
         sizes.iter().map(|n| format!("n = {n}")).collect::<Vec<_>>().join(" | ")
     )?;
     writeln!(md, "|---|---|---|{}---|", "---|".repeat(sizes.len()))?;
+    let progress = fdp::report::progress::steps((Scenario::ALL.len() * sizes.len()) as u64, "fig2", false);
     for scenario in Scenario::ALL {
         let bounds = scenario.design_bounds(&basis)?;
         let mut per_mechanism: Vec<(&'static str, Vec<Estimate>)> = Vec::new();
         for &n in sizes {
+            progress.inc(1);
             for (name, m) in plug_in_mechanisms(&basis, n, 1.0, &bounds)? {
                 let mse = simulated_mse(m.as_ref(), &basis, scenario, n, reps, &mut noise)?;
                 println!(

@@ -195,8 +195,10 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             ("race", FeatureMap::race(d, 100, 8, 0.5, 2)?),
             ("hist", FeatureMap::hist(d, 20)?),
         ];
+        let progress = fdp::report::progress::steps((maps.len() * epsilons.len()) as u64, "m2m_sketches", false);
         for (mname, map) in &maps {
             for &eps in epsilons {
+                progress.inc(1);
                 let mechanism = PrivateSketch::new(map.clone(), Epsilon::new(eps)?)?;
                 let sketch = mechanism.release(&train_points, &mut noise)?;
                 let m2m = M2mEstimator::new(&mechanism, &sketch, prior.clone())?;

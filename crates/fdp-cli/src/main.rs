@@ -7,10 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use fdp::data::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
@@ -22,6 +20,7 @@ use fdp::kme::PointSet;
 use fdp::mercer::{Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
 use fdp::release::{ClippingBound, Mechanism, Session};
+use fdp::report::progress::ProgressBar;
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -281,22 +280,9 @@ fn parse_shape(s: &str) -> Result<StationaryShape, String> {
     }
 }
 
-/// A spinner on stderr when it is a terminal (never when piped, or with --quiet).
-fn progress(quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed} {msg}").unwrap_or(ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let bar = progress(cli.quiet);
+    let bar = fdp::report::progress::spinner(cli.quiet);
     let result = run(cli.command, &bar);
     bar.finish_and_clear();
     match result {

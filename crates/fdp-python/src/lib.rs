@@ -155,14 +155,7 @@ impl RustSession {
         mechanism: &KmeMechanism,
         points: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<WeightedRelease> {
-        let dim = points.shape()[1];
-        let data = slice(&points, "points")?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        let release = py.detach(move || {
-            let points = PointSet::with_default(dim, data.to_vec(), None)?;
-            session.release(inner, &points)
-        });
-        Ok(WeightedRelease { inner: release.map_err(py_err)? })
+        Ok(WeightedRelease { inner: on_points(py, &points, |p| self.inner.release(&mechanism.inner, p))? })
     }
 
     /// Releases a private sketch of `points` (n x D in [0, 1]^D, C-contiguous).
@@ -172,15 +165,20 @@ impl RustSession {
         mechanism: &SketchMechanism,
         points: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<SketchRelease> {
-        let dim = points.shape()[1];
-        let data = slice(&points, "points")?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        let release = py.detach(move || {
-            let points = PointSet::with_default(dim, data.to_vec(), None)?;
-            session.release(inner, &points)
-        });
-        Ok(SketchRelease { inner: release.map_err(py_err)? })
+        Ok(SketchRelease { inner: on_points(py, &points, |p| self.inner.release(&mechanism.inner, p))? })
     }
+}
+
+/// `f` on the points of a C-contiguous n x D array (copied once into a point set, whose non-finite
+/// records become the public default), with the interpreter lock released.
+fn on_points<T: Send>(
+    py: Python<'_>,
+    points: &PyReadonlyArray2<'_, f64>,
+    f: impl FnOnce(&PointSet) -> fdp::release::Result<T> + Send,
+) -> PyResult<T> {
+    let dim = points.shape()[1];
+    let data = slice(points, "points")?;
+    py.detach(move || f(&PointSet::with_default(dim, data.to_vec(), None)?)).map_err(py_err)
 }
 
 /// Releases from complete summary states (bytes), one method per mechanism family.
@@ -259,11 +257,7 @@ impl KdeMechanism {
 impl SketchMechanism {
     /// The summary state of some points (n_part x D), as bytes.
     fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
-        let dim = points.shape()[1];
-        let data = slice(&points, "points")?;
-        let inner = &self.inner;
-        let bytes =
-            py.detach(move || part_state(inner, &PointSet::with_default(dim, data.to_vec(), None)?)).map_err(py_err)?;
+        let bytes = on_points(py, &points, |p| part_state(&self.inner, p))?;
         Ok(PyBytes::new(py, &bytes))
     }
 }

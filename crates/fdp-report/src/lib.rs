@@ -7,7 +7,8 @@
 //! - [`HeatMaps`]: functions on a 2-D tensor grid, side by side on one colour scale;
 //! - [`ReportDir`]: a report folder holding `report.md`, figures and `results.json`;
 //! - [`release`]: a [`Release`](fdp_core::Release) drawn directly — its curve as a [`Series`], its
-//!   metadata as a caption line and a markdown table.
+//!   metadata as a caption line and a markdown table;
+//! - [`progress`]: a spinner or a step bar on stderr for long runs, hidden when piped or quiet.
 //!
 //! Reports print nothing themselves; examples print one-line records (docs/DESIGN.md section 8).
 
@@ -19,6 +20,7 @@ pub mod dir;
 mod error;
 pub mod heatmap;
 pub mod loglog;
+pub mod progress;
 pub mod release;
 
 pub use curves::{CurveFigure, PALETTE, Series};
