@@ -262,7 +262,7 @@ fn what_holds(rows: &[Row], md: &mut String) -> AnyResult<()> {
     }
     writeln!(
         md,
-        "\nTheir qualitative findings, checked against these numbers: (1) the error of Algorithm 1 first falls with M, then rises once the noise on M coordinates dominates — an interior minimum in {} of {} (D, ε) curves; (2) points from the data's region (Scenario 2) beat points from the broad public N(0, 500 I) (Scenario 1) in {} of {} cells; (3) at ε = 1 the private weights beat data-independent uniform weights on the same rows in {} of {} cells. The kernel is very wide against the data (ρ = (2γ)^(-1/2) = 100 at D = 2 and 158 at D = 5, while a mixture component has sd 5.5 per coordinate), so any M rows of the data already embed close to the whole sample: that favours uniform weights on them, and it flattens the M-curve of Algorithm 1.",
+        "\nTheir qualitative findings, checked against these numbers: (1) the error of Algorithm 1 first falls with M, then rises once the noise on M coordinates dominates — an interior minimum in {} of {} (D, ε) curves; (2) points from the data's region (Scenario 2) beat points from the broad public N(0, 500 I) (Scenario 1) in {} of {} cells; (3) at ε = 1 the private weights beat data-independent uniform weights on the same rows in {} of {} cells. The kernel is very wide against the data (ρ = (2γ)^(-1/2) = 100 at D = 2 and 158 at D = 5, while a mixture component has sd 5.5 per coordinate), so any M rows of the data already embed close to the whole sample, which flattens the M-curve of Algorithm 1 (few interior minima) and makes uniform weights on those rows a strong baseline.",
         u_shape.0, u_shape.1, scenario2.0, scenario2.1, beats_uniform.0, beats_uniform.1
     )?;
     Ok(())
