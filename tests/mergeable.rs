@@ -147,6 +147,26 @@ fn densities_and_sketches_merge_exactly_too() {
     }
     let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
     assert_eq!(bits(sketch.state_summary(&state).unwrap()), bits(sketch.summarize(&points).unwrap()));
+
+    // Balog et al.'s Algorithm 1: the kernel sums at the synthetic points.
+    let alg1 = fdp::front::KmeRequest {
+        kernel: Stationary::gaussian(0.3).unwrap(),
+        centre: vec![0.5, 0.5],
+        scale: 0.5,
+        synthetic_points: 25,
+        points_seed: 1,
+        epsilon: eps,
+        delta: Delta::new(1e-6).unwrap(),
+    }
+    .build(points.len())
+    .unwrap();
+    let mut state = alg1.empty_state();
+    for rows in (0..points.len()).collect::<Vec<_>>().chunks(333) {
+        let mut s = alg1.empty_state();
+        alg1.update_state(&mut s, &points.subset(rows)).unwrap();
+        state.merge(&s).unwrap();
+    }
+    assert_eq!(bits(alg1.state_summary(&state).unwrap()), bits(alg1.summarize(&points).unwrap()));
 }
 
 #[test]

@@ -46,9 +46,7 @@ class Mechanism:
             return SummaryState(self._inner.part_state(np.empty((0, grid.size)), grid))
         if self._kind == "kde":
             return SummaryState(self._inner.part_state(np.empty(0)))
-        if self._kind == "sketch":
-            return SummaryState(self._inner.part_state(np.empty((0, self._shape[1]))))
-        raise TypeError(f"{self.name} has no mergeable summary state (Balog et al.'s synthetic data: not yet)")
+        return SummaryState(self._inner.part_state(np.empty((0, self._shape[1]))))
 
     def summarize_part(self, data: Any) -> SummaryState:
         """The exact summary state of one part of the data (a partition, a file, a chunk).
@@ -56,7 +54,8 @@ class Mechanism:
         States of the parts merge (``a.merge(b)``) into the state of the whole, bit for bit whatever
         the partitioning; :meth:`fdp.Session.release_state` releases it. Records are clipped (or
         replaced by the public default) before they enter a state. Densities and sketches take
-        points, mean curves take :class:`fdp.Curves` on the mechanism's grid (any number of curves).
+        points (as do synthetic datasets), mean curves take :class:`fdp.Curves` on the mechanism's
+        grid (any number of curves).
         """
         if self._kind == "mean":
             if not isinstance(data, Curves):
@@ -67,9 +66,7 @@ class Mechanism:
         if self._kind == "kde":
             points = as_points(data.values if isinstance(data, Curves) else data, 1)
             return SummaryState(self._inner.part_state(np.ascontiguousarray(points[:, 0])))
-        if self._kind == "sketch":
-            return SummaryState(self._inner.part_state(as_points(data, self._shape[1])))
-        raise TypeError(f"{self.name} has no mergeable summary state (Balog et al.'s synthetic data: not yet)")
+        return SummaryState(self._inner.part_state(as_points(data, self._shape[1])))
 
     @property
     def name(self) -> str:

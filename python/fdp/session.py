@@ -93,7 +93,9 @@ class Session:
         release: _Release = _wrap(out, inner)
         return release  # type: ignore[return-value]
 
-    def release_state(self, mechanism: Mechanism, state: SummaryState) -> CurveRelease | SketchRelease:
+    def release_state(
+        self, mechanism: Mechanism, state: SummaryState
+    ) -> CurveRelease | WeightedSampleRelease | SketchRelease:
         """Charges ``mechanism`` and releases it from a complete summary state (the merged states of
         every part of the data): the same release as :meth:`release` on all the data at the same
         seed. A state of another mechanism, or with another record count than the public n, is
@@ -107,9 +109,9 @@ class Session:
             return CurveRelease(self._inner.release_mean_state(inner, data))
         if kind == "kde":
             return CurveRelease(self._inner.release_kde_state(inner, data))
-        if kind == "sketch":
-            return SketchRelease(self._inner.release_sketch_state(inner, data), inner)
-        raise TypeError(f"{mechanism.name} cannot be released from a summary state")
+        if kind == "kme":
+            return WeightedSampleRelease(self._inner.release_kme_state(inner, data))
+        return SketchRelease(self._inner.release_sketch_state(inner, data), inner)
 
     def __repr__(self) -> str:
         (se, sd), (re_, rd) = self.spent, self.remaining

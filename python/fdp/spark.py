@@ -25,11 +25,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .data import Curves
-from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState
-from .releases import CurveRelease, SketchRelease
+from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
+from .releases import CurveRelease, SketchRelease, WeightedSampleRelease
 from .session import Session
 
-__all__ = ["summary_state", "release_mean", "release_density", "release_sketch", "wide_from_long"]
+__all__ = ["summary_state", "release_mean", "release_density", "release_synthetic", "release_sketch", "wide_from_long"]
 
 
 def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
@@ -110,6 +110,25 @@ def release_density(session: Session, density: Density, frame: Any, *, column: s
     mechanism = density.build(n, epsilon)
     state = summary_state(mechanism, frame, [column])
     release: CurveRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
+    return release
+
+
+def release_synthetic(
+    session: Session,
+    dataset: SyntheticDataset,
+    frame: Any,
+    *,
+    columns: Sequence[str],
+    n: int,
+    epsilon: float,
+    delta: float,
+) -> WeightedSampleRelease:
+    """A private synthetic weighted dataset (Balog et al.'s Algorithm 1) of the points
+    ``frame[columns]`` (``n`` public): the kernel sums at the synthetic points are summed on the
+    executors, the weights released once on the driver."""
+    mechanism = dataset.build(n, epsilon, delta)
+    state = summary_state(mechanism, frame, columns)
+    release: WeightedSampleRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
     return release
 
 

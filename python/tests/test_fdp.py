@@ -368,9 +368,12 @@ def test_density_and_sketch_states() -> None:
     sketch = fdp.Sketch(dim=2).build(1.0)
     merged = sketch.empty_state().merge(sketch.summarize_part(points[:10])).merge(sketch.summarize_part(points[10:]))
     assert merged == sketch.summarize_part(points)
-    kme = fdp.SyntheticDataset(centre=[0.5, 0.5], scale=1.0).build(1000, 1.0, 1e-6)
-    with pytest.raises(TypeError, match="not yet"):
-        kme.summarize_part(points)
+    kme = fdp.SyntheticDataset(centre=[0.5, 0.5], scale=1.0, synthetic_points=30).build(1000, 1.0, 1e-6)
+    merged = kme.summarize_part(points[:123]).merge(kme.summarize_part(points[123:]))
+    assert merged == kme.summarize_part(points)
+    a = fdp.Session(1.0, 1e-6, seed=3).release_state(kme, merged)
+    b = fdp.Session(1.0, 1e-6, seed=3).release(kme, points)
+    np.testing.assert_array_equal(a.weights, b.weights)
 
 
 # ----------------------------------------------------------------- the same release as Rust's CLI

@@ -119,6 +119,34 @@ impl WeightedPoints {
 /// Rows are summed in fixed blocks of 1024 whose partial sums are added in block order, so the result
 /// is bit-identical on any thread count (a rayon `reduce` combines partial sums in an order that
 /// depends on the scheduling, and the RFF sketch of 10^5 points changed from run to run).
+/// `Σ_i row(i)` as exact fixed-point integers (`trunc(v · 2^exponent)` per entry, see
+/// [`fdp_core::state`]), in parallel blocks: the same integers whatever the blocking or the order.
+pub(crate) fn fixed_row_sums(
+    count: usize,
+    width: usize,
+    exponent: i32,
+    row: impl Fn(usize) -> Vec<f64> + Sync,
+) -> Vec<i128> {
+    const BLOCK: usize = 1024;
+    let blocks: Vec<usize> = (0..count.div_ceil(BLOCK)).collect();
+    blocks
+        .par_iter()
+        .map(|b| {
+            let mut acc = vec![0i128; width];
+            for i in b * BLOCK..((b + 1) * BLOCK).min(count) {
+                acc.iter_mut().zip(row(i)).for_each(|(a, v)| *a += fdp_core::state::to_fixed(v, exponent));
+            }
+            acc
+        })
+        .reduce(
+            || vec![0i128; width],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
 pub(crate) fn parallel_row_sum(count: usize, width: usize, row: impl Fn(usize) -> Vec<f64> + Sync) -> Vec<f64> {
     const BLOCK: usize = 1024;
     let blocks: Vec<usize> = (0..count.div_ceil(BLOCK)).collect();

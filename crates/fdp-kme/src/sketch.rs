@@ -29,7 +29,7 @@ use crate::error::{KmeError, Result};
 use fdp_mercer::linalg::{damped_newton, softplus};
 
 use crate::features::RandomFourierFeatures;
-use crate::points::{PointSet, parallel_row_sum};
+use crate::points::{PointSet, fixed_row_sums, parallel_row_sum};
 
 /// Share of ε spent on the sum (the rest buys the noisy count).
 pub const NUMERATOR_SHARE: f64 = 0.98;
@@ -260,24 +260,7 @@ impl PrivateSketch {
             return Err(KmeError::Shape { what: "dimension", expected: self.map.dim(), got: data.dim() });
         }
         let (m, e) = (self.map.len(), self.feature_exponent());
-        let blocks: Vec<usize> = (0..data.len().div_ceil(1024)).collect();
-        Ok(blocks
-            .par_iter()
-            .map(|b| {
-                let mut acc = vec![0i128; m];
-                for i in b * 1024..((b + 1) * 1024).min(data.len()) {
-                    let features = self.map.features(data.point(i));
-                    acc.iter_mut().zip(&features).for_each(|(a, f)| *a += fdp_core::state::to_fixed(*f, e));
-                }
-                acc
-            })
-            .reduce(
-                || vec![0i128; m],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            ))
+        Ok(fixed_row_sums(data.len(), m, e, |i| self.map.features(data.point(i))))
     }
 
     fn summary_from(&self, sums: &[i128], count: u64) -> Vec<f64> {

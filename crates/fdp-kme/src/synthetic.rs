@@ -6,13 +6,16 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 
-use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning, WeightedSample};
+use fdp_core::{
+    Accuracy, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, SummaryState, Tuning,
+    WeightedSample,
+};
 use fdp_mercer::linalg::{cholesky, solve_lower, solve_lower_transposed};
 use fdp_mercer::{Kernel, Stationary, kernel_matrix};
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, check_public_n, parallel_row_sum};
+use crate::points::{PointSet, check_public_n, fixed_row_sums};
 
 /// **Algorithm 1 (Balog et al. 2018).** Public synthetic points `z_1..z_M` span a subspace of the
 /// RKHS with orthonormal basis `e = L^{-1} [k(z_1,·), ..., k(z_M,·)]` (`G + jI = L L^T`). The
@@ -97,23 +100,36 @@ impl SyntheticSubspace {
     /// only for a kernel that is not total) is replaced by the row of the public default point, the
     /// origin, before it is summed. The built-in kernels are total (a far-away point gives 0), so
     /// with them every row is finite and `||row||_H`-bounded.
-    fn embedding_at_points(&self, data: &PointSet) -> Result<Vec<f64>> {
+    ///
+    /// The sum is exact: fixed-point integers scaled to `sup k` ([`fdp_core::state`]), so partial
+    /// sums over parts of the data merge into the same summary.
+    fn kernel_row_sums(&self, data: &PointSet) -> Result<Vec<i128>> {
         if data.dim() != self.z.dim() {
             return Err(KmeError::Shape { what: "dimension", expected: self.z.dim(), got: data.dim() });
         }
         let row = |x: &[f64]| -> Vec<f64> { (0..self.z.len()).map(|m| self.kernel.eval(self.z.point(m), x)).collect() };
         let origin = vec![0.0; self.z.dim()];
-        let sum = parallel_row_sum(data.len(), self.z.len(), |i| {
+        Ok(fixed_row_sums(data.len(), self.z.len(), self.kernel_exponent(), |i| {
             let r = row(data.point(i));
             if r.iter().all(|v| v.is_finite()) { r } else { row(&origin) }
-        });
-        let n = data.len().max(1) as f64;
-        Ok(sum.into_iter().map(|v| v / n).collect())
+        }))
+    }
+
+    /// Fixed-point exponent of the kernel values, `|k| <= sup k = σ²`.
+    fn kernel_exponent(&self) -> i32 {
+        fdp_core::state::fixed_point_exponent(self.kernel.variance())
+    }
+
+    /// `α = L^{-1} v` from the exact kernel sums of `n` records.
+    fn coordinates_from_sums(&self, sums: &[i128], n: usize) -> Vec<f64> {
+        let (e, n) = (self.kernel_exponent(), n.max(1) as f64);
+        let v: Vec<f64> = sums.iter().map(|s| fdp_core::state::from_fixed(*s, e) / n).collect();
+        solve_lower(self.l.as_ref(), &v)
     }
 
     /// The coordinates `α = L^{-1} v` of the projected embedding (not private).
     pub fn coordinates(&self, data: &PointSet) -> Result<Vec<f64>> {
-        Ok(solve_lower(self.l.as_ref(), &self.embedding_at_points(data)?))
+        Ok(self.coordinates_from_sums(&self.kernel_row_sums(data)?, data.len()))
     }
 
     /// Weights `w = L^{-T} β` of the synthetic points for coordinates β.
@@ -190,6 +206,33 @@ impl SyntheticData {
     }
 }
 
+impl SyntheticData {
+    /// Name, kernel and the synthetic points (public).
+    fn fingerprint(&self) -> u64 {
+        let sub = &self.subspace;
+        let mut words: Vec<u64> = b"balog_alg1".iter().map(|b| u64::from(*b)).collect();
+        words.extend([sub.kernel.rho().to_bits(), sub.kernel.variance().to_bits(), sub.z.dim() as u64]);
+        words.extend(sub.z.data().iter().map(|v| v.to_bits()));
+        fdp_core::state::fingerprint_of(words)
+    }
+}
+
+/// Partial states hold the exact kernel sums at the synthetic points; see [`fdp_core::state`].
+impl MergeableMechanism<PointSet> for SyntheticData {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint(), self.subspace.z.len())
+    }
+
+    fn update_state(&self, state: &mut SummaryState, part: &PointSet) -> Result<()> {
+        state.add(part.len() as u64, &self.subspace.kernel_row_sums(part)?)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        fdp_core::state::check_state(state, self.fingerprint(), Some(self.n))?;
+        Ok(self.subspace.coordinates_from_sums(state.sums(), self.n))
+    }
+}
+
 impl Mechanism<PointSet> for SyntheticData {
     type Output = WeightedSample;
 
@@ -253,7 +296,9 @@ mod tests {
         let w = s.weights(&s.coordinates(&data).unwrap());
         // The residual of the projection is orthogonal to every k(z_m, ·): G w = v.
         let g = kernel_matrix(&kernel, s.points().data(), s.points().data(), 1);
-        let v = s.embedding_at_points(&data).unwrap();
+        let v: Vec<f64> = (0..3)
+            .map(|m| (0..4).map(|i| kernel.eval(s.points().point(m), data.point(i))).sum::<f64>() / 4.0)
+            .collect();
         for m in 0..3 {
             let gw: f64 = (0..3).map(|j| g[(m, j)] * w[j]).sum();
             assert!((gw - v[m]).abs() < 1e-12);

@@ -201,6 +201,17 @@ impl RustSession {
         Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
     }
 
+    fn release_kme_state(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &KmeMechanism,
+        state: &[u8],
+    ) -> PyResult<WeightedRelease> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(WeightedRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
+    }
+
     fn release_sketch_state(
         &mut self,
         py: Python<'_>,
@@ -255,6 +266,15 @@ impl KdeMechanism {
 
 #[pymethods]
 impl SketchMechanism {
+    /// The summary state of some points (n_part x D), as bytes.
+    fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = on_points(py, &points, |p| part_state(&self.inner, p))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+#[pymethods]
+impl KmeMechanism {
     /// The summary state of some points (n_part x D), as bytes.
     fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = on_points(py, &points, |p| part_state(&self.inner, p))?;
