@@ -49,6 +49,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
     )?;
     writeln!(md, "|---|---|---|{}---|", "---|".repeat(sizes.len()))?;
     let progress = fdp::report::progress::steps((Scenario::ALL.len() * sizes.len()) as u64, "fig2", false);
+    let mut bests: Vec<(&'static str, &'static str, f64)> = Vec::new();
     for scenario in Scenario::ALL {
         let bounds = scenario.design_bounds(&basis)?;
         let mut per_mechanism: Vec<(&'static str, Vec<Estimate>)> = Vec::new();
@@ -99,6 +100,10 @@ pub fn run(quick: bool) -> AnyResult<()> {
             })
             .map_or("none", |(k, _)| *k);
         println!("best scenario={} n={} mechanism={best}", scenario.label(), sizes[sizes.len() - 1]);
+        let last = |name: &str| {
+            per_mechanism.iter().find(|(k, _)| *k == name).and_then(|(_, v)| v.last()).map_or(f64::NAN, |e| e.mean)
+        };
+        bests.push((scenario.label(), best, last("iclp_rkhs") / last(best)));
         LogLogFigure {
             title: format!("{}: MSE against n (ε = 1)", scenario.label()),
             x_label: "n".into(),
@@ -111,6 +116,20 @@ pub fn run(quick: bool) -> AnyResult<()> {
     writeln!(
         md,
         "## Beside the paper\n\nThe paper's Figure 2 gives curves, not numbers, and its exact values are not available to us, so none are quoted. Where our ranking differs from the paper's (ICLP-RKHS lowest everywhere), three of the paper's choices explain it: (1) its IID-Laplace baseline is calibrated to 2τM/n instead of 2τ√M/n, i.e. M times the noise variance we use; (2) its ICLP noise is the unit-variance process times Δ/ε, √2 too small in scale (half the variance); (3) its τ is the largest norm in the sample, far below the design bound a data-independent τ must respect. With those corrected, IID Laplace with M = ⌊n^(1/3)⌋ components is a strong baseline for the very smooth S-1, and for S-4, whose mean puts mass on 25 eigenfunctions, the RKHS shrinkage is the limiting bias."
+    )?;
+    writeln!(md, "\n## What holds, what does not, and why (largest n)\n")?;
+    for (label, best, ratio) in &bests {
+        writeln!(
+            md,
+            "- {label}: best {best}; ICLP-RKHS is {} ({ratio:.2}x the best).",
+            if *best == "iclp_rkhs" { "the best" } else { "not the best" }
+        )?;
+    }
+    let wins = bests.iter().filter(|b| b.1 == "iclp_rkhs").count();
+    writeln!(
+        md,
+        "\nThe paper's claim — ICLP-RKHS lowest in every scenario — holds in {wins} of {} scenarios with honest calibration and design-fixed bounds; table2_real_data's ablation shows which of the paper's choices (chiefly the IID-Laplace scale) produced it.",
+        bests.len()
     )?;
     let wall_s = finish_report(&dir, &mut md, &rows, start)?;
     println!("fig2 wall_s={wall_s:.2} reps={reps} report={}", dir.path().display());
