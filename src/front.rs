@@ -135,7 +135,8 @@ impl MeanRequest {
         if let Some(c) = self.centre.filter(|c| !c.is_finite()) {
             return Err(Error::BadParameter { name: "centre", value: c, reason: "must be finite" });
         }
-        let plug_in_only = [(self.psi.is_some(), "psi"), (self.components.is_some(), "components")];
+        let plug_in_only =
+            [(self.psi.is_some(), "psi"), (self.components.is_some(), "components"), (self.degree.is_some(), "degree")];
         if let Some((_, name)) = plug_in_only.iter().find(|(given, _)| *given && self.tuning == TuningMode::Private) {
             return Err(Error::BadParameter {
                 name,

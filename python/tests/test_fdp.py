@@ -157,6 +157,7 @@ def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
         (1.0, dict(mechanism="gaussian_process", bound="l2:1"), "delta"),
         (1.0, dict(mechanism="gaussian_process", bound="l2:1", delta=2.0), "delta"),
         (1.0, dict(psi=0.1), "plug-in"),
+        (1.0, dict(mechanism="bernstein", bound="sup:2", degree=8), "plug-in"),
         (1.0, dict(centre=float("inf")), "centre"),
     ],
 )
