@@ -318,15 +318,13 @@ fn check_symmetric(a: MatRef<'_, f64>, kernel: &dyn Kernel) -> Result<()> {
     Ok(())
 }
 
-/// Makes the first clearly non-zero entry of each column positive, so bases are reproducible.
-fn fix_signs(phi: &mut Mat<f64>) {
-    phi.par_col_iter_mut().for_each(|col| {
-        let max = col.as_ref().iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-        let first = col.as_ref().iter().find(|v| v.abs() > 1e-3 * max).copied().unwrap_or(0.0);
-        if first < 0.0 {
-            col.iter_mut().for_each(|v| *v = -*v);
-        }
-    });
+/// Makes the first clearly non-zero entry of a column positive, so bases are reproducible.
+fn fix_sign(col: faer::ColMut<'_, f64>) {
+    let max = col.as_ref().iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let first = col.as_ref().iter().find(|v| v.abs() > 1e-3 * max).copied().unwrap_or(0.0);
+    if first < 0.0 {
+        col.iter_mut().for_each(|v| *v = -*v);
+    }
 }
 
 /// `out_ic = scale_i in_ic`, column-parallel.
@@ -370,6 +368,13 @@ fn is_centrosymmetric(a: MatRef<'_, f64>) -> bool {
     }
     let scale = (0..k).map(|j| a.col(j).iter().fold(0.0_f64, |m, v| m.max(v.abs()))).fold(0.0, f64::max);
     (0..k).all(|j| (0..k).all(|i| (a[(i, j)] - a[(k - 1 - i, k - 1 - j)]).abs() <= 1e-12 * scale))
+}
+
+/// A weighted kernel matrix for the dense solvers: whole, or as the two halves of its centrosymmetric
+/// split (which is all the solvers need of it).
+enum DenseMatrix {
+    Whole(Mat<f64>),
+    Halves((Mat<f64>, Mat<f64>)),
 }
 
 /// The symmetric and antisymmetric halves of a centrosymmetric `a` (K = 2m or 2m + 1):
@@ -519,55 +524,61 @@ impl MercerBasis {
             let origin = BasisOrigin::Nystrom { solver, structure };
             return Self::from_eigen(kernel, grid, (values, u), &sqrt_w, options, origin);
         }
-        let a = match &toeplitz {
-            // Symmetric and finite by construction.
-            Some(t) => t.dense(),
-            None => {
-                let mut a = kernel_matrix(kernel.as_ref(), grid.points(), grid.points(), dim);
-                a.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
-                    for i in 0..k {
-                        col[i] *= sqrt_w[i] * sqrt_w[j];
+        let (structure, matrix) = match &toeplitz {
+            // A Toeplitz fill with symmetric weights is centrosymmetric by construction: its halves come
+            // straight from the kernel profile, the K x K matrix is never formed.
+            Some(t) if t.symmetric_weights() && options.structure != Some(Structure::Plain) => {
+                (Structure::Centrosymmetric, DenseMatrix::Halves(t.centrosymmetric_halves()))
+            }
+            _ => {
+                let a = match &toeplitz {
+                    // Symmetric and finite by construction.
+                    Some(t) => t.dense(),
+                    None => {
+                        let mut a = kernel_matrix(kernel.as_ref(), grid.points(), grid.points(), dim);
+                        a.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
+                            for i in 0..k {
+                                col[i] *= sqrt_w[i] * sqrt_w[j];
+                            }
+                        });
+                        if let Some((row, col)) =
+                            (0..k).find_map(|j| (0..k).find(|&i| !a[(i, j)].is_finite()).map(|i| (i, j)))
+                        {
+                            return Err(MercerError::NonFiniteKernel { kernel: kernel.spec().name, row, col });
+                        }
+                        check_symmetric(a.as_ref(), kernel.as_ref())?;
+                        a
                     }
-                });
-                if let Some((row, col)) = (0..k).find_map(|j| (0..k).find(|&i| !a[(i, j)].is_finite()).map(|i| (i, j)))
-                {
-                    return Err(MercerError::NonFiniteKernel { kernel: kernel.spec().name, row, col });
+                };
+                match options.structure {
+                    Some(Structure::Plain) => (Structure::Plain, DenseMatrix::Whole(a)),
+                    _ if is_centrosymmetric(a.as_ref()) => {
+                        (Structure::Centrosymmetric, DenseMatrix::Halves(centrosymmetric_halves(a.as_ref())))
+                    }
+                    Some(Structure::Centrosymmetric) => {
+                        return Err(MercerError::Unsupported(
+                            "the kernel matrix is not centrosymmetric (a stationary kernel on a grid symmetric about its centre is)",
+                        ));
+                    }
+                    _ => (Structure::Plain, DenseMatrix::Whole(a)),
                 }
-                check_symmetric(a.as_ref(), kernel.as_ref())?;
-                a
             }
         };
-        let structure = match options.structure {
-            Some(Structure::Plain) => Structure::Plain,
-            // A Toeplitz fill with symmetric weights is centrosymmetric by construction.
-            _ if toeplitz.as_ref().is_some_and(|t| t.symmetric_weights()) || is_centrosymmetric(a.as_ref()) => {
-                Structure::Centrosymmetric
-            }
-            Some(Structure::Centrosymmetric) => {
-                return Err(MercerError::Unsupported(
-                    "the kernel matrix is not centrosymmetric (a stationary kernel on a grid symmetric about its centre is)",
-                ));
-            }
-            _ => Structure::Plain,
-        };
-        let (values, u) = match (solver, structure) {
-            (Solver::Randomized { power_iterations }, Structure::Centrosymmetric) => {
-                let (sym, anti) = centrosymmetric_halves(a.as_ref());
+        let (values, u) = match (solver, matrix) {
+            (Solver::Randomized { power_iterations }, DenseMatrix::Halves((sym, anti))) => {
                 let (sym, anti) =
                     (|x: MatRef<'_, f64>| matmul(sym.as_ref(), x), |x: MatRef<'_, f64>| matmul(anti.as_ref(), x));
                 centrosymmetric_randomized(k, &sym, &anti, cap, power_iterations)?
             }
-            (Solver::Randomized { power_iterations }, _) => {
+            (Solver::Randomized { power_iterations }, DenseMatrix::Whole(a)) => {
                 eigen_randomized(&|x| matmul(a.as_ref(), x), k, cap, power_iterations)?
             }
-            (_, Structure::Centrosymmetric) => {
-                let (sym, anti) = centrosymmetric_halves(a.as_ref());
+            (_, DenseMatrix::Halves((sym, anti))) => {
                 let (s, t) = rayon::join(|| symmetric_eigen(sym.as_ref()), || symmetric_eigen(anti.as_ref()));
                 merge_halves(k, s?, t?)
             }
-            _ => symmetric_eigen(a.as_ref())?,
+            (_, DenseMatrix::Whole(a)) => symmetric_eigen(a.as_ref())?,
         };
-        drop(a);
         Self::from_eigen(kernel, grid, (values, u), &sqrt_w, options, BasisOrigin::Nystrom { solver, structure })
     }
 
@@ -596,11 +607,16 @@ impl MercerBasis {
         let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
         let lambda = values[..kept].to_vec();
         let mut phi = if kept == u.ncols() { u } else { u.subcols(0, kept).to_owned() };
-        phi.par_col_iter_mut().for_each(|col| {
-            col.iter_mut().zip(sqrt_w).for_each(|(v, s)| *v /= s);
+        // One pass per column (it stays in cache): φ = u / √w, its sign fixed, and w φ.
+        let w = grid.weights();
+        let mut weighted_phi = Mat::<f64>::zeros(k, kept);
+        phi.par_col_iter_mut().zip(weighted_phi.par_col_iter_mut()).for_each(|(mut col, weighted)| {
+            col.as_mut().iter_mut().zip(sqrt_w).for_each(|(v, s)| *v /= s);
+            fix_sign(col.as_mut());
+            weighted.iter_mut().zip(col.iter()).zip(w).for_each(|((out, v), w)| *out = w * v);
         });
-        fix_signs(&mut phi);
-        Ok(Self::from_parts(kernel, grid, lambda, phi, options.rtol, origin))
+        let rtol = options.rtol;
+        Ok(Self(Arc::new(Inner { kernel, grid, lambda, phi, weighted_phi, rtol, origin, decay: Default::default() })))
     }
 
     /// The Kronecker basis of a separable kernel on a tensor grid: all positive eigenpairs of each

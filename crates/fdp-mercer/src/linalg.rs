@@ -54,7 +54,11 @@ pub fn symmetric_eigen(a: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
     .map_err(|e| MercerError::Decomposition(format!("{e:?}")))?;
     let s = s.column_vector();
     let values: Vec<f64> = (0..n).rev().map(|i| s[i]).collect();
-    Ok((values, Mat::from_fn(n, n, |i, j| u[(i, n - 1 - j)])))
+    // Columns in the order of the values, swapped in place (no second n x n matrix).
+    for j in 0..n / 2 {
+        faer::perm::swap_cols_idx(u.as_mut(), j, n - 1 - j);
+    }
+    Ok((values, u))
 }
 
 /// The thin Q factor (m x min(m, n)) of a Householder QR of `a`.

@@ -85,6 +85,37 @@ impl WeightedToeplitz {
         });
         a
     }
+
+    /// The symmetric and antisymmetric halves of `A` (symmetric weights; see `centrosymmetric_halves`
+    /// in basis.rs) straight from the profile, without the K x K matrix: with `m = ⌊K/2⌋` and the
+    /// mirror `i' = K-1-i`, `A_{i'j'} = A_ij`, so for i, j < m the symmetric half is `A_ij + A_{ij'}`,
+    /// the antisymmetric `A_ij - A_{ij'}`, and for odd K the middle row/column of the symmetric half
+    /// is `√2 A_im` with corner `A_mm`.
+    pub(crate) fn centrosymmetric_halves(&self) -> (Mat<f64>, Mat<f64>) {
+        debug_assert!(self.symmetric_weights());
+        let k = self.profile.len();
+        let m = k / 2;
+        let odd = k % 2 == 1;
+        let a = |i: usize, j: usize| self.sqrt_w[i] * self.sqrt_w[j] * self.profile[i.abs_diff(j)];
+        let mut sym = Mat::<f64>::zeros(m + odd as usize, m + odd as usize);
+        let mut anti = Mat::<f64>::zeros(m, m);
+        sym.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
+            for i in 0..col.nrows() {
+                col[i] = match (i < m, j < m) {
+                    (true, true) => a(i, j) + a(i, k - 1 - j),
+                    (true, false) => std::f64::consts::SQRT_2 * a(i, m),
+                    (false, true) => std::f64::consts::SQRT_2 * a(m, j),
+                    (false, false) => a(m, m),
+                };
+            }
+        });
+        anti.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
+            for i in 0..m {
+                col[i] = a(i, j) - a(i, k - 1 - j);
+            }
+        });
+        (sym, anti)
+    }
 }
 
 impl ToeplitzProduct<'_> {

@@ -59,8 +59,18 @@ fn bernoulli_exp_at_most_one<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128)
 
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
 ///
-/// `t, s >= 1`. Expected cost: a handful of uniform draws, independent of the scale.
+/// `t, s >= 1`. Expected cost: a handful of uniform draws, independent of the scale. The lattice
+/// samplers' scales (`t < 2^62`, `s` a power of two) take a 64-bit path that makes the same draws
+/// in the same order and returns the same value (tested), only with native arithmetic.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
+    match u64::try_from(t) {
+        Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, t, s.trailing_zeros()),
+        _ => discrete_laplace_u128(rng, t, s),
+    }
+}
+
+/// [`discrete_laplace`] in u128 arithmetic, for any `t, s >= 1`.
+fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
     loop {
         let u = uniform_below(rng, t);
         if !bernoulli_exp(rng, u, t) {
@@ -71,6 +81,71 @@ pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 
             v += 1;
         }
         let y = (u + t * v) / s;
+        let negative = rng.next_u32() & 1 == 1;
+        if negative && y == 0 {
+            continue;
+        }
+        let y = y.min(i128::MAX as u128) as i128;
+        return if negative { -y } else { y };
+    }
+}
+
+/// `uniform_below` for `n < 2^64`: the same mask-and-reject on the same draws.
+#[inline]
+fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
+    if n <= 1 {
+        return 0;
+    }
+    let mask = u64::MAX >> (n - 1).leading_zeros();
+    loop {
+        let draw = rng.next_u64() & mask;
+        if draw < n {
+            return draw;
+        }
+    }
+}
+
+/// `bernoulli_exp` with 64-bit operands (the same draws): Bernoulli(exp(-num/den)).
+#[inline]
+fn bernoulli_exp_u64<R: Rng + ?Sized>(rng: &mut R, mut num: u64, den: u64) -> bool {
+    while num > den {
+        if !bernoulli_exp_at_most_one_u64(rng, den, den) {
+            return false;
+        }
+        num -= den;
+    }
+    bernoulli_exp_at_most_one_u64(rng, num, den)
+}
+
+/// `bernoulli_exp_at_most_one` with 64-bit operands; a denominator `den · k` beyond 64 bits (never
+/// met in practice) takes the u128 draw, which is the same draw.
+#[inline]
+fn bernoulli_exp_at_most_one_u64<R: Rng + ?Sized>(rng: &mut R, num: u64, den: u64) -> bool {
+    let mut k: u64 = 1;
+    loop {
+        let below = match den.checked_mul(k) {
+            Some(d) => uniform_below_u64(rng, d) < num,
+            None => uniform_below(rng, den as u128 * k as u128) < num as u128,
+        };
+        if !below {
+            return k % 2 == 1;
+        }
+        k += 1;
+    }
+}
+
+/// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
+fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, t: u64, shift: u32) -> i128 {
+    loop {
+        let u = uniform_below_u64(rng, t);
+        if !bernoulli_exp_u64(rng, u, t) {
+            continue;
+        }
+        let mut v: u64 = 0;
+        while bernoulli_exp_at_most_one_u64(rng, 1, 1) {
+            v += 1;
+        }
+        let y = (u as u128 + t as u128 * v as u128) >> shift;
         let negative = rng.next_u32() & 1 == 1;
         if negative && y == 0 {
             continue;
@@ -115,6 +190,19 @@ mod tests {
         let big = 3u128 << 90;
         assert!((0..1000).all(|_| uniform_below(&mut rng, big) < big));
         assert_eq!(uniform_below(&mut rng, 1), 0);
+    }
+
+    #[test]
+    fn the_64_bit_path_makes_the_same_draws_and_values() {
+        // The lattice samplers' (t, s) shapes, small scales, and t near the path's limit.
+        let cases = [(3u128, 2u128), (1, 1), (7, 1), ((1u128 << 52) + 12345, 1 << 12), ((1 << 62) - 1, 1 << 40)];
+        for (seed, (t, s)) in cases.into_iter().enumerate() {
+            let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
+            for _ in 0..20_000 {
+                assert_eq!(discrete_laplace(&mut a, t, s), discrete_laplace_u128(&mut b, t, s), "t = {t}, s = {s}");
+            }
+            assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+        }
     }
 
     #[test]

@@ -250,27 +250,32 @@ impl<N: ComponentNoise> BasisSampler<N> {
 
     /// `m` independent noise coefficient vectors, m x J, sampled in parallel from child streams.
     pub fn sample_coefficients(&self, m: usize, rng: &mut NoiseRng) -> Mat<f64> {
-        let j = self.noise.len();
-        let mut flat = vec![0.0; m * j];
+        self.coefficient_columns(m, rng).transpose().to_owned()
+    }
+
+    /// The draws of [`sample_coefficients`](Self::sample_coefficients) as J x m, a column per path
+    /// (each written contiguously by its own child stream).
+    fn coefficient_columns(&self, m: usize, rng: &mut NoiseRng) -> Mat<f64> {
+        let mut columns = Mat::<f64>::zeros(self.noise.len(), m);
         let mut streams = rng.split(m);
-        flat.par_chunks_mut(j.max(1)).zip(streams.par_iter_mut()).for_each(|(row, r)| {
-            for (v, n) in row.iter_mut().zip(&self.noise) {
+        columns.par_col_iter_mut().zip(streams.par_iter_mut()).for_each(|(column, r)| {
+            for (v, n) in column.iter_mut().zip(&self.noise) {
                 *v = n.release(0.0, r);
             }
         });
-        Mat::from_fn(m, j, |i, k| flat[i * j + k])
+        columns
     }
 
     /// `m` independent noise paths on the grid, m x K: coefficients times `φ^T`, one product.
     pub fn sample_paths(&self, m: usize, rng: &mut NoiseRng) -> Mat<f64> {
-        let coefficients = self.sample_coefficients(m, rng);
-        fdp_mercer::linalg::matmul(coefficients.as_ref(), self.basis.eigenfunctions().transpose())
+        let columns = self.coefficient_columns(m, rng);
+        fdp_mercer::linalg::matmul(columns.transpose(), self.basis.eigenfunctions().transpose())
     }
 
     /// `m` noise paths evaluated at arbitrary points (flat, grid dimension per point), m x P,
     /// through the basis' off-grid extension.
     pub fn sample_paths_at(&self, m: usize, points: &[f64], rng: &mut NoiseRng) -> Result<Mat<f64>> {
         let at = self.basis.eigenfunctions_at(points)?;
-        Ok(fdp_mercer::linalg::matmul(self.sample_coefficients(m, rng).as_ref(), at.transpose()))
+        Ok(fdp_mercer::linalg::matmul(self.coefficient_columns(m, rng).transpose(), at.transpose()))
     }
 }
