@@ -33,6 +33,46 @@ struct Row {
     paper_gp_s: Option<f64>,
 }
 
+/// "What holds, what does not, and why", from the rows that have the paper's numbers.
+fn write_what_holds(md: &mut String, rows: &[Row]) -> std::fmt::Result {
+    let published: Vec<&Row> = rows.iter().filter(|r| r.paper_iclp_s.is_some() && r.paper_gp_s.is_some()).collect();
+    if published.is_empty() {
+        return Ok(());
+    }
+    let ratio_range = |ratio: &dyn Fn(&Row) -> f64| {
+        published.iter().map(|r| ratio(r)).fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    };
+    let (paper_lo, paper_hi) = ratio_range(&|r| r.paper_iclp_s.unwrap_or(f64::NAN) / r.paper_gp_s.unwrap_or(f64::NAN));
+    let (ours_lo, ours_hi) = ratio_range(&|r| r.iclp_s / r.gp_s);
+    let (speed_lo, speed_hi) = ratio_range(&|r| r.paper_iclp_s.unwrap_or(f64::NAN) / r.iclp_s);
+    // Growth from the smallest to the largest published K (mean over kernels), as a power of K.
+    let ks: Vec<usize> = published.iter().map(|r| r.k).collect();
+    let (k0, k1) = (ks.iter().copied().min().unwrap_or(1), ks.iter().copied().max().unwrap_or(1));
+    let slope = |time: &dyn Fn(&Row) -> f64| {
+        let mean_at = |k: usize| {
+            let at: Vec<f64> = published.iter().filter(|r| r.k == k).map(|r| time(r)).collect();
+            at.iter().sum::<f64>() / at.len() as f64
+        };
+        (mean_at(k1) / mean_at(k0)).ln() / (k1 as f64 / k0 as f64).ln()
+    };
+    let paper_slope = slope(&|r| r.paper_iclp_s.unwrap_or(f64::NAN));
+    let ours_slope = slope(&|r| r.iclp_s);
+    let verdict = |holds: bool| if holds { "holds" } else { "does not hold" };
+    writeln!(
+        md,
+        "\n## What holds, what does not, and why\n\n\
+         - ICLP paths cost about as much as GP paths: ICLP / GP time is {paper_lo:.2}–{paper_hi:.2} in the paper \
+         and {ours_lo:.2}–{ours_hi:.2} here — **{}** (both draw one noise vector per component and synthesise with \
+         the same basis; ours are exact lattice draws, 79 ns each against a Gaussian's few).\n\
+         - The paper's times grow like K^{paper_slope:.1} from K = {k0} to {k1} (an eigendecomposition per path); \
+         ours like K^{ours_slope:.1}, because the basis is built once and its two half-size eigenproblems are \
+         all the cubic work. The absolute speed-up ({speed_lo:.0}x–{speed_hi:.0}x) is that algorithmic \
+         difference plus R against compiled code on different machines: it is not a like-for-like \
+         benchmark, which is what the numpy peer above is for.",
+        verdict(ours_lo >= 0.5 && ours_hi <= 2.0)
+    )
+}
+
 /// The result of one warm-up run and the median time of three more (the peer's protocol).
 fn seconds<T>(f: impl Fn() -> T) -> (T, f64) {
     f();
@@ -168,6 +208,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         md.push_str("\n## Beside the numpy peer (same session, Matérn 3/2, OpenBLAS `eigh` + one product; its Laplace noise is floating-point, ours exact on a lattice)\n");
         md.push_str(&peer_md);
     }
+    write_what_holds(&mut md, &rows)?;
     dir.write_text("report.md", &md)?;
     println!("report dir={}", dir.path().display());
     Ok(())

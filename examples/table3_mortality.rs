@@ -23,6 +23,15 @@ use fdp::prelude::*;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 use serde::Serialize;
 
+/// Agreement with the paper over the regions it reports.
+#[derive(Default)]
+struct Tally {
+    compared: usize,
+    same_best: usize,
+    ours_iclp: usize,
+    paper_iclp: usize,
+}
+
 #[derive(Serialize)]
 struct Row {
     region: String,
@@ -67,6 +76,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
     let mut noise = NoiseRng::seeded(33);
     let mut rows = Vec::new();
+    let mut tally = Tally::default();
     let mut md = String::from("# Table 3 and Figure 7 — private age-at-death densities\n\n");
     writeln!(
         md,
@@ -134,6 +144,13 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             v.iter().min_by(|a, b| a.1.total_cmp(&b.1)).map_or("—".to_string(), |(j, _)| columns[*j].to_string())
         };
         writeln!(md, "| {region} | {kind} | {n} | {} | {} | {} |", cells.join(" | "), best(&ours), best(&theirs))?;
+        if !theirs.is_empty() {
+            let is_iclp = |v: &[(usize, f64)]| best(v).starts_with("iclp");
+            tally.compared += 1;
+            tally.same_best += usize::from(best(&ours) == best(&theirs));
+            tally.ours_iclp += usize::from(is_iclp(&ours));
+            tally.paper_iclp += usize::from(is_iclp(&theirs));
+        }
         if kind == "continent" || (quick && i == 0) {
             let file = format!("fig7_{}.svg", region.replace([' ', '/'], "_"));
             CurveFigure {
@@ -152,6 +169,30 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         md,
         "\n## Beside the paper\n\nThe paper's Table 3 (`../shared/papers/iclp_table3.csv`) reports the expected L2 distance on the UN's published deaths; ours is the ISE (squared L2) on a reconstruction, so only the best mechanism per region is compared (`best` columns; the paper's values are in every `table3` record and results.json). With n in the millions the privacy noise is tiny: the differences between mechanisms here are their biases (η > 1 oversmooths slightly, IID Laplace truncates the basis, Bernstein polynomials of degree 10-20 cannot follow the infant-mortality spike)."
     )?;
+    let Tally { compared, same_best, ours_iclp, paper_iclp } = tally;
+    if compared == 0 {
+        writeln!(md, "\n## What holds, what does not, and why\n\nNo region of this run has a published row.")?;
+    } else {
+        writeln!(
+            md,
+            "\n## What holds, what does not, and why\n\n\
+         - Regions with a published row: {compared}. The same mechanism is best in ours and the paper's in \
+         {same_best} of them.\n\
+         - The paper's reading that an ICLP-RKHS is the best mechanism for age-at-death densities: it is best in \
+         {paper_iclp} of {compared} regions there and in {ours_iclp} of {compared} here — **{}**.\n\
+         - Why they can differ: at these n (10^4 to 10^8 deaths) the privacy noise is orders of magnitude below \
+         every mechanism's bias, so the ranking is a ranking of biases — here on our reconstruction of the \
+         deaths (WPP2019 rates x person-years by five-year group, spread uniformly over single years), in the \
+         paper on the UN's published table. Which bias is smallest (η > 1 oversmoothing, IID Laplace's \
+         truncated basis, Bernstein's degree) depends on the curve's shape near the infant-mortality spike, \
+         where the two data sources differ most.",
+            if 2 * ours_iclp >= compared {
+                "holds in the majority of regions"
+            } else {
+                "does not hold in the majority of regions"
+            }
+        )?;
+    }
     let wall_s = finish_report(&out, &mut md, &rows, start)?;
     println!("table3 wall_s={wall_s:.2} report={}", out.path().display());
     Ok(())

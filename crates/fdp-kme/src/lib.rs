@@ -24,5 +24,8 @@ pub use embedding::{kernel_sum, mmd, rkhs_distance_sq};
 pub use error::{KmeError, Result};
 pub use features::{FeatureMean, RandomFourierFeatures, ReducedSetOptions};
 pub use points::{PointSet, WeightedPoints};
-pub use sketch::{FeatureMap, M2mEstimator, PrivateSketch, implicit_logistic_regression, uniform_prior};
+pub use sketch::{
+    FeatureMap, M2mDesign, M2mEstimator, PrivateSketch, Query, implicit_logistic_regression, noise_aware_lambda,
+    uniform_prior,
+};
 pub use synthetic::{SyntheticData, SyntheticSubspace};

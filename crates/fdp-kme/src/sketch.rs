@@ -26,7 +26,7 @@ use fdp_core::{
 use fdp_noise::{Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
 
 use crate::error::{KmeError, Result};
-use fdp_mercer::linalg::{damped_newton, softplus};
+use fdp_mercer::linalg::{damped_newton, matmul, softplus};
 
 use crate::features::RandomFourierFeatures;
 use crate::points::{PointSet, fixed_row_sums, parallel_row_sum};
@@ -298,6 +298,67 @@ impl MergeableMechanism<PointSet> for PrivateSketch {
     }
 }
 
+/// A query `f: [0, 1]^d → R` whose mean M2M estimates.
+pub type Query = dyn Fn(&[f64]) -> f64 + Sync;
+
+/// The sketch-independent half of M2M for one feature map and prior `u_1..u_s`: the features
+/// `P_tj = Φ_j(u_t)` and the Gram matrix `G = PᵀP / s`. Computed once, it serves every sketch of the
+/// same map (the classes of a logistic regression, trials, a grid of ε): only the ridge solve
+/// `(G + λI)` depends on the release. Public inputs only.
+#[derive(Debug, Clone)]
+pub struct M2mDesign {
+    prior: PointSet,
+    /// P, s x m.
+    features: Mat<f64>,
+    /// PᵀP / s, m x m.
+    gram: Mat<f64>,
+}
+
+impl M2mDesign {
+    /// Features and Gram matrix of `map` on the `prior` points.
+    pub fn new(map: &FeatureMap, prior: PointSet) -> Result<Self> {
+        if prior.dim() != map.dim() || prior.is_empty() {
+            return Err(KmeError::Shape { what: "prior points", expected: map.dim(), got: prior.dim() });
+        }
+        let (s, m) = (prior.len(), map.len());
+        let rows: Vec<Vec<f64>> = (0..s).into_par_iter().map(|t| map.features(prior.point(t))).collect();
+        let features = Mat::from_fn(s, m, |t, j| rows[t][j]);
+        let mut gram = matmul(features.transpose(), features.as_ref());
+        gram.par_col_iter_mut().for_each(|col| col.iter_mut().for_each(|v| *v /= s as f64));
+        Ok(Self { prior, features, gram })
+    }
+
+    /// The prior points.
+    pub fn prior(&self) -> &PointSet {
+        &self.prior
+    }
+
+    /// The Cholesky factor of `G + λI` (λ >= 0 finite).
+    fn ridge(&self, lambda: f64) -> Result<faer::linalg::solvers::Llt<f64>> {
+        let singular = KmeError::BadParameter { name: "lambda", value: lambda, reason: "the ridge system is singular" };
+        if !(lambda.is_finite() && lambda >= 0.0) {
+            return Err(KmeError::BadParameter { name: "lambda", value: lambda, reason: "must be finite and >= 0" });
+        }
+        let mut a = self.gram.clone();
+        for j in 0..a.ncols() {
+            a[(j, j)] += lambda;
+        }
+        a.llt(Side::Lower).map_err(|_| singular)
+    }
+
+    /// **Explicit M2M**: for each query `f_c`, the ridge coefficients `a_c = (G + λI)^{-1} Pᵀ F_c / s`
+    /// (length m, `F_tc = f_c(u_t)`), so that `E f_c ≈ Σ_j a_jc S_j` for any sketch S of the map. The
+    /// same estimate as the implicit weights, with q right-hand sides instead of s.
+    pub fn query_coefficients(&self, queries: &[&Query], lambda: f64) -> Result<Vec<Vec<f64>>> {
+        let s = self.prior.len();
+        let values = Mat::from_fn(s, queries.len(), |t, c| queries[c](self.prior.point(t)));
+        let mut rhs = matmul(self.features.transpose(), values.as_ref());
+        rhs.par_col_iter_mut().for_each(|col| col.iter_mut().for_each(|v| *v /= s as f64));
+        let a = self.ridge(lambda)?.solve(rhs);
+        Ok((0..queries.len()).map(|c| a.col(c).iter().copied().collect()).collect())
+    }
+}
+
 /// M2M estimation from a sketch with prior points `u_1..u_s`.
 #[derive(Debug, Clone)]
 pub struct M2mEstimator {
@@ -309,36 +370,27 @@ pub struct M2mEstimator {
 
 impl M2mEstimator {
     /// Fits the ridge system for a released `sketch` of `mechanism` on the prior points (drawn from
-    /// a public ψ). Post-processing: no privacy cost.
+    /// a public ψ), with the noise-aware `λ = 2 Δ₁² / (ε_num² (n + ζ))`. Post-processing: no privacy cost.
     pub fn new(mechanism: &PrivateSketch, sketch: &Release<Sketch>, prior: PointSet) -> Result<Self> {
-        let map = &mechanism.map;
-        if prior.dim() != map.dim() || prior.is_empty() {
-            return Err(KmeError::Shape { what: "prior points", expected: map.dim(), got: prior.dim() });
+        let design = M2mDesign::new(&mechanism.map, prior)?;
+        Self::from_design(&design, &sketch.output().sketch, noise_aware_lambda(mechanism, sketch))
+    }
+
+    /// The M2M fit of any sketch vector with ridge parameter `lambda` on a prepared design — for a
+    /// release, [`new`](Self::new)'s λ; for the exact sketch `Σ Φ(x_i) / n` of an error
+    /// decomposition (not private: an analysis of one's own data), a small λ.
+    pub fn from_design(design: &M2mDesign, sketch: &[f64], lambda: f64) -> Result<Self> {
+        let (s, m) = (design.prior.len(), design.features.ncols());
+        if sketch.len() != m {
+            return Err(KmeError::Shape { what: "sketch", expected: m, got: sketch.len() });
         }
-        let (s, m) = (prior.len(), map.len());
-        let rows: Vec<Vec<f64>> = (0..s).into_par_iter().map(|t| map.features(prior.point(t))).collect();
-        let p = Mat::from_fn(s, m, |t, j| rows[t][j]);
-        let epsilon_numerator = NUMERATOR_SHARE * mechanism.guarantee.epsilon();
-        let lambda = 2.0 * map.l1_bound().powi(2) / (epsilon_numerator.powi(2) * sketch.output().noisy_count);
-        let mut a = p.transpose() * &p;
-        for j in 0..m {
-            for i in 0..m {
-                a[(i, j)] /= s as f64;
-            }
-            a[(j, j)] += lambda;
-        }
-        let llt = a.llt(Side::Lower).map_err(|_| KmeError::BadParameter {
-            name: "lambda",
-            value: lambda,
-            reason: "the ridge system is singular",
-        })?;
         // hat = P A^{-1} / s, via A^{-1} Pᵀ.
-        let a_inv_pt = llt.solve(p.transpose().to_owned());
+        let a_inv_pt = design.ridge(lambda)?.solve(design.features.transpose().to_owned());
         let hat = Mat::from_fn(s, m, |t, j| a_inv_pt[(j, t)] / s as f64);
-        let sk = Mat::from_fn(m, 1, |j, _| sketch.output().sketch[j]);
+        let sk = Mat::from_fn(m, 1, |j, _| sketch[j]);
         let w = &hat * &sk;
         let weights = (0..s).map(|t| w[(t, 0)]).collect();
-        Ok(Self { prior, hat, weights })
+        Ok(Self { prior: design.prior.clone(), hat, weights })
     }
 
     /// The implicit weights `ω_t` of the prior points: `E f ≈ Σ_t ω_t f(u_t)`.
@@ -457,6 +509,14 @@ pub fn implicit_logistic_regression(
     })
 }
 
+/// M2M's noise-aware ridge parameter for a release of `mechanism`: `λ = 2 Δ₁² / (ε_num² (n + ζ))`,
+/// the variance of the sketch's noise per coordinate (Laplace: 2 b², `b = Δ₁ / ε_num`, over the
+/// noisy count).
+pub fn noise_aware_lambda(mechanism: &PrivateSketch, sketch: &Release<Sketch>) -> f64 {
+    let epsilon_numerator = NUMERATOR_SHARE * mechanism.guarantee.epsilon();
+    2.0 * mechanism.map.l1_bound().powi(2) / (epsilon_numerator.powi(2) * sketch.output().noisy_count)
+}
+
 /// `s` points uniform on `[0, 1]^dim` from a fixed seed: the public prior ψ.
 pub fn uniform_prior(dim: usize, s: usize, seed: u64) -> Result<PointSet> {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -467,6 +527,29 @@ pub fn uniform_prior(dim: usize, s: usize, seed: u64) -> Result<PointSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explicit_and_implicit_m2m_give_the_same_estimates() {
+        let map = FeatureMap::rff(3, 20, 0.5, 7).unwrap();
+        let design = M2mDesign::new(&map, uniform_prior(3, 400, 8).unwrap()).unwrap();
+        let data = uniform_prior(3, 300, 9).unwrap();
+        let sketch: Vec<f64> = map.feature_sum(&data).unwrap().iter().map(|v| v / 300.0).collect();
+        for lambda in [1e-9, 1e-3] {
+            let implicit = M2mEstimator::from_design(&design, &sketch, lambda).unwrap().means();
+            let queries: Vec<Box<Query>> = (0..3).map(|j| Box::new(move |x: &[f64]| x[j]) as Box<Query>).collect();
+            let refs: Vec<&Query> = queries.iter().map(|q| q.as_ref()).collect();
+            let coefficients = design.query_coefficients(&refs, lambda).unwrap();
+            for (a, want) in coefficients.iter().zip(&implicit) {
+                let explicit: f64 = a.iter().zip(&sketch).map(|(a, s)| a * s).sum();
+                assert!((explicit - want).abs() < 1e-9 * want.abs().max(1.0), "λ = {lambda}: {explicit} vs {want}");
+            }
+        }
+        // The exact sketch with a tiny λ recovers the column means of uniform-like data closely.
+        let exact = M2mEstimator::from_design(&design, &sketch, 1e-9).unwrap().means();
+        assert!(exact.iter().all(|m| (m - 0.5).abs() < 0.1), "{exact:?}");
+        assert!(design.query_coefficients(&[], -1.0).is_err());
+        assert!(M2mEstimator::from_design(&design, &sketch[..5], 1e-3).is_err());
+    }
 
     #[test]
     fn implicit_logistic_regression_separates_two_clusters() {
