@@ -335,7 +335,6 @@ impl M2mDesign {
 
     /// The Cholesky factor of `G + λI` (λ >= 0 finite).
     fn ridge(&self, lambda: f64) -> Result<faer::linalg::solvers::Llt<f64>> {
-        let singular = KmeError::BadParameter { name: "lambda", value: lambda, reason: "the ridge system is singular" };
         if !(lambda.is_finite() && lambda >= 0.0) {
             return Err(KmeError::BadParameter { name: "lambda", value: lambda, reason: "must be finite and >= 0" });
         }
@@ -343,7 +342,11 @@ impl M2mDesign {
         for j in 0..a.ncols() {
             a[(j, j)] += lambda;
         }
-        a.llt(Side::Lower).map_err(|_| singular)
+        a.llt(Side::Lower).map_err(|_| KmeError::BadParameter {
+            name: "lambda",
+            value: lambda,
+            reason: "the ridge system is singular",
+        })
     }
 
     /// **Explicit M2M**: for each query `f_c`, the ridge coefficients `a_c = (G + λI)^{-1} Pᵀ F_c / s`

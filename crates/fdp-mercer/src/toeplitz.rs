@@ -49,6 +49,12 @@ impl WeightedToeplitz {
         Some(Ok(Self { profile, sqrt_w }))
     }
 
+    /// `A_ij = √w_i √w_j g(|i - j| h)`.
+    #[inline]
+    fn entry(&self, i: usize, j: usize) -> f64 {
+        self.sqrt_w[i] * self.sqrt_w[j] * self.profile[i.abs_diff(j)]
+    }
+
     /// Whether `w_i = w_{K-1-i}` exactly (then `A` is centrosymmetric).
     pub(crate) fn symmetric_weights(&self) -> bool {
         let k = self.sqrt_w.len();
@@ -80,7 +86,7 @@ impl WeightedToeplitz {
         let mut a = Mat::<f64>::zeros(k, k);
         a.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
             for i in 0..k {
-                col[i] = self.sqrt_w[i] * self.sqrt_w[j] * self.profile[i.abs_diff(j)];
+                col[i] = self.entry(i, j);
             }
         });
         a
@@ -96,7 +102,7 @@ impl WeightedToeplitz {
         let k = self.profile.len();
         let m = k / 2;
         let odd = k % 2 == 1;
-        let a = |i: usize, j: usize| self.sqrt_w[i] * self.sqrt_w[j] * self.profile[i.abs_diff(j)];
+        let a = |i: usize, j: usize| self.entry(i, j);
         let mut sym = Mat::<f64>::zeros(m + odd as usize, m + odd as usize);
         let mut anti = Mat::<f64>::zeros(m, m);
         sym.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {

@@ -80,14 +80,22 @@ fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128
         while bernoulli_exp(rng, 1, 1) {
             v += 1;
         }
-        let y = (u + t * v) / s;
-        let negative = rng.next_u32() & 1 == 1;
-        if negative && y == 0 {
-            continue;
+        if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
+            return z;
         }
-        let y = y.min(i128::MAX as u128) as i128;
-        return if negative { -y } else { y };
     }
+}
+
+/// CKS Algorithm 2's last step, shared by both paths: a fair sign for the magnitude `y`, or `None`
+/// (start again) for `-0`, so that 0 is not drawn twice as often as its neighbours.
+#[inline]
+fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
+    let negative = rng.next_u32() & 1 == 1;
+    if negative && y == 0 {
+        return None;
+    }
+    let y = y.min(i128::MAX as u128) as i128;
+    Some(if negative { -y } else { y })
 }
 
 /// `uniform_below` for `n < 2^64`: the same mask-and-reject on the same draws.
@@ -145,13 +153,9 @@ fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, t: u64, shift: u32) -> i12
         while bernoulli_exp_at_most_one_u64(rng, 1, 1) {
             v += 1;
         }
-        let y = (u as u128 + t as u128 * v as u128) >> shift;
-        let negative = rng.next_u32() & 1 == 1;
-        if negative && y == 0 {
-            continue;
+        if let Some(z) = with_random_sign(rng, (u as u128 + t as u128 * v as u128) >> shift) {
+            return z;
         }
-        let y = y.min(i128::MAX as u128) as i128;
-        return if negative { -y } else { y };
     }
 }
 
