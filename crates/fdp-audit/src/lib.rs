@@ -165,12 +165,14 @@ fn epsilon_bound(more: usize, less: usize, n: usize, delta: f64, alpha: f64) -> 
     if num > 0.0 && den > 0.0 { (num / den).ln().max(0.0) } else { 0.0 }
 }
 
-/// A half-space event `sign · (w·y - t) > 0`.
+/// A half-space event `w·y > t` (above) or its complement `w·y <= t` — complements exactly, so
+/// the pilot's counts of "not above" are the counts of the event tested (outputs on a lattice or a
+/// finite set land on the threshold with positive probability).
 struct Event {
     coordinates: Vec<usize>,
     weights: Vec<f64>,
     threshold: f64,
-    sign: f64,
+    above: bool,
     /// True when the event is more likely under A.
     a_more_likely: bool,
 }
@@ -178,7 +180,7 @@ struct Event {
 impl Event {
     fn contains(&self, y: &[f64]) -> bool {
         let proj: f64 = self.coordinates.iter().zip(&self.weights).map(|(&c, w)| w * y[c]).sum();
-        self.sign * (proj - self.threshold) > 0.0
+        (proj > self.threshold) == self.above
     }
 }
 
@@ -209,29 +211,37 @@ fn choose_event(a: &[Vec<f64>], b: &[Vec<f64>], delta: f64, alpha: f64) -> Event
         let best = (0..dim).max_by(|&x, &y| z[x].abs().total_cmp(&z[y].abs())).unwrap_or(0);
         coordinates.push(best);
     }
-    let weights: Vec<f64> = coordinates.iter().map(|&c| stats[c].0 / stats[c].1.powi(2)).collect();
+    // A coordinate that is constant within each input (a selection that is certain under both) has
+    // no variance to divide by: its weight is the sign of the difference.
+    let weights: Vec<f64> = coordinates
+        .iter()
+        .map(|&c| {
+            let w = stats[c].0 / stats[c].1.powi(2);
+            if w.is_finite() { w } else { stats[c].0.signum() }
+        })
+        .collect();
     let project = |y: &Vec<f64>| coordinates.iter().zip(&weights).map(|(&c, w)| w * y[c]).sum::<f64>();
     let pa: Vec<f64> = a.iter().map(project).collect();
     let pb: Vec<f64> = b.iter().map(project).collect();
     let mut pooled: Vec<f64> = pa.iter().chain(&pb).copied().collect();
     pooled.sort_by(f64::total_cmp);
-    let mut best = (f64::NEG_INFINITY, 0.0, 1.0, true);
+    let mut best = (f64::NEG_INFINITY, 0.0, true, true);
     let n = pa.len();
     for q in 1..50 {
         let t = pooled[(q * (pooled.len() - 1)) / 50];
         let above_a = pa.iter().filter(|&&v| v > t).count();
         let above_b = pb.iter().filter(|&&v| v > t).count();
         // Four candidate events: above/below t, favouring A or B.
-        for (sign, ca, cb) in [(1.0, above_a, above_b), (-1.0, n - above_a, n - above_b)] {
+        for (above, ca, cb) in [(true, above_a, above_b), (false, n - above_a, n - above_b)] {
             for (a_more, more, less) in [(true, ca, cb), (false, cb, ca)] {
                 let score = epsilon_bound(more, less, n, delta, alpha);
                 if score > best.0 {
-                    best = (score, t, sign, a_more);
+                    best = (score, t, above, a_more);
                 }
             }
         }
     }
-    Event { coordinates, weights, threshold: best.1, sign: best.2, a_more_likely: best.3 }
+    Event { coordinates, weights, threshold: best.1, above: best.2, a_more_likely: best.3 }
 }
 
 impl Auditor {
@@ -337,6 +347,28 @@ mod tests {
         assert!(!cheat.passed, "sqrt(2) under-noising not caught: {}", cheat.epsilon_lower_bound);
         assert!(Auditor::new(AuditConfig { pilot: 10, ..AuditConfig::default() }).is_err());
         assert!(Auditor::new(AuditConfig { confidence: 1.0, ..AuditConfig::default() }).is_err());
+    }
+
+    /// Releases from a finite set: a selection that is certain under each input (no variance to
+    /// divide by), and one that is right 99.5% of the time (outputs land on the pilot's threshold, so
+    /// the event and its complement must split ties the same way in pilot and test). Both are far
+    /// from ε = 1 and must be flagged.
+    #[test]
+    fn catches_discrete_releases() {
+        let auditor = Auditor::new(AuditConfig::default()).unwrap();
+        let pair = NeighbourPair::new("certain", |_: &mut NoiseRng| vec![1.0, 0.0], |_: &mut NoiseRng| vec![0.0, 1.0]);
+        let report = auditor.audit(1.0, 0.0, vec![pair], &mut NoiseRng::seeded(3));
+        assert!(!report.passed && report.epsilon_lower_bound > 5.0, "{}", report.epsilon_lower_bound);
+        let pick = |right: [f64; 2], wrong: [f64; 2]| {
+            move |r: &mut NoiseRng| {
+                if fdp_noise::discrete::uniform_below(r, 1000) < 995 { right.to_vec() } else { wrong.to_vec() }
+            }
+        };
+        for seed in 0..5 {
+            let pair = NeighbourPair::new("mostly", pick([1.0, 0.0], [0.0, 1.0]), pick([0.0, 1.0], [1.0, 0.0]));
+            let report = auditor.audit(1.0, 0.0, vec![pair], &mut NoiseRng::seeded(seed));
+            assert!(!report.passed && report.epsilon_lower_bound > 3.0, "{seed}: {}", report.epsilon_lower_bound);
+        }
     }
     /// Power and size over 40 independent audits: a sqrt(2) under-noising must be caught nearly
     /// always, and a correct mechanism must (almost) never fail.
