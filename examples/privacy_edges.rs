@@ -22,10 +22,10 @@ use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
     MeanSetup, Mechanism, PlugIn, TunedMean, density_kernel,
 };
-use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
+use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::mercer::{Kernel, StationaryShape};
-use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
+use fdp::noise::exact_loss::{exponential_loss, gaussian_loss, laplace_loss};
 use fdp::noise::{GaussianProcessSampler, LatticeGaussian, LatticeLaplace};
 use fdp::prelude::*;
 use fdp::release::Regularisation;
@@ -396,6 +396,34 @@ fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         let name = format!("balog_alg1_{}", kernel.spec().name);
         out.push(EdgeRecord::new(&name, worst_pair(&s, gaussian_ratio(&noise, mechanism.noise().multiplier()))?));
     }
+    // The exponential mechanism over datasets of 3 points from a pool of 5 (35 candidates): the
+    // candidates' lattice levels under every adversarial neighbour, at a moderate and a huge ε.
+    let pool = PointSet::new(dim, vec![0.0, 0.0, 0.5, -0.5, -1.0, 1.0, 1.0, 1.0, 3.0, -3.0])?;
+    let mut data = datasets.clone();
+    data.extend((0..pool.len()).map(|j| with_record(pool.point(j))).collect::<Result<Vec<_>>>()?);
+    for (shape, eps) in
+        [(StationaryShape::Gaussian, 1.0), (StationaryShape::Matern32, 1.0), (StationaryShape::Gaussian, 1e3)]
+    {
+        let kernel = Stationary::new(shape, 0.7)?;
+        let family = CandidateFamily::new(kernel, pool.clone(), 3)?;
+        let mechanism = family.mechanism(n, Epsilon::new(eps)?)?;
+        let levels: Vec<Vec<i64>> =
+            data.iter().map(|d| Ok(mechanism.levels(&family.statistics(d)?)?)).collect::<Result<_>>()?;
+        let (mut worst, mut cases) = (0.0_f64, 0);
+        for i in 0..levels.len() {
+            for j in i + 1..levels.len() {
+                worst = worst.max(exponential_loss(mechanism.selection(), &levels[i], &levels[j])? / eps);
+                cases += 1;
+            }
+        }
+        out.push(EdgeRecord::new(&format!("kme_exponential_{}_eps{eps}", kernel.spec().name), (worst, cases)));
+    }
+    // The pair that makes the bound tight: two far-apart candidates and data split between them,
+    // one record moving from one to the other — each distance moves by almost the whole Δ, in
+    // opposite directions.
+    let (family, m) = tight_exponential_pair()?;
+    let (a, b) = (m.levels(&family.statistics(&far_split(-3.0)?)?)?, m.levels(&family.statistics(&far_split(3.0)?)?)?);
+    out.push(EdgeRecord::new("kme_exponential_tight_pair", (exponential_loss(m.selection(), &a, &b)?, 1)));
     let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0)?, dim, 20, 3)?;
     let s: Vec<Vec<f64>> = datasets.iter().map(|d| rff.mean_features(d)).collect::<std::result::Result<_, _>>()?;
     let mechanism = rff.mechanism(n, Epsilon::new(epsilon)?, Delta::new(delta)?)?;
@@ -427,6 +455,23 @@ fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         out.push(EdgeRecord::new(name, (worst, records.len())));
     }
     Ok(())
+}
+
+/// The exponential mechanism on the pool {-3, 3} with datasets of one point, for 20 records, ε = 1.
+pub fn tight_exponential_pair() -> Result<(CandidateFamily, fdp::kme::ExponentialSynthetic)> {
+    let family = CandidateFamily::new(Stationary::gaussian(0.5)?, PointSet::new(1, vec![-3.0, 3.0])?, 1)?;
+    let mechanism = family.mechanism(20, Epsilon::new(1.0)?)?;
+    Ok((family, mechanism))
+}
+
+/// 20 points: the first at `first`, one at 3, the rest at -3. Moving the first from -3 to 3 moves
+/// the likely candidate {-3} away by Δ (from the floor Δ to 2Δ) and the unlikely {3} closer by Δ:
+/// the loss of outcome {3} is `ε - ln((1 + e^{-9ε})/(1 + e^{-8ε}))`, within 2e-4 of ε.
+pub fn far_split(first: f64) -> Result<PointSet> {
+    let mut points = vec![-3.0; 20];
+    points[0] = first;
+    points[1] = 3.0;
+    Ok(PointSet::new(1, points)?)
 }
 
 /// Every mechanism's worst ratio.

@@ -11,10 +11,11 @@ use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
     MeanMechanism, MeanSetup, Mechanism, PlugIn, TunedMean, density_kernel,
 };
-use fdp::kme::{FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
+use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::mercer::{Kernel, KernelSpec, MercerError, StationaryShape};
-use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
+use fdp::noise::exact_loss::{exponential_loss, gaussian_loss, laplace_loss};
+use fdp::noise::exponential::ExponentialMechanism;
 use fdp::noise::{IclpSampler, NoiseRng, Sensitivity};
 use fdp::prelude::*;
 use fdp::release::Regularisation;
@@ -72,6 +73,25 @@ fn exact_loss_catches_an_under_noised_iclp() {
     .unwrap();
     let under = laplace_loss(half.components(), &a, &b).unwrap();
     assert!(honest <= TOLERANCE && honest > 0.99, "{honest}");
+    assert!(under > 1.9, "{under}");
+}
+
+/// The exponential mechanism's calibration is tight (the pair of the edge suite reaches 0.999 ε) and
+/// the exact loss flags a selection calibrated to half the score's sensitivity.
+#[test]
+fn exact_loss_catches_an_over_sharp_exponential_mechanism() {
+    let (family, honest) = privacy_edges::tight_exponential_pair().unwrap();
+    let a = family.statistics(&privacy_edges::far_split(-3.0).unwrap()).unwrap();
+    let b = family.statistics(&privacy_edges::far_split(3.0).unwrap()).unwrap();
+    let loss = exponential_loss(honest.selection(), &honest.levels(&a).unwrap(), &honest.levels(&b).unwrap()).unwrap();
+    assert!(loss <= TOLERANCE && loss > 0.999, "{loss}");
+    let sharp = ExponentialMechanism::new(
+        Sensitivity::new(honest.selection().sensitivity() / 2.0).unwrap(),
+        Epsilon::new(1.0).unwrap(),
+    )
+    .unwrap();
+    let levels = |s: &[f64]| sharp.levels(&family.distances(s).unwrap()).unwrap();
+    let under = exponential_loss(&sharp, &levels(&a), &levels(&b)).unwrap();
     assert!(under > 1.9, "{under}");
 }
 
@@ -356,6 +376,11 @@ fn releases_on(threads: usize) -> Vec<String> {
         out.push(alg2.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
         let sketch = PrivateSketch::new(FeatureMap::rff(2, 50, 0.3, 1).unwrap(), e).unwrap();
         out.push(sketch.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        let few = data.subset(&(0..2000).collect::<Vec<_>>());
+        let family =
+            CandidateFamily::new(Stationary::gaussian(0.5).unwrap(), data.subset(&[0, 3, 7, 11, 19, 23]), 4).unwrap();
+        let em = family.mechanism(few.len(), Epsilon::new(0.5).unwrap()).unwrap();
+        out.push(em.release(&few, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
         out
     })
 }

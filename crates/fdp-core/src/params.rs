@@ -198,6 +198,8 @@ pub enum SensitivityNorm {
     L2,
     /// The l1 norm of the Bernstein lattice values.
     L1Lattice,
+    /// The largest change of any candidate's score (an exponential mechanism's utility).
+    Score,
 }
 
 #[cfg(test)]

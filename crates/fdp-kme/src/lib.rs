@@ -9,12 +9,15 @@
 //!   parallel kernel sums;
 //! - [`synthetic`]: Balog et al.'s Algorithm 1 — the private projection of `μ_X` onto the span of
 //!   public synthetic points, released as a weighted synthetic dataset;
+//! - [`exponential`]: the exponential-mechanism instance (Balog et al. §3, SmallDB with the RKHS
+//!   distance) over a public family of synthetic datasets drawn from a pool, sampled exactly;
 //! - [`features`]: random Fourier features with `||φ(x)||₂ = 1` exactly, Algorithm 2 (the Gaussian
 //!   mechanism on the mean feature vector) and its reduced-set fit;
 //! - [`sketch`]: private sketches (RFF, RACE, histograms) and M2M estimation with implicit weights.
 
 pub mod embedding;
 mod error;
+pub mod exponential;
 pub mod features;
 pub mod points;
 pub mod sketch;
@@ -22,6 +25,7 @@ pub mod synthetic;
 
 pub use embedding::{kernel_sum, mmd, rkhs_distance_sq};
 pub use error::{KmeError, Result};
+pub use exponential::{CandidateFamily, ExponentialSynthetic};
 pub use features::{FeatureMean, RandomFourierFeatures, ReducedSetOptions};
 pub use points::{PointSet, WeightedPoints};
 pub use sketch::{

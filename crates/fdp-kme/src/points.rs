@@ -113,14 +113,10 @@ impl WeightedPoints {
     }
 }
 
-/// `Σ_i row(i)` over `count` rows of length `width`, summed in parallel (the mean feature vectors of
-/// random Fourier features and sketches, Algorithm 1's kernel means).
-///
-/// Rows are summed in fixed blocks of 1024 whose partial sums are added in block order, so the result
-/// is bit-identical on any thread count (a rayon `reduce` combines partial sums in an order that
-/// depends on the scheduling, and the RFF sketch of 10^5 points changed from run to run).
-/// `Σ_i row(i)` as exact fixed-point integers (`trunc(v · 2^exponent)` per entry, see
-/// [`fdp_core::state`]), in parallel blocks: the same integers whatever the blocking or the order.
+/// `Σ_i row(i)` over `count` rows of length `width` as exact fixed-point integers
+/// (`trunc(v · 2^exponent)` per entry, see [`fdp_core::state`]), in parallel blocks: the same
+/// integers whatever the blocking or the order (Algorithm 1's kernel means, the exponential
+/// mechanism's statistics, mergeable states).
 pub(crate) fn fixed_row_sums(
     count: usize,
     width: usize,
@@ -129,12 +125,13 @@ pub(crate) fn fixed_row_sums(
 ) -> Vec<i128> {
     const BLOCK: usize = 1024;
     let blocks: Vec<usize> = (0..count.div_ceil(BLOCK)).collect();
+    let scale = fdp_core::state::fixed_scale(exponent);
     blocks
         .par_iter()
         .map(|b| {
             let mut acc = vec![0i128; width];
             for i in b * BLOCK..((b + 1) * BLOCK).min(count) {
-                acc.iter_mut().zip(row(i)).for_each(|(a, v)| *a += fdp_core::state::to_fixed(v, exponent));
+                acc.iter_mut().zip(row(i)).for_each(|(a, v)| *a += fdp_core::state::to_fixed_scaled(v, scale));
             }
             acc
         })
@@ -147,6 +144,10 @@ pub(crate) fn fixed_row_sums(
         )
 }
 
+/// `Σ_i row(i)` in floating point (the mean feature vectors of random Fourier features and
+/// sketches). Rows are summed in fixed blocks of 1024 whose partial sums are added in block order, so
+/// the result is bit-identical on any thread count (a rayon `reduce` combines partial sums in an order
+/// that depends on the scheduling, and the RFF sketch of 10^5 points changed from run to run).
 pub(crate) fn parallel_row_sum(count: usize, width: usize, row: impl Fn(usize) -> Vec<f64> + Sync) -> Vec<f64> {
     const BLOCK: usize = 1024;
     let blocks: Vec<usize> = (0..count.div_ceil(BLOCK)).collect();

@@ -51,3 +51,19 @@ fn algorithm_2_passes_and_an_under_noised_variant_fails() {
     eprintln!("audit algorithm=balog_alg2_under_noised eps_lb={:.3} claimed=1", cheat.epsilon_lower_bound);
     assert!(!cheat.passed);
 }
+
+/// The exponential-mechanism instance (Balog et al. §3) with the pool at the two far points and
+/// datasets of one point (two candidates, tied but for the record): the honest selection passes at its
+/// ε; one built for ε = 20 but claimed at ε = 1 fails.
+#[test]
+fn exponential_mechanism_passes_and_an_over_sharp_variant_fails() {
+    let kernel = Stationary::gaussian(0.5).unwrap();
+    let pool = PointSet::new(1, vec![-3.0, 3.0]).unwrap();
+    let family = fdp_kme::CandidateFamily::new(kernel, pool, 1).unwrap();
+    let honest = audit(&family.mechanism(N, Epsilon::new(1.0).unwrap()).unwrap(), 3);
+    eprintln!("audit algorithm=kme_exponential eps_lb={:.3} claimed=1", honest.epsilon_lower_bound);
+    assert!(honest.passed);
+    let cheat = audit(&family.mechanism(N, Epsilon::new(20.0).unwrap()).unwrap(), 4);
+    eprintln!("audit algorithm=kme_exponential_over_sharp eps_lb={:.3} claimed=1", cheat.epsilon_lower_bound);
+    assert!(!cheat.passed);
+}

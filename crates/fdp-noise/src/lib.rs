@@ -10,6 +10,8 @@
 //! - [`cholesky`]: Gaussian-process paths by Cholesky, for comparison;
 //! - [`calibration`]: the analytic Gaussian multiplier and the classic constants;
 //! - [`stats`]: Kolmogorov-Smirnov tests and CDFs for validating samplers;
+//! - [`exponential`]: the exponential mechanism over a finite candidate set, sampled exactly on
+//!   lattice scores;
 //! - [`exact_loss`]: the exact privacy loss of two inputs from lattice indices and scales;
 //! - [`vector`]: the Gaussian (l2) and Laplace (l1) mechanisms on plain vectors.
 
@@ -18,6 +20,7 @@ pub mod cholesky;
 pub mod discrete;
 mod error;
 pub mod exact_loss;
+pub mod exponential;
 pub mod privacy;
 pub mod rng;
 pub mod sampler;

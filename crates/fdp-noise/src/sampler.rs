@@ -65,6 +65,10 @@ pub enum Calibration {
     GaussianVector { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, sigma: f64 },
     /// Pure ε-DP Laplace mechanism on a vector for an l1 sensitivity Δ₁: `b = (Δ₁ + m r)/ε`.
     LaplaceVector { sensitivity: f64, epsilon: f64, scale: f64 },
+    /// Pure ε-DP exponential mechanism for a score of sensitivity Δ (including any margin for the
+    /// score's floating-point error), on levels of step g: `P(i) ∝ exp(-s_i / temperature)`,
+    /// `temperature = g / c ≈ 2(Δ + g)/ε` (see [`crate::exponential`]).
+    Exponential { sensitivity: f64, epsilon: f64, step: f64, temperature: f64 },
 }
 
 /// Independent noise components over a Mercer basis: coefficient k gets noise of its own scale,
@@ -224,7 +228,8 @@ impl<N: ComponentNoise> BasisSampler<N> {
             Calibration::UnitVariance => None,
             Calibration::Iclp { epsilon, .. }
             | Calibration::IidLaplace { epsilon, .. }
-            | Calibration::LaplaceVector { epsilon, .. } => pure(epsilon),
+            | Calibration::LaplaceVector { epsilon, .. }
+            | Calibration::Exponential { epsilon, .. } => pure(epsilon),
             Calibration::GaussianProcess { epsilon, delta, .. }
             | Calibration::GaussianVector { epsilon, delta, .. } => {
                 Some(PrivacyGuarantee::approximate(Epsilon::new(epsilon).ok()?, Delta::new(delta).ok()?))
