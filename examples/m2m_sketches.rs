@@ -135,26 +135,38 @@ fn lambda_rule_section(rows: &[Row], md: &mut String) -> AnyResult<()> {
         md,
         "\n## Which ridge rule, task by task\n\nPaired on the same releases: the cells (ε × 6 metrics) where Theorem 3.1's λ = σ²/(n + ζ)² does better than eq. 5's σ²/(n + ζ), and the median ratio theorem/eq5 of the five error metrics (below 1: the theorem's rule is better).\n\n| dataset | map | theorem better | median error ratio | at the smallest ε | at the largest ε |\n|---|---|---|---|---|---|"
     )?;
-    let keys: Vec<(&str, &str)> = rows.iter().fold(Vec::new(), |mut v, r| {
+    // Each eq. 5 row with the Theorem 3.1 row of the same release, in run order.
+    let pairs: Vec<(&Row, &Row)> = rows
+        .iter()
+        .filter(|a| a.lambda == "eq5")
+        .filter_map(|a| {
+            let same = |b: &&Row| {
+                b.lambda == "theorem_3_1" && b.dataset == a.dataset && b.map == a.map && b.epsilon == a.epsilon
+            };
+            rows.iter().find(same).map(|b| (a, b))
+        })
+        .collect();
+    // Metric k of the pair: (eq. 5's value, the theorem's, whether the theorem's is strictly better).
+    let compare = |(a, b): (&Row, &Row), k: usize| {
+        let ((name, x), (_, y)) = (a.metrics()[k], b.metrics()[k]);
+        (x, y, if name == "auc" { y > x } else { y < x })
+    };
+    let keys: Vec<(&str, &str)> = pairs.iter().fold(Vec::new(), |mut v, (r, _)| {
         if !v.contains(&(r.dataset, r.map)) {
             v.push((r.dataset, r.map));
         }
         v
     });
     for (dataset, map) in keys {
-        let pick = |rule: &str| -> Vec<&Row> {
-            rows.iter().filter(|r| r.dataset == dataset && r.map == map && r.lambda == rule).collect()
-        };
-        let (eq5, theorem) = (pick("eq5"), pick("theorem_3_1"));
         let (mut better, mut cells, mut ratios) = (0, 0, Vec::new());
         let mut by_eps: Vec<(f64, usize)> = Vec::new();
-        for (a, b) in eq5.iter().zip(&theorem) {
+        for &(a, b) in pairs.iter().filter(|(a, _)| a.dataset == dataset && a.map == map) {
             let mut wins = 0;
-            for ((name, x), (_, y)) in a.metrics().iter().zip(b.metrics().iter()) {
-                let theorem_better = if *name == "auc" { y > x } else { y < x };
+            for k in 0..6 {
+                let (x, y, theorem_better) = compare((a, b), k);
                 wins += usize::from(theorem_better);
                 cells += 1;
-                if *name != "auc" && *x > 0.0 {
+                if a.metrics()[k].0 != "auc" && x > 0.0 {
                     ratios.push(y / x);
                 }
             }
@@ -178,17 +190,12 @@ fn lambda_rule_section(rows: &[Row], md: &mut String) -> AnyResult<()> {
         let mut parts = Vec::new();
         for (k, name) in ["means", "second moments", "CDF", "covariance", "box counts", "AUC"].iter().enumerate() {
             let (mut wins, mut ties, mut total) = (0, 0, 0);
-            for a in rows.iter().filter(|r| r.lambda == "eq5" && in_regime(r.epsilon)) {
-                let b = rows.iter().find(|b| {
-                    b.lambda == "theorem_3_1" && b.dataset == a.dataset && b.map == a.map && b.epsilon == a.epsilon
-                });
-                if let Some(b) = b {
-                    let (x, y) = (a.metrics()[k].1, b.metrics()[k].1);
-                    let tie = (x - y).abs() <= 0.01 * x.abs().max(y.abs());
-                    ties += usize::from(tie);
-                    wins += usize::from(!tie && if k == 5 { y > x } else { y < x });
-                    total += 1;
-                }
+            for &pair in pairs.iter().filter(|(a, _)| in_regime(a.epsilon)) {
+                let (x, y, theorem_better) = compare(pair, k);
+                let tie = (x - y).abs() <= 0.01 * x.abs().max(y.abs());
+                ties += usize::from(tie);
+                wins += usize::from(!tie && theorem_better);
+                total += 1;
             }
             parts.push(format!("{name} {wins}–{}–{ties}", total - wins - ties));
         }
@@ -202,7 +209,8 @@ fn lambda_rule_section(rows: &[Row], md: &mut String) -> AnyResult<()> {
     Ok(())
 }
 
-/// Mean relative error of estimated column means, `(1/d) Σ_j |μ̂_j - μ_j| / μ_j`.
+/// Mean relative error of estimated column statistics (means, second moments),
+/// `(1/d) Σ_j |μ̂_j - μ_j| / max(|μ_j|, 1e-3)`.
 fn mean_relative_error(estimate: &[f64], truth: &[f64]) -> f64 {
     estimate.iter().zip(truth).map(|(e, t)| (e - t).abs() / t.abs().max(1e-3)).sum::<f64>() / truth.len() as f64
 }
@@ -503,9 +511,6 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
                     };
                     let m2m = fit(&sketch)?;
                     let (mean, m2, cov) = (m2m.means(), m2m.second_moments(), m2m.covariance());
-                    let rel = |est: &[f64], truth: &[f64]| {
-                        est.iter().zip(truth).map(|(e, t)| (e - t).abs() / t.abs().max(1e-3)).sum::<f64>() / d as f64
-                    };
                     let emd = (0..d)
                         .map(|j| {
                             thresholds.iter().zip(&truth_cdf[j]).map(|(t, c)| (m2m.cdf(j, *t) - c).abs()).sum::<f64>()
@@ -534,8 +539,8 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
                         map: mname,
                         epsilon: eps,
                         lambda: rule,
-                        mean_rel_err: rel(&mean, &truth_mean),
-                        second_moment_rel_err: rel(&m2, &truth_m2),
+                        mean_rel_err: mean_relative_error(&mean, &truth_mean),
+                        second_moment_rel_err: mean_relative_error(&m2, &truth_m2),
                         cdf_emd: emd,
                         cov_frobenius: frob.sqrt(),
                         count_mae,

@@ -46,8 +46,9 @@ impl EdgeRecord {
     }
 }
 
-/// The largest `loss(a, b)` over all unordered pairs of summaries, and the number of pairs.
-fn worst_pair(summaries: &[Vec<f64>], loss: impl Fn(&[f64], &[f64]) -> Result<f64>) -> Result<(f64, usize)> {
+/// The largest `loss(a, b)` over all unordered pairs of summaries (or of lattice levels), and the
+/// number of pairs.
+fn worst_pair<T>(summaries: &[Vec<T>], loss: impl Fn(&[T], &[T]) -> Result<f64>) -> Result<(f64, usize)> {
     let mut worst = 0.0_f64;
     let mut cases = 0;
     for i in 0..summaries.len() {
@@ -409,20 +410,15 @@ fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         let mechanism = family.mechanism(n, Epsilon::new(eps)?)?;
         let levels: Vec<Vec<i64>> =
             data.iter().map(|d| Ok(mechanism.levels(&family.statistics(d)?)?)).collect::<Result<_>>()?;
-        let (mut worst, mut cases) = (0.0_f64, 0);
-        for i in 0..levels.len() {
-            for j in i + 1..levels.len() {
-                worst = worst.max(exponential_loss(mechanism.selection(), &levels[i], &levels[j])? / eps);
-                cases += 1;
-            }
-        }
-        out.push(EdgeRecord::new(&format!("kme_exponential_{}_eps{eps}", kernel.spec().name), (worst, cases)));
+        let pairs = worst_pair(&levels, |a, b| Ok(exponential_loss(mechanism.selection(), a, b)? / eps))?;
+        out.push(EdgeRecord::new(&format!("kme_exponential_{}_eps{eps}", kernel.spec().name), pairs));
     }
     // The pair that makes the bound tight: two far-apart candidates and data split between them,
     // one record moving from one to the other — each distance moves by almost the whole Δ, in
     // opposite directions.
-    let (family, m) = tight_exponential_pair()?;
-    let (a, b) = (m.levels(&family.statistics(&far_split(-3.0)?)?)?, m.levels(&family.statistics(&far_split(3.0)?)?)?);
+    let m = tight_exponential_pair()?;
+    let levels = |first: f64| -> Result<Vec<i64>> { Ok(m.levels(&m.family().statistics(&far_split(first)?)?)?) };
+    let (a, b) = (levels(-3.0)?, levels(3.0)?);
     out.push(EdgeRecord::new("kme_exponential_tight_pair", (exponential_loss(m.selection(), &a, &b)?, 1)));
     let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0)?, dim, 20, 3)?;
     let s: Vec<Vec<f64>> = datasets.iter().map(|d| rff.mean_features(d)).collect::<std::result::Result<_, _>>()?;
@@ -458,10 +454,9 @@ fn kme_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
 }
 
 /// The exponential mechanism on the pool {-3, 3} with datasets of one point, for 20 records, ε = 1.
-pub fn tight_exponential_pair() -> Result<(CandidateFamily, fdp::kme::ExponentialSynthetic)> {
+pub fn tight_exponential_pair() -> Result<fdp::kme::ExponentialSynthetic> {
     let family = CandidateFamily::new(Stationary::gaussian(0.5)?, PointSet::new(1, vec![-3.0, 3.0])?, 1)?;
-    let mechanism = family.mechanism(20, Epsilon::new(1.0)?)?;
-    Ok((family, mechanism))
+    Ok(family.mechanism(20, Epsilon::new(1.0)?)?)
 }
 
 /// 20 points: the first at `first`, one at 3, the rest at -3. Moving the first from -3 to 3 moves

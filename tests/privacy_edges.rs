@@ -80,7 +80,8 @@ fn exact_loss_catches_an_under_noised_iclp() {
 /// the exact loss flags a selection calibrated to half the score's sensitivity.
 #[test]
 fn exact_loss_catches_an_over_sharp_exponential_mechanism() {
-    let (family, honest) = privacy_edges::tight_exponential_pair().unwrap();
+    let honest = privacy_edges::tight_exponential_pair().unwrap();
+    let family = honest.family();
     let a = family.statistics(&privacy_edges::far_split(-3.0).unwrap()).unwrap();
     let b = family.statistics(&privacy_edges::far_split(3.0).unwrap()).unwrap();
     let loss = exponential_loss(honest.selection(), &honest.levels(&a).unwrap(), &honest.levels(&b).unwrap()).unwrap();

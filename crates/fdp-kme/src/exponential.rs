@@ -156,11 +156,11 @@ impl CandidateFamily {
         if n == 0 {
             return Err(KmeError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
         }
+        // The score's floor is the sensitivity itself (see `ExponentialSynthetic`).
         let sensitivity = (2.0 * self.kernel.variance()).sqrt() / n as f64;
-        let floor = sensitivity;
-        let margin = self.float_margin(floor);
+        let margin = self.float_margin(sensitivity);
         let selection = ExponentialMechanism::new(Sensitivity::new(sensitivity + 2.0 * margin)?, epsilon)?;
-        Ok(ExponentialSynthetic { family: self.clone(), n, sensitivity, floor, selection })
+        Ok(ExponentialSynthetic { family: self.clone(), n, sensitivity, selection })
     }
 
     /// A bound on `|d̂ - d|` for every candidate, where d̂ is the computed score `max(d̂, floor)` and
@@ -311,8 +311,8 @@ pub fn family_size(pool: usize, size: usize) -> f64 {
 pub struct ExponentialSynthetic {
     family: CandidateFamily,
     n: usize,
+    /// Δ, also the floor the scores are clamped at.
     sensitivity: f64,
-    floor: f64,
     selection: ExponentialMechanism,
 }
 
@@ -330,7 +330,7 @@ impl ExponentialSynthetic {
     /// The candidates' lattice levels for the statistics of a dataset (what the selection sees; the
     /// exact-loss checks compare them between neighbours).
     pub fn levels(&self, statistics: &[f64]) -> Result<Vec<i64>> {
-        let (floor, selection) = (self.floor, &self.selection);
+        let (floor, selection) = (self.sensitivity, &self.selection);
         // Every score is finite (the statistics are checked finite); the worst level is a safe
         // default all the same.
         self.family
