@@ -494,8 +494,10 @@ pub fn open_session(
 }
 
 /// Writes `release.json`, `curves.svg` (the released curve only: a report is for publication, so no
-/// record is drawn) and `report.md` (what was released, each stage, the session's ledger and
-/// `notes`) into `out`; returns the report's path.
+/// record is drawn) and `report.md` (what was released, each stage, the privacy unit, the session's
+/// ledger and `notes`) into `out`; returns the report's path. Everything written is the release,
+/// its public metadata, or `notes`: give no note that describes the data (repair counts, rows per
+/// person) — those go to [`write_local_log`].
 pub fn write_curve_report(
     out: &std::path::Path,
     title: &str,
@@ -519,6 +521,23 @@ pub fn write_curve_report(
     let mut md = format!("# {title}\n\n![release](curves.svg)\n\n");
     md += &release_tables(release.metadata(), session, notes);
     dir.write_text("report.md", &md).map_err(report_err)
+}
+
+/// The first line of `local-log.txt`.
+pub const LOCAL_LOG_TITLE: &str = "NOT FOR PUBLICATION: describes the private data";
+
+/// Writes `local-log.txt` into `out`: [`LOCAL_LOG_TITLE`], then `lines` (what reading the data did:
+/// rows read, repairs, rows per person). These describe the private data — publishing them would
+/// spend privacy that no ledger has charged — so they never enter `release.json`, `report.md` or a
+/// figure; this file is for the curator alone. Returns its path.
+pub fn write_local_log(out: &std::path::Path, lines: &[String]) -> Result<std::path::PathBuf> {
+    let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
+    let dir = fdp_report::ReportDir::create(out).map_err(report_err)?;
+    let mut text = format!("{LOCAL_LOG_TITLE}\n\n");
+    for line in lines {
+        text += &format!("- {line}\n");
+    }
+    dir.write_text("local-log.txt", &text).map_err(report_err)
 }
 
 /// Writes `release.json` and `report.md` for a release that is not a curve (a weighted sample, a

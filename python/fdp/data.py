@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+import re
+import warnings
 from typing import Any, Literal, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _fdp
+
 __all__ = ["Curves", "as_points"]
+
+_ID_LIKE = re.compile(r"^(id|.*[_. ]id|(subject|patient|person|participant)(_.*)?)$", re.IGNORECASE)
+
+
+def _codes(ids: ArrayLike) -> tuple[NDArray[np.int64], int]:
+    """Each id's record number in order of first appearance, and the number of distinct ids."""
+    ids_a = np.asarray(ids)
+    if ids_a.ndim != 1:
+        raise ValueError("ids must be 1-D (one per row)")
+    _, first, inverse = np.unique(ids_a, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return np.ascontiguousarray(rank[inverse.reshape(-1)], dtype=np.int64), int(order.size)
+
+
+def _warn_repairs(repairs: dict[str, int], what: str) -> None:
+    if repairs["interpolated"] or repairs["defaulted"]:
+        warnings.warn(
+            f"{repairs['interpolated']} {what} with missing values interpolated, {repairs['defaulted']} replaced by the "
+            "public default (zero) curve. LOCAL INFORMATION: these counts describe the private data; do not publish "
+            "them (they are in Curves.repairs, never in a release or a report).",
+            stacklevel=3,
+        )
 
 
 def _grid_array(grid: ArrayLike, k: int) -> NDArray[np.float64]:
@@ -43,16 +71,39 @@ class Curves:
     layout:
         ``"rows"`` (one curve per row, as scikit-fda's ``FDataGrid``) or ``"columns"`` (one curve
         per column, as R's fda and fds).
+    ids:
+        The **privacy unit**. ``None``: one curve is one record, and a person with ``m`` curves
+        is protected only at ``m ε``. One public id per curve: the curves of each id are combined
+        into one record (the mean of the person's repaired curves) and every release protects the
+        whole person; ``n`` is then the number of persons. ``id`` names the id variable in the
+        releases' metadata (default: the ``name`` of ``ids`` if it has one, else ``"id"``).
+
+    Attributes
+    ----------
+    repairs:
+        ``{"complete": ..., "interpolated": ..., "defaulted": ...}`` over the input curves (rows):
+        **local information for the curator** — it describes the private data and must not be
+        published; nothing fdp publishes contains it. A warning is issued when any curve needed
+        repair.
+    person_id:
+        ``None`` (one record per curve) or the name of the id variable (one record per person).
+    rows:
+        For person-level curves, how many input curves each person had (local, like ``repairs``).
     """
 
     values: NDArray[np.float64]
     grid: NDArray[np.float64]
+    repairs: dict[str, int]
+    person_id: str | None
+    rows: NDArray[np.int64] | None
 
     def __init__(
         self,
         values: ArrayLike,
         grid: ArrayLike | None = None,
         layout: Literal["rows", "columns"] = "rows",
+        ids: ArrayLike | None = None,
+        id: str | None = None,
     ) -> None:
         if layout not in ("rows", "columns"):
             raise ValueError(f"layout must be 'rows' or 'columns', got {layout!r}")
@@ -66,11 +117,27 @@ class Curves:
         array = np.ascontiguousarray(array)
         k = array.shape[1]
         self.grid = _grid_array(np.linspace(0.0, 1.0, k) if grid is None else grid, k)
+        self.person_id = None
+        self.rows = None
+        if ids is not None:
+            codes, persons = _codes(ids)
+            if codes.size != array.shape[0]:
+                raise ValueError(f"ids has {codes.size} entries but there are {array.shape[0]} curves")
+            means, rows, counts = _fdp.per_person(array, self.grid, codes)
+            array = np.asarray(means).reshape(persons, k)
+            self.person_id = str(id if id is not None else (getattr(ids, "name", None) or "id"))
+            self.rows = np.asarray(rows, dtype=np.int64)
+        elif np.all(np.isfinite(array)):
+            counts = (array.shape[0], 0, 0)
+        else:
+            counts = _fdp.repair_counts(array, self.grid)
+        self.repairs = dict(zip(("complete", "interpolated", "defaulted"), (int(c) for c in counts)))
+        _warn_repairs(self.repairs, "curves")
         self.values = array
 
     @property
     def n(self) -> int:
-        """The number of curves (public)."""
+        """The number of records (public): curves, or persons when ``ids`` were given."""
         return int(self.values.shape[0])
 
     @property
@@ -79,17 +146,40 @@ class Curves:
         return int(self.values.shape[1])
 
     def __repr__(self) -> str:
-        return f"Curves(n={self.n}, k={self.k}, grid=[{self.grid[0]:g}, {self.grid[-1]:g}])"
+        unit = "" if self.person_id is None else f", per person ({self.person_id!r})"
+        return f"Curves(n={self.n}, k={self.k}, grid=[{self.grid[0]:g}, {self.grid[-1]:g}]{unit})"
 
     @classmethod
-    def from_pandas(cls, frame: Any, columns: Sequence[str] | None = None, prefix: str | None = None, grid: ArrayLike | None = None) -> "Curves":
+    def from_pandas(
+        cls,
+        frame: Any,
+        columns: Sequence[str] | None = None,
+        prefix: str | None = None,
+        grid: ArrayLike | None = None,
+        id: str | None = None,
+    ) -> "Curves":
         """Curves from a wide pandas DataFrame, one curve per row.
 
         The value columns are ``columns``, or those whose names start with ``prefix``, or all. If no
         ``grid`` is given and every selected name ends in a number after the prefix (``age_1.5``),
-        those numbers are the grid (columns sorted by them, as the command line does).
+        those numbers are the grid (columns sorted by them, as the command line does). ``id``: the
+        column naming the persons — each person's rows become one record and releases protect the
+        whole person (see ``ids`` in :class:`Curves`). Without it, a column named like an id
+        (``id``, ``ID``, ``*_id``, ``subject``, ...) with repeated values draws a warning.
         """
+        if id is None:
+            for c in frame.columns:
+                if _ID_LIKE.match(str(c)) and not (prefix is not None and str(c).startswith(prefix)) and frame[c].duplicated().any():
+                    warnings.warn(
+                        f"column {c!r} has repeated values: if it names persons, a release protects one row, and a "
+                        f"person with m rows only at m ε. Pass id={c!r} to protect whole persons.",
+                        stacklevel=2,
+                    )
+        elif id not in frame.columns:
+            raise ValueError(f"the frame has no column {id!r}")
         names = list(columns) if columns is not None else [c for c in frame.columns if prefix is None or str(c).startswith(prefix)]
+        if id is not None:
+            names = [c for c in names if c != id]
         if not names:
             raise ValueError(f"no column of the frame starts with {prefix!r}")
         if grid is None and prefix is not None:
@@ -102,35 +192,40 @@ class Curves:
                 names = [names[i] for i in order]
                 grid = np.asarray(numbers)[order]
         values = frame[names].apply(_to_numeric_or_nan).to_numpy(dtype=np.float64)
-        return cls(values, grid)
+        if id is None:
+            return cls(values, grid)
+        return cls(values, grid, ids=frame[id].to_numpy(), id=id)
 
     @classmethod
-    def from_long(cls, ids: ArrayLike, t: ArrayLike, y: ArrayLike) -> "Curves":
-        """Curves from a long table, one observation ``(id, t, y)`` per row.
+    def from_long(cls, ids: ArrayLike, t: ArrayLike, y: ArrayLike, *, grid: ArrayLike, id: str | None = None) -> "Curves":
+        """Curves from a long table, one observation ``(id, t, y)`` per row, on a **public** ``grid``.
 
-        The grid is the sorted distinct values of ``t``; the records are the distinct ids in order of
-        first appearance; an ``(id, t)`` pair that is absent is a missing value (repaired per record).
-        A repeated pair is an error. With a pandas frame: ``Curves.from_long(df.id, df.t, df.y)``.
+        ``grid`` (strictly increasing) is chosen before the data are read: the observed times are
+        private and never become the grid. Each id is one record (the id variable is the privacy
+        unit: releases protect every observation of an id), in order of first appearance; its
+        observations are interpolated onto the grid — linear between them, the first (last)
+        observation's value before (after) them; a ``t`` or ``y`` that is not a finite number is a
+        missing observation, observations at the same ``t`` are averaged — and an id with no usable
+        observation becomes the public default curve. No value raises an error. The same rule as the
+        command line's ``--long ... --grid`` and :func:`fdp.spark.wide_from_long`. With a pandas
+        frame: ``Curves.from_long(df.id, df.t, df.y, grid=np.linspace(0, 1, 50))``.
         """
         ids_a = np.asarray(ids)
-        t_a = np.asarray(t, dtype=np.float64)
-        y_a = np.asarray(y, dtype=np.float64)
+        t_a = np.ascontiguousarray(np.asarray(t, dtype=np.float64))
+        y_a = np.ascontiguousarray(np.asarray(y, dtype=np.float64))
         if not (ids_a.shape == t_a.shape == y_a.shape) or ids_a.ndim != 1:
             raise ValueError("ids, t and y must be 1-D and of the same length")
-        if not np.all(np.isfinite(t_a)):
-            raise ValueError("t must hold finite numbers (the grid is public)")
-        _, first, record = np.unique(ids_a, return_index=True, return_inverse=True)
-        order = np.argsort(first)  # records in order of first appearance
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        record = rank[record.reshape(-1)]
-        grid, column = np.unique(t_a, return_inverse=True)
-        values = np.full((order.size, grid.size), np.nan)
-        cells = record * grid.size + column.reshape(-1)
-        if np.unique(cells).size != cells.size:
-            raise ValueError("an (id, t) pair appears twice")
-        values.reshape(-1)[cells] = y_a
-        return cls(values, grid)
+        points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+        points = _grid_array(points, points.size)
+        codes, records = _codes(ids_a)
+        values = np.asarray(_fdp.long_onto_grid(codes, t_a, y_a, points, records)).reshape(records, points.size)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the count below is per id, reported once
+            curves = cls(values, points)
+        curves.person_id = str(id if id is not None else (getattr(ids, "name", None) or "id"))
+        curves.rows = np.bincount(codes, minlength=records).astype(np.int64)
+        _warn_repairs(curves.repairs, "ids")
+        return curves
 
     @classmethod
     def from_fdatagrid(cls, fd: Any) -> "Curves":

@@ -62,6 +62,8 @@ class Mechanism:
                 raise TypeError(f"a mean-curve state is built from fdp.Curves, got {type(data).__name__}")
             if data.k != self._shape[1]:
                 raise ValueError(f"the mechanism was built for curves on {self._shape[1]} points, got {data.k}")
+            if data.person_id is not None and data.person_id != self.person_id:
+                raise ValueError(f"the mechanism protects {_unit(self.person_id)} but the curves are {_unit(data.person_id)}")
             return SummaryState(self._inner.part_state(data.values, data.grid))
         if self._kind == "kde":
             points = as_points(data.values if isinstance(data, Curves) else data, 1)
@@ -72,6 +74,14 @@ class Mechanism:
     def name(self) -> str:
         """The mechanism's name (``tuned_iclp_rkhs``, ``iclp_kde``, ``balog_alg1``, ...)."""
         return str(self._inner.name())
+
+    @property
+    def person_id(self) -> str | None:
+        """The privacy unit: ``None`` (one record) or the id variable naming the persons."""
+        if self._kind != "mean":
+            return None
+        unit = self._inner.person_id()
+        return None if unit is None else str(unit)
 
     @property
     def guarantee(self) -> tuple[float, float]:
@@ -150,14 +160,18 @@ class MeanCurve:
     degree: int | None = None
 
     def build(self, curves: Curves, epsilon: float) -> Mechanism:
-        """The mechanism for ``curves``' grid and n at a total ``epsilon`` (the values are not read)."""
+        """The mechanism for ``curves``' grid, n and privacy unit at a total ``epsilon`` (the values
+        are not read). For person-level curves (``ids=``) n is the number of persons and every
+        release records the unit in its metadata (``privacy_unit``)."""
         if not isinstance(curves, Curves):
             raise TypeError(f"curves must be fdp.Curves, got {type(curves).__name__}")
-        return self.build_for(curves.grid, curves.n, epsilon)
+        return self.build_for(curves.grid, curves.n, epsilon, curves.person_id)
 
-    def build_for(self, grid: ArrayLike, n: int, epsilon: float) -> Mechanism:
-        """The mechanism for ``n`` curves (public) on ``grid`` at a total ``epsilon``: for data that
-        are not in memory (e.g. a Spark DataFrame; see :mod:`fdp.spark`)."""
+    def build_for(self, grid: ArrayLike, n: int, epsilon: float, id: str | None = None) -> Mechanism:
+        """The mechanism for ``n`` records (public) on ``grid`` at a total ``epsilon``: for data that
+        are not in memory (e.g. a Spark DataFrame; see :mod:`fdp.spark`). ``id``: the records are
+        persons named by this id variable (one row per person, e.g. each person's mean curve), and
+        n is the number of persons; ``None``: one record per curve."""
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
         if int(n) < 1:
             raise ValueError(f"n must be >= 1, got {n}")
@@ -174,8 +188,10 @@ class MeanCurve:
             psi=self.psi,
             components=self.components,
             degree=self.degree,
+            person_id=id,
         )
-        return Mechanism(inner, "mean", (int(n), points.size), (MeanCurve.build_for, self, points, int(n), float(epsilon)))
+        recipe = (MeanCurve.build_for, self, points, int(n), float(epsilon), id)
+        return Mechanism(inner, "mean", (int(n), points.size), recipe)
 
 
 @dataclass(frozen=True)
@@ -317,6 +333,10 @@ class SummaryState:
         return (SummaryState, (self._bytes,))
 
 
+def _unit(person_id: str | None) -> str:
+    return "one record per curve" if person_id is None else f"one record per person ({person_id!r})"
+
+
 def _prepare(mechanism: Mechanism, data: Any) -> Any:
     """The data as the mechanism's Rust release function takes them, checked against its shape."""
     if mechanism._kind == "mean":
@@ -324,6 +344,10 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
             raise TypeError(f"a mean-curve mechanism releases fdp.Curves, got {type(data).__name__}")
         if (data.n, data.k) != mechanism._shape:
             raise ValueError(f"the mechanism was built for {mechanism._shape[0]} curves on {mechanism._shape[1]} points, got {data.n} on {data.k}")
+        if data.person_id != mechanism.person_id:
+            raise ValueError(
+                f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves"
+            )
         return data
     points: ArrayLike = data.values if isinstance(data, Curves) else data
     array = as_points(points, None if mechanism._kind == "kde" else mechanism._shape[1])

@@ -95,13 +95,15 @@ class CurveRelease(_Release):
 
     def write_report(self, out: str, session: Any, title: str | None = None, notes: list[str] | None = None) -> str:
         """Writes ``release.json``, ``curves.svg`` (the release only; no record is drawn) and
-        ``report.md`` (stages, metadata, the session's ledger, ``notes``) into ``out``."""
+        ``report.md`` (stages, metadata with the privacy unit, the session's ledger, ``notes``)
+        into ``out``: the files a curator publishes. They hold the release and public choices only;
+        do not pass notes that describe the data (such as ``Curves.repairs``)."""
         title = title or f"Private release ({self.metadata['mechanism']})"
         return str(self._inner.write_report(out, title, session._inner, list(notes or [])))
 
     def __repr__(self) -> str:
         m = self.metadata
-        return f"CurveRelease(mechanism={m['mechanism']!r}, k={self.grid.size}, epsilon={m['guarantee']['epsilon']})"
+        return f"CurveRelease(mechanism={m['mechanism']!r}, k={self.grid.size}, epsilon={m['guarantee']['epsilon']}, unit={m.get('privacy_unit')!r})"
 
 
 class WeightedSampleRelease(_Release):

@@ -69,19 +69,55 @@ def summary_state(mechanism: Mechanism, frame: Any, columns: Sequence[str], grid
     return merged
 
 
+def _onto_grid_batches(points: np.ndarray, names: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """What each partition of the grouped long frame runs: one row per id, its observations put on
+    the public grid by the same Rust rule as ``fdp.Curves.from_long`` and the command line."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from . import _fdp
+
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            codes: list[int] = []
+            ts: list[float] = []
+            ys: list[float] = []
+            for record, observations in enumerate(batch.column(1).to_pylist()):
+                for o in observations or []:
+                    codes.append(record)
+                    ts.append(np.nan if o["t"] is None else float(o["t"]))
+                    ys.append(np.nan if o["y"] is None else float(o["y"]))
+            values = np.asarray(
+                _fdp.long_onto_grid(
+                    np.asarray(codes, dtype=np.int64), np.asarray(ts, dtype=np.float64), np.asarray(ys, dtype=np.float64), points, batch.num_rows
+                )
+            ).reshape(batch.num_rows, points.size)
+            arrays = [batch.column(0)] + [pa.array(values[:, j]) for j in range(points.size)]
+            yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+    return run
+
+
 def wide_from_long(frame: Any, grid: ArrayLike, id: str = "id", t: str = "t", y: str = "y") -> tuple[Any, list[str]]:
-    """A long DataFrame ``(id, t, y)`` pivoted to one row per id on the **public** ``grid`` (the t
-    values to keep; an (id, t) pair that is absent is a missing value, repaired per record).
-    Returns the wide frame and its value columns."""
+    """A long DataFrame ``(id, t, y)`` as one row per id on the **public** ``grid`` (chosen before
+    the data are read; the observed times are private and never become the grid): each id's
+    observations are interpolated onto the grid — linear between them, constant beyond the first
+    and last; a null or non-finite ``t`` or ``y`` is a missing observation, observations at the
+    same ``t`` are averaged — exactly as ``fdp.Curves.from_long`` and the command line's ``--long``
+    do, so the rows are those of the in-memory curves. Each id is one record: release with
+    ``release_mean(..., id=id)`` so the unit is recorded. Returns the wide frame and its value
+    columns."""
     from pyspark.sql import functions as F
 
-    values = [float(v) for v in np.asarray(grid, dtype=np.float64)]
-    wide = frame.groupBy(id).pivot(t, values).agg(F.first(y))
-    # Pivot names columns by the value's string form (with dots): rename them v0.. in grid order.
-    by_value = {float(c): c for c in wide.columns if c != id}
-    columns = [f"v{j}" for j in range(len(values))]
-    renamed = wide.select(F.col(id), *[F.col(f"`{by_value[v]}`").alias(c) for v, c in zip(values, columns)])
-    return renamed, columns
+    points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+    columns = [f"v{j}" for j in range(points.size)]
+    observation = F.struct(F.col(t).cast("double").alias("t"), F.col(y).cast("double").alias("y"))
+    grouped = frame.groupBy(id).agg(F.collect_list(observation).alias("_observations"))
+    id_type = frame.schema[id].dataType.simpleString()
+    schema = f"`{id}` {id_type}, " + ", ".join(f"{c} double" for c in columns)
+    return grouped.mapInArrow(_onto_grid_batches(points, [id] + columns), schema), columns
 
 
 def release_mean(
@@ -93,13 +129,16 @@ def release_mean(
     grid: ArrayLike,
     n: int,
     epsilon: float,
+    id: str | None = None,
 ) -> CurveRelease:
     """A private mean curve of the curves in ``frame`` (one row per curve; ``columns`` are the values
     on ``grid``), for ``n`` curves (public), charged to ``session`` at a total ``epsilon``.
 
-    For a long frame, first ``frame, columns = wide_from_long(frame, grid)``.
+    For a long frame, first ``frame, columns = wide_from_long(frame, grid, id=...)`` — one row per
+    id — and pass ``id``: the release then protects every observation of an id (n = the number of
+    ids) and records the unit. Without ``id`` each row is one record.
     """
-    mechanism = mean.build_for(grid, n, epsilon)
+    mechanism = mean.build_for(grid, n, epsilon, id)
     state = summary_state(mechanism, frame, columns, grid)
     release: CurveRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
     return release

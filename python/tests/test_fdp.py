@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -70,17 +71,47 @@ def test_nan_curves_are_repaired_not_refused() -> None:
     assert np.all(np.isfinite(release.curve))
 
 
-def test_from_long_pivots_with_missing_pairs_and_refuses_repeats() -> None:
-    curves = fdp.Curves.from_long(["b", "a", "a", "b", "c"], [0.5, 0.0, 0.5, 0.0, 1.0], [2.0, 1.0, 3.0, 4.0, 7.0])
-    np.testing.assert_array_equal(curves.grid, [0.0, 0.5, 1.0])
-    np.testing.assert_array_equal(curves.values[0, :2], [4.0, 2.0])  # b first: order of appearance
-    assert np.isnan(curves.values[2, 0])
-    with pytest.raises(ValueError, match="twice"):
-        fdp.Curves.from_long(["a", "a"], [0.0, 0.0], [1.0, 2.0])
-    with pytest.raises(ValueError, match="finite"):
-        fdp.Curves.from_long(["a"], [np.nan], [1.0])
+def test_from_long_puts_each_id_on_the_public_grid() -> None:
+    grid = [0.0, 0.5, 1.0]
+    curves = fdp.Curves.from_long(["b", "a", "a", "b", "c"], [0.5, 0.0, 0.5, 0.0, 0.8], [2.0, 1.0, 3.0, 4.0, 7.0], grid=grid)
+    np.testing.assert_array_equal(curves.grid, grid)
+    np.testing.assert_array_equal(curves.values[0], [4.0, 2.0, 2.0])  # b first: order of appearance
+    np.testing.assert_array_equal(curves.values[2], [7.0, 7.0, 7.0])  # constant beyond its one observation
+    assert curves.person_id == "id" and curves.rows.tolist() == [2, 2, 1]
+    # Observation times are private: the grid is never taken from them, and no value is an error.
+    moved = fdp.Curves.from_long(["a", "a", "a"], [0.1, 0.1, 0.3], [1.0, 3.0, np.nan], grid=grid)
+    np.testing.assert_array_equal(moved.values[0], [2.0, 2.0, 2.0])  # ties averaged, NaN dropped
+    with pytest.warns(UserWarning, match="NOT|LOCAL"):
+        empty = fdp.Curves.from_long(["a", "b"], [np.nan, 0.2], [1.0, 2.0], grid=grid)
+    assert empty.repairs["defaulted"] == 1
+    with pytest.raises(TypeError):
+        fdp.Curves.from_long(["a"], [0.0], [1.0])  # type: ignore[call-arg]  # the grid is required
     with pytest.raises(ValueError, match="same length"):
-        fdp.Curves.from_long(["a", "b"], [0.0], [1.0])
+        fdp.Curves.from_long(["a", "b"], [0.0], [1.0], grid=grid)
+
+
+def test_curves_grouped_by_person_are_one_record_each() -> None:
+    t = np.linspace(0.0, 1.0, 5)
+    values = np.array([[1.0] * 5, [3.0] * 5, [10.0] * 5, [np.nan, 5.0, 5.0, 5.0, np.nan]])
+    with pytest.warns(UserWarning, match="LOCAL INFORMATION"):
+        curves = fdp.Curves(values, t, ids=["p", "p", "q", "p"], id="patient")
+    assert (curves.n, curves.person_id, curves.rows.tolist()) == (2, "patient", [3, 1])
+    np.testing.assert_allclose(curves.values[0], [3.0] * 5)  # mean of 1, 3 and the repaired 5
+    assert curves.repairs == {"complete": 3, "interpolated": 1, "defaulted": 0}
+    assert "per person" in repr(curves)
+    plain = fdp.Curves(values[:3], t)
+    assert plain.person_id is None and plain.repairs == {"complete": 3, "interpolated": 0, "defaulted": 0}
+    # The mechanism carries the unit into the release's metadata; a mismatch is refused.
+    mechanism = fdp.MeanCurve(bound="l1:5").build(curves, 1.0)
+    assert mechanism.person_id == "patient"
+    release = fdp.Session(1.0, seed=3).release(mechanism, curves)
+    assert release.metadata["privacy_unit"] == {"person": {"id_column": "patient"}}
+    assert release.metadata["n"] == 2
+    with pytest.raises(ValueError, match="protects"):
+        fdp.Session(1.0).release(fdp.MeanCurve(bound="l1:5").build_for(t, 2, 1.0), curves)
+    assert fdp.Session(1.0, seed=3).release(fdp.MeanCurve(bound="l1:5").build(plain, 1.0), plain).metadata["privacy_unit"] == "record"
+    with pytest.raises(ValueError, match="ids has 2 entries"):
+        fdp.Curves(values, t, ids=["p", "q"])
 
 
 def test_from_pandas_reads_numeric_suffixes_as_the_grid() -> None:
@@ -92,6 +123,19 @@ def test_from_pandas_reads_numeric_suffixes_as_the_grid() -> None:
     assert np.isnan(curves.values[1, 2])
     with pytest.raises(ValueError, match="no column"):
         fdp.Curves.from_pandas(frame, prefix="w_")
+
+
+def test_from_pandas_groups_by_id_and_warns_about_repeated_ids() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"ID": [7, 7, 9], "visit": [1, 2, 1], "cca_0": [1.0, 3.0, 5.0], "cca_1": [1.0, 3.0, 5.0]})
+    with pytest.warns(UserWarning, match="column 'ID' has repeated values"):
+        rows = fdp.Curves.from_pandas(frame, prefix="cca_")
+    assert rows.n == 3 and rows.person_id is None
+    persons = fdp.Curves.from_pandas(frame, prefix="cca_", id="ID")
+    assert (persons.n, persons.person_id) == (2, "ID")
+    np.testing.assert_array_equal(persons.values, [[2.0, 2.0], [5.0, 5.0]])
+    with pytest.raises(ValueError, match="no column 'patient'"):
+        fdp.Curves.from_pandas(frame, prefix="cca_", id="patient")
 
 
 def test_from_fdatagrid_takes_rows_and_the_grid() -> None:
@@ -254,6 +298,69 @@ def test_write_report_and_plot(tmp_path: Path) -> None:
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     assert release.plot() is not None
+
+
+def _mask(text: str) -> str:
+    import re
+
+    return re.sub(r"[-+.eE]*\d[-+.eE\d]*", "#", text)
+
+
+def _published(out: Path) -> tuple[dict, str, set[str]]:
+    """The publishable files with exactly the released (noisy) quantities masked: the curve, the
+    coefficients, the private bound with the sensitivity and noise scale it sets, ψ, each stage's
+    outcome, and the figure's coordinates (drawn from the released curve)."""
+    record = json.loads((out / "release.json").read_text(encoding="utf-8"))
+    for key in ("curve", "coefficients"):
+        record["output"][key] = "released"
+    for key in ("clipping", "regularisation", "sensitivity"):
+        record["metadata"][key] = "released"
+    for calibration in record["metadata"]["calibration"].values():
+        calibration["scale"] = calibration["sensitivity"] = "released"
+    for stage in record["metadata"]["stages"]:
+        stage["outcome"] = "released"
+    rows = ("| bound |", "| tuning |", "| clipping bound |", "| η, ψ |", "| sensitivity |", "| 0 |")
+    report = "\n".join(_mask(l) if l.startswith(rows) else l for l in (out / "report.md").read_text(encoding="utf-8").splitlines())
+    svg = {_mask(l) for l in (out / "curves.svg").read_text(encoding="utf-8").splitlines()}
+    return record, report, svg
+
+
+def test_neighbouring_datasets_publish_the_same_reports_but_for_the_released_numbers(tmp_path: Path) -> None:
+    # Two datasets that differ in one person: in A person 3 has four clean rows, in B two rows, one
+    # with holes (repaired) and one huge; and, in long form, observations at other times.
+    t = np.linspace(0.0, 1.0, 12)
+    base = [(p, 0.4 + 0.02 * p + 0.01 * (t * 11 + v)) for p in range(40) for v in range(1 + p % 4)]
+    rows_a = list(base)
+    rows_b = [r for r in base if r[0] != 3] + [(3, np.r_[np.nan, 0.5, np.full(10, np.nan)]), (3, np.full(12, 1e300))]
+    outputs = []
+    for name, rows in (("a", rows_a), ("b", rows_b)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the repairs are reported locally
+            curves = fdp.Curves(np.array([v for _, v in rows]), t, ids=[p for p, _ in rows], id="patient_id")
+        session = fdp.Session(1.0, seed=11)
+        release = session.release(fdp.MeanCurve(bound="l1:2", centre=0.5).build(curves, 1.0), curves)
+        release.write_report(str(tmp_path / name), session, title="Private mean curve")
+        outputs.append((curves.repairs, _published(tmp_path / name), (tmp_path / name / "release.json").read_text()))
+    (repairs_a, published_a, raw_a), (repairs_b, published_b, raw_b) = outputs
+    assert repairs_a != repairs_b and raw_a != raw_b  # the data (and the noisy numbers) did differ
+    assert published_a == published_b
+    long_outputs = []
+    for moved in (False, True):
+        ids, ts, ys = [], [], []
+        for p in range(30):
+            times = [0.05, 0.37, 0.81] if moved and p == 5 else list(np.linspace(0.0, 1.0, 6))
+            for j, s in enumerate(times):
+                ids.append(f"s{p}"), ts.append(s), ys.append(np.nan if moved and p == 5 and j == 1 else 0.5 + 0.1 * s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curves = fdp.Curves.from_long(ids, ts, ys, grid=np.linspace(0.0, 1.0, 8))
+        session = fdp.Session(1.0, seed=11)
+        release = session.release(fdp.MeanCurve(bound="l1:2", centre=0.5).build(curves, 1.0), curves)
+        out = tmp_path / f"long-{moved}"
+        release.write_report(str(out), session, title="Private mean curve")
+        long_outputs.append(_published(out))
+    assert long_outputs[0] == long_outputs[1]
+    assert long_outputs[0][0]["output"]["grid_points"] == list(np.linspace(0.0, 1.0, 8))
 
 
 # -------------------------------------------------------------------- densities, KME and sketches

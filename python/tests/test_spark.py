@@ -76,11 +76,17 @@ def test_long_frames_pivot_on_the_public_grid(spark: Any) -> None:
     rows = [(int(i), float(t), float(y)) for i, t, y in zip(ids[keep], ts[keep], ys[keep])]
     long = spark.createDataFrame(rows, schema="id long, t double, y double").repartition(4)
     wide, columns = fdp.spark.wide_from_long(long, grid)
-    local = fdp.Curves.from_long(ids[keep], ts[keep], ys[keep])
-    mechanism = fdp.MeanCurve(bound="l1:2", centre=0.5).build_for(grid, local.n, 1.0)
+    local = fdp.Curves.from_long(ids[keep], ts[keep], ys[keep], grid=grid)
+    mechanism = fdp.MeanCurve(bound="l1:2", centre=0.5).build_for(grid, local.n, 1.0, "id")
     state = fdp.spark.summary_state(mechanism, wide, columns, grid)
     # Rows arrive in another order after the pivot; the sums do not care.
     assert state == mechanism.summarize_part(local)
+    # Observations off the grid are interpolated onto it, as in memory.
+    moved = spark.createDataFrame([(0, 0.05, 1.0), (0, 0.5, 2.0), (1, 0.3, 4.0)], schema="id long, t double, y double")
+    wide, columns = fdp.spark.wide_from_long(moved, grid)
+    rows = sorted(wide.collect(), key=lambda r: r["id"])
+    local = fdp.Curves.from_long([0, 0, 1], [0.05, 0.5, 0.3], [1.0, 2.0, 4.0], grid=grid)
+    np.testing.assert_array_equal(np.array([[r[c] for c in columns] for r in rows]), local.values)
 
 
 def test_density_and_sketch_on_spark(spark: Any) -> None:

@@ -10,16 +10,16 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use fdp::data::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
+use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
     KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary, open_session,
-    write_curve_report, write_report,
+    write_curve_report, write_local_log, write_report,
 };
 use fdp::kme::PointSet;
-use fdp::mercer::{Stationary, StationaryShape};
+use fdp::mercer::{Grid, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
-use fdp::release::{ClippingBound, Mechanism, Session};
+use fdp::release::{ClippingBound, Mechanism, PerUnit, PrivacyUnit, Session};
 use fdp::report::progress::ProgressBar;
 
 type Failure = Box<dyn std::error::Error>;
@@ -31,10 +31,16 @@ PRIVACY
   regularisation are chosen from the data under DP inside the same ε (each stage in the ledger).
   --seed makes the noise reproducible and is recorded in every release: never use it for a real
   release (anyone who knows the seed can remove the noise).
+  The privacy unit is one row unless --id COLUMN names the persons: then each person's rows are
+  combined into one record (their mean curve) and ε protects the whole person. A person with m
+  rows is otherwise protected only at m ε. With --long the id column is the unit.
+  report.md, release.json and curves.svg are for publication; local-log.txt (repair counts, rows
+  per person) describes the private data and is NOT.
 
 EXAMPLES
-  fdp mean --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5 \\
+  fdp mean --csv dti_cca.csv --columns cca_ --id ID --epsilon 1 --bound l1:1 --centre 0.5 \\
            --kernel matern32:0.1 --ledger ledger.json --out release/
+  fdp mean --csv long.csv --long id,t,y --grid 0,1,50 --epsilon 1 --bound l1:1 --out release/
   fdp preview --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5
   fdp ledger show ledger.json";
 
@@ -55,7 +61,7 @@ enum Command {
     /// Release a private mean curve of the curves in a CSV (wide: one curve per row; long: one
     /// (id, t, y) observation per row).
     #[command(
-        after_long_help = "EXAMPLE\n  fdp mean --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5 --ledger ledger.json --out release/"
+        after_long_help = "EXAMPLE\n  fdp mean --csv dti_cca.csv --columns cca_ --id ID --epsilon 1 --bound l1:1 --centre 0.5 --ledger ledger.json --out release/"
     )]
     Mean(MeanArgs),
     /// Print the expected squared error of a mean release without spending any budget (public
@@ -128,9 +134,20 @@ struct MeanArgs {
     /// suffixes, if all numeric, give the grid).
     #[arg(long, value_name = "PREFIX", required_unless_present = "long")]
     columns: Option<String>,
-    /// Long layout: the id, t and y column names, comma-separated (e.g. id,t,y).
-    #[arg(long, value_name = "ID,T,Y", conflicts_with = "columns")]
+    /// Wide layout: the public column naming the persons. Each person's rows are combined into one
+    /// record (the mean of their repaired curves) and the release protects the whole person (n =
+    /// the number of persons). Without it the unit is one row.
+    #[arg(long, value_name = "COLUMN", conflicts_with = "long")]
+    id: Option<String>,
+    /// Long layout: the id, t and y column names, comma-separated (e.g. id,t,y). One record per id:
+    /// the id column is the privacy unit. Needs --grid.
+    #[arg(long, value_name = "ID,T,Y", conflicts_with = "columns", requires = "grid")]
     long: Option<String>,
+    /// Long layout: the PUBLIC grid LO,HI,K (K equally spaced points from LO to HI), fixed before
+    /// reading the data; each id's observations are interpolated onto it (linear, constant beyond
+    /// its first and last observation). The observed times are private and never become the grid.
+    #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid, conflicts_with = "columns")]
+    grid: Option<Grid>,
     /// The mechanism: iclp-rkhs, iclp-l1, iid-laplace, gaussian-process or bernstein.
     #[arg(long, default_value = "iclp-rkhs", value_parser = parse_from_str::<MeanMethod>)]
     mechanism: MeanMethod,
@@ -272,6 +289,20 @@ fn parse_pair(s: &str) -> Result<(f64, f64), String> {
     }
 }
 
+fn parse_grid(s: &str) -> Result<Grid, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let [lo, hi, k] = parts.as_slice() else {
+        return Err("expected LO,HI,K".into());
+    };
+    let (lo, hi) = parse_pair(&format!("{lo},{hi}"))?;
+    let k: usize = k.parse().map_err(|_| format!("{k:?} is not a number of points"))?;
+    if k < 2 {
+        return Err("K must be at least 2".into());
+    }
+    let points = (0..k).map(|i| if i + 1 == k { hi } else { lo + (hi - lo) * i as f64 / (k - 1) as f64 }).collect();
+    Grid::trapezoid_points(points).map_err(|e| e.to_string())
+}
+
 fn parse_shape(s: &str) -> Result<StationaryShape, String> {
     match s {
         "gaussian" => Ok(StationaryShape::Gaussian),
@@ -317,25 +348,104 @@ fn save(session: &Session, p: &PrivacyArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn load_curves(args: &MeanArgs) -> Result<LoadedCurves, Failure> {
-    let loaded = match (&args.columns, &args.long) {
+/// The records the mechanism sees, the privacy unit they stand for, and what reading them did
+/// (lines for the local log, never for the report: they describe the private data).
+struct Records {
+    notes: Vec<String>,
+    curves: CurveSet<'static>,
+    unit: PrivacyUnit,
+    local: Vec<String>,
+}
+
+/// A column name that usually names persons or subjects: `id`, `ID`, `*_id`, `*.id`, `subject`,
+/// `patient`, `person`, `participant`.
+fn looks_like_id(name: &str) -> bool {
+    let lower = name.trim().to_ascii_lowercase();
+    lower == "id"
+        || lower.ends_with("_id")
+        || lower.ends_with(".id")
+        || lower.ends_with(" id")
+        || ["subject", "patient", "person", "participant"]
+            .iter()
+            .any(|w| lower == *w || lower.starts_with(&format!("{w}_")))
+}
+
+/// The header of a CSV (trimmed names).
+fn csv_headers(path: &Path) -> Result<Vec<String>, Failure> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(reader.headers()?.iter().map(|h| h.trim().to_string()).collect())
+}
+
+fn load_curves(args: &MeanArgs) -> Result<Records, Failure> {
+    let mut local = Vec::new();
+    let (loaded, unit) = match (&args.columns, &args.long) {
         (_, Some(names)) => {
             let parts: Vec<&str> = names.split(',').map(str::trim).collect();
             let [id, t, y] = parts.as_slice() else {
                 return Err("--long takes three column names, ID,T,Y".into());
             };
-            read_long_csv(&args.csv, id, t, y, None)?
+            let grid = args.grid.as_ref().ok_or("--long needs the public grid: --grid LO,HI,K")?;
+            (read_long_csv(&args.csv, id, t, y, grid, None)?, PrivacyUnit::person(*id))
         }
-        (Some(prefix), None) => read_wide_csv(&args.csv, &CsvSpec::prefix(prefix.as_str()), None)?,
+        (Some(prefix), None) => {
+            let headers = csv_headers(&args.csv)?;
+            let suspects: Vec<&str> = match &args.id {
+                Some(_) => Vec::new(),
+                None => headers
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|h| looks_like_id(h) && !h.starts_with(prefix.as_str()))
+                    .collect(),
+            };
+            let id_columns: Vec<&str> = args.id.as_deref().map_or_else(|| suspects.clone(), |id| vec![id]);
+            let loaded = read_wide_csv(&args.csv, &CsvSpec::prefix(prefix.as_str()).with_ids(&id_columns), None)?;
+            for (c, name) in suspects.iter().enumerate() {
+                let mut seen = std::collections::HashSet::new();
+                if loaded.ids.iter().any(|row| !seen.insert(row[c].as_str())) {
+                    eprintln!(
+                        "fdp: warning: column {name:?} has repeated values: if it names persons, this release protects one \
+                         row, and a person with m rows only at m ε. Give --id {name} to protect whole persons."
+                    );
+                }
+            }
+            let unit = args.id.as_ref().map_or(PrivacyUnit::Record, PrivacyUnit::person);
+            (loaded, unit)
+        }
         (None, None) => return Err("give --columns PREFIX (wide) or --long ID,T,Y".into()),
     };
-    Ok(loaded)
+    let rows = loaded.curves.n();
+    local.push(format!(
+        "{rows} rows read from {}: {} complete, {} with missing values interpolated, {} replaced by the public default (zero) curve",
+        args.csv.display(),
+        loaded.report.complete,
+        loaded.report.interpolated,
+        loaded.report.defaulted
+    ));
+    let LoadedCurves { curves, ids, notes, .. } = loaded;
+    let curves = match (&unit, &args.id) {
+        (PrivacyUnit::Person { id_column }, Some(_)) => {
+            let keys: Vec<&str> = ids.iter().map(|row| row[0].as_str()).collect();
+            let persons = curves.per_person(&keys)?;
+            local.push(format!(
+                "{} persons ({id_column:?}), up to {} rows each; each person's record is the mean of their repaired rows",
+                persons.curves.n(),
+                persons.max_rows()
+            ));
+            persons.curves
+        }
+        (PrivacyUnit::Person { id_column }, None) => {
+            local.push(format!("{rows} ids ({id_column:?}), one record each"));
+            curves
+        }
+        _ => curves,
+    };
+    Ok(Records { notes, curves, unit, local })
 }
 
 fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
-    let loaded = load_curves(&args)?;
-    let curves = loaded.curves.rescaled(0.0, 1.0)?;
+    let records = load_curves(&args)?;
+    let curves = records.curves.rescaled(0.0, 1.0)?;
     let (n, k) = (curves.n(), curves.grid().len());
     let request = MeanRequest {
         method: args.mechanism,
@@ -350,13 +460,17 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         degree: args.degree,
     };
     bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
-    let mechanism = request.build(curves.grid(), n)?;
+    let mechanism = PerUnit::new(request.build(curves.grid(), n)?, records.unit.clone());
     let accuracy = mechanism.accuracy();
     if preview {
         bar.finish_and_clear();
         println!(
-            "preview mechanism={} n={n} k={k} epsilon={} expected_sq_error={:.4e} bound95={:.4e} note={}",
+            "preview mechanism={} unit={} n={n} k={k} epsilon={} expected_sq_error={:.4e} bound95={:.4e} note={}",
             mechanism.name(),
+            match &records.unit {
+                PrivacyUnit::Person { id_column } => format!("person:{id_column}"),
+                _ => "record".into(),
+            },
             args.privacy.epsilon.get(),
             accuracy.expected_sq_error,
             accuracy.bound(0.05),
@@ -372,17 +486,19 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     bar.set_message("releasing");
     let release = session.release(&mechanism, &curves)?;
     save(&session, &args.privacy)?;
-    let mut notes = loaded.notes.clone();
-    notes.push(format!(
-        "{n} records read from {}: {} complete, {} with missing values interpolated, {} replaced by the public default (zero) curve",
-        args.csv.display(),
-        loaded.report.complete,
-        loaded.report.interpolated,
-        loaded.report.defaulted
-    ));
+    let mut notes = records.notes.clone();
+    notes.push(match &records.unit {
+        PrivacyUnit::Person { id_column } => format!(
+            "privacy unit: one person — every row with the same {id_column:?} combined into one record (the mean of the person's repaired curves); n = {n} persons (public)"
+        ),
+        _ => format!("privacy unit: one row; n = {n} rows (public)"),
+    });
+    notes.push("missing values were repaired per record (interpolation along the grid, else the public default curve); the counts describe the private data and are in local-log.txt, not here".into());
     notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set)".into());
     let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
     let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    let log = write_local_log(&args.privacy.out, &records.local)?;
+    eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
     announce(&session, release.metadata().mechanism.as_str(), &report);
     Ok(())

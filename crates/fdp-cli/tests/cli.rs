@@ -76,11 +76,19 @@ fn mean_release_then_a_refusal_from_the_same_ledger() {
     for file in ["release.json", "report.md", "curves.svg"] {
         assert!(out.join(file).exists(), "{file} missing");
     }
+    // The repair counts describe the private data: in the local log, never in the report.
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(report.contains("121 records") && report.contains("1 replaced by the public default"), "{report}");
+    assert!(!report.contains("complete") && !report.contains("replaced by the public default (zero)"), "{report}");
+    assert!(report.contains("privacy unit: one row; n = 121 rows (public)"), "{report}");
+    let log = std::fs::read_to_string(out.join("local-log.txt")).unwrap();
+    assert!(log.starts_with("NOT FOR PUBLICATION"), "{log}");
+    assert!(log.contains("121 rows") && log.contains("1 replaced by the public default"), "{log}");
+    // The column "id" has no repeated value: no warning.
+    assert!(!text(&first).contains("warning"), "{}", text(&first));
     let release: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("release.json")).unwrap()).unwrap();
     assert_eq!(release["metadata"]["n"], 121);
+    assert_eq!(release["metadata"]["privacy_unit"], "record");
     // 0.4 left: a second ε = 0.6 is refused, naming what was spent, and nothing is charged.
     let second =
         fdp(&["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.6", "--bound", "l1:2", "--ledger", ledger_s]);
@@ -109,8 +117,9 @@ fn mean_release_then_a_refusal_from_the_same_ledger() {
     ]);
     assert!(third.status.success(), "{}", text(&third));
     let curve = |p: &Path| -> serde_json::Value {
-        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p.join("release.json")).unwrap()).unwrap()["output"]["values"].clone()
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p.join("release.json")).unwrap()).unwrap()["output"]["curve"].clone()
     };
+    assert!(curve(&out).is_array());
     assert_eq!(curve(&out), curve(&again));
 }
 
@@ -137,6 +146,8 @@ fn long_layout_and_every_other_subcommand() {
             &p("long.csv"),
             "--long",
             "id,t,y",
+            "--grid",
+            "0,9,10",
             "--epsilon",
             "1",
             "--bound",
@@ -169,7 +180,19 @@ fn long_layout_and_every_other_subcommand() {
             &p("e"),
         ],
         vec!["sketch", "--csv", &p("points.csv"), "--columns", "x", "--epsilon", "1", "--out", &p("s")],
-        vec!["preview", "--csv", &p("long.csv"), "--long", "id,t,y", "--epsilon", "1", "--bound", "l1:2"],
+        vec![
+            "preview",
+            "--csv",
+            &p("long.csv"),
+            "--long",
+            "id,t,y",
+            "--grid",
+            "0,9,10",
+            "--epsilon",
+            "1",
+            "--bound",
+            "l1:2",
+        ],
     ]
     .into_iter()
     .map(|v| v.into_iter().map(String::from).collect())
@@ -182,8 +205,28 @@ fn long_layout_and_every_other_subcommand() {
     assert!(
         dir.join("e/synthetic.csv").exists() && dir.join("s/report.md").exists() && dir.join("k/curves.svg").exists()
     );
-    let preview = fdp(&["preview", "--csv", &p("long.csv"), "--long", "id,t,y", "--epsilon", "1", "--bound", "l1:2"]);
-    assert!(text(&preview).contains("expected_sq_error="), "{}", text(&preview));
+    let preview = fdp(&[
+        "preview",
+        "--csv",
+        &p("long.csv"),
+        "--long",
+        "id,t,y",
+        "--grid",
+        "0,9,10",
+        "--epsilon",
+        "1",
+        "--bound",
+        "l1:2",
+    ]);
+    assert!(
+        text(&preview).contains("expected_sq_error=") && text(&preview).contains("unit=person:id"),
+        "{}",
+        text(&preview)
+    );
+    let release: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("m/release.json")).unwrap()).unwrap();
+    assert_eq!(release["metadata"]["privacy_unit"]["person"]["id_column"], "id");
+    assert_eq!(release["metadata"]["n"], 60);
 }
 
 #[test]
@@ -208,6 +251,16 @@ fn bad_flags_exit_with_code_2_and_a_clear_message() {
             "SHAPE",
         ),
         (vec!["mean", "--csv", "x.csv", "--epsilon", "1", "--bound", "l1:1"], "--columns"),
+        // A long table needs the public grid; the grid is for long tables only.
+        (vec!["mean", "--csv", "x.csv", "--long", "id,t,y", "--epsilon", "1", "--bound", "l1:1"], "--grid"),
+        (
+            vec!["mean", "--csv", "x.csv", "--columns", "y_", "--grid", "0,1,5", "--epsilon", "1", "--bound", "l1:1"],
+            "--columns",
+        ),
+        (
+            vec!["mean", "--csv", "x.csv", "--long", "id,t,y", "--grid", "0,1,1", "--epsilon", "1", "--bound", "l1:1"],
+            "K",
+        ),
         (vec!["kde", "--csv", "x.csv", "--column", "x", "--domain", "1,0", "--epsilon", "1"], "LO < HI"),
         (vec!["nonsense"], "unrecognized subcommand"),
     ] {
@@ -237,6 +290,8 @@ fn dti_cca_with_its_missing_values_when_the_data_are_present() {
             csv.display().to_string(),
             "--columns".into(),
             "cca_".into(),
+            "--id".into(),
+            "ID".into(),
             "--epsilon".into(),
             "1".into(),
             "--bound".into(),
@@ -252,10 +307,166 @@ fn dti_cca_with_its_missing_values_when_the_data_are_present() {
     let first: Vec<String> = args("release");
     let o = fdp(&first.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(o.status.success(), "{}", text(&o));
+    // 382 visits of 142 patients: the release protects patients, n = 142; the counts stay local.
     let report = std::fs::read_to_string(dir.join("release/report.md")).unwrap();
-    assert!(report.contains("382 records") && report.contains("interpolated"), "{report}");
+    assert!(report.contains("n = 142 persons") && !report.contains("382") && !report.contains("376"), "{report}");
+    let log = std::fs::read_to_string(dir.join("release/local-log.txt")).unwrap();
+    assert!(log.contains("382 rows") && log.contains("142 persons") && log.contains("up to 8 rows"), "{log}");
+    let release: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("release/release.json")).unwrap()).unwrap();
+    assert_eq!(release["metadata"]["n"], 142);
+    assert_eq!(release["metadata"]["privacy_unit"]["person"]["id_column"], "ID");
     let second: Vec<String> = args("again");
     let o = fdp(&second.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("privacy budget exceeded") && text(&o).contains("spent (ε = 1"), "{}", text(&o));
+    // Without --id the ID column's repeats are pointed out (on stderr, not in the release).
+    let o = fdp(&[
+        "preview",
+        "--csv",
+        &csv.display().to_string(),
+        "--columns",
+        "cca_",
+        "--epsilon",
+        "1",
+        "--bound",
+        "l1:1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: column \"ID\" has repeated values") && err.contains("--id ID"), "{err}");
+}
+
+/// Every number in `line` (a run of digits, signs, dots and exponents holding a digit) as `#`.
+fn mask_numbers(line: &str) -> String {
+    let mut out = String::new();
+    let mut token = String::new();
+    let flush = |token: &mut String, out: &mut String| {
+        if token.chars().any(|c| c.is_ascii_digit()) {
+            out.push('#');
+        } else {
+            out.push_str(token);
+        }
+        token.clear();
+    };
+    for c in line.chars() {
+        if c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E') {
+            token.push(c);
+        } else {
+            flush(&mut token, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut token, &mut out);
+    out
+}
+
+/// What a release folder publishes, with exactly the released (noisy) quantities masked: the
+/// curve, its coefficients, the private bound (and the sensitivity it sets), ψ chosen on the
+/// release, and each stage's outcome — in release.json, in report.md's rows that print them, and
+/// every coordinate of the figure (which is drawn from the released curve; so is the number of its
+/// tick marks and grid lines, so the figure is compared as the set of its distinct masked lines).
+fn published(out: &Path) -> (serde_json::Value, String, std::collections::BTreeSet<String>) {
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("release.json")).unwrap()).unwrap();
+    for key in ["curve", "coefficients"] {
+        json["output"][key] = "released".into();
+    }
+    for key in ["clipping", "regularisation", "sensitivity"] {
+        json["metadata"][key] = "released".into();
+    }
+    // The noise scale is calibrated to the private bound's sensitivity.
+    for calibration in json["metadata"]["calibration"].as_object_mut().unwrap().values_mut() {
+        calibration["scale"] = "released".into();
+        calibration["sensitivity"] = "released".into();
+    }
+    for stage in json["metadata"]["stages"].as_array_mut().unwrap() {
+        stage["outcome"] = "released".into();
+    }
+    let released_rows = ["| bound |", "| tuning |", "| clipping bound |", "| η, ψ |", "| sensitivity |", "| 0 |"];
+    let report = std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .lines()
+        .map(|l| if released_rows.iter().any(|r| l.starts_with(r)) { mask_numbers(l) } else { l.to_string() })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let svg = std::fs::read_to_string(out.join("curves.svg")).unwrap().lines().map(mask_numbers).collect();
+    (json, report, svg)
+}
+
+/// Two datasets that differ in one person — in the wide layout that person's rows are replaced by
+/// fewer rows with missing and extreme values (so the repair counts and the number of rows differ),
+/// in the long layout by observations at other times — give publishable outputs that differ only
+/// in the released numbers: nothing else in release.json, report.md or curves.svg depends on them.
+#[test]
+fn neighbouring_datasets_publish_the_same_outputs_but_for_the_released_numbers() {
+    let dir = scratch("neighbours");
+    let header = {
+        let mut h = String::from("visit,patient_id");
+        (0..12).for_each(|j| h += &format!(",y_{}", j as f64 / 11.0));
+        h + "\n"
+    };
+    let row = |visit: usize, person: usize| {
+        let mut r = format!("{visit},p{person}");
+        (0..12).for_each(|j| r += &format!(",{:.4}", 0.4 + 0.02 * person as f64 + 0.01 * (j + visit) as f64));
+        r + "\n"
+    };
+    let (mut a, mut b) = (header.clone(), header);
+    for person in 0..40 {
+        for visit in 0..1 + person % 4 {
+            a += &row(visit, person);
+            if person != 3 {
+                b += &row(visit, person);
+            }
+        }
+    }
+    // Person p3: four clean visits in A; in B two visits, one with holes, one huge.
+    b += &format!("0,p3,NA,0.5{}\n", ",".repeat(10));
+    b += &format!("1,p3{}\n", ",1e300".repeat(12));
+    std::fs::write(dir.join("a.csv"), a).unwrap();
+    std::fs::write(dir.join("b.csv"), b).unwrap();
+    let long = |moved: bool| {
+        let mut text = String::from("id,t,y\n");
+        for person in 0..30 {
+            let times: Vec<f64> =
+                if moved && person == 5 { vec![0.05, 0.37, 0.81] } else { (0..6).map(|j| j as f64 / 5.0).collect() };
+            for (j, t) in times.iter().enumerate() {
+                let y = if moved && person == 5 && j == 1 { "NA".to_string() } else { format!("{:.3}", 0.5 + 0.1 * t) };
+                text += &format!("s{person},{t},{y}\n");
+            }
+        }
+        text
+    };
+    std::fs::write(dir.join("la.csv"), long(false)).unwrap();
+    std::fs::write(dir.join("lb.csv"), long(true)).unwrap();
+    let run = |csv: &str, layout: &[&str], out: &str| {
+        let (csv, out) = (dir.join(csv), dir.join(out));
+        let mut args = vec!["mean", "--csv", csv.to_str().unwrap()];
+        args.extend_from_slice(layout);
+        args.extend_from_slice(&["--epsilon", "1", "--bound", "l1:2", "--centre", "0.5", "--seed", "11"]);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let o = fdp(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        dir.join(out)
+    };
+    for (a, b, layout) in [
+        ("a.csv", "b.csv", &["--columns", "y_", "--id", "patient_id"][..]),
+        ("la.csv", "lb.csv", &["--long", "id,t,y", "--grid", "0,1,8"][..]),
+    ] {
+        let (out_a, out_b) = (run(a, layout, &format!("{a}-out")), run(b, layout, &format!("{b}-out")));
+        let (json_a, report_a, svg_a) = published(&out_a);
+        let (json_b, report_b, svg_b) = published(&out_b);
+        assert_eq!(json_a, json_b, "{layout:?}");
+        assert_eq!(report_a, report_b, "{layout:?}");
+        assert!(svg_a == svg_b, "{layout:?}: {:?}", svg_a.symmetric_difference(&svg_b).collect::<Vec<_>>());
+        // The grid is the public one (the columns' values, or --grid), never the observed times.
+        let grid = &json_a["output"]["grid_points"];
+        assert_eq!(grid.as_array().unwrap().len(), if layout[0] == "--long" { 8 } else { 12 }, "{grid}");
+        // The data did differ (in what the local log describes, and in the released numbers).
+        let read = |p: &Path, f: &str| std::fs::read_to_string(p.join(f)).unwrap();
+        assert_ne!(read(&out_a, "release.json"), read(&out_b, "release.json"));
+        if layout[0] != "--long" {
+            assert_ne!(read(&out_a, "local-log.txt"), read(&out_b, "local-log.txt"));
+        }
+    }
 }

@@ -45,10 +45,11 @@ pub mod session;
 pub mod state;
 
 pub use error::{Error, Result};
-pub use mechanism::{Accuracy, BasisOutput, Mechanism, Stage};
+pub use mechanism::{Accuracy, BasisOutput, Mechanism, PerUnit, Stage};
 pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
 pub use release::{
-    Coefficients, Curve, Output, Release, ReleaseMetadata, Representation, Sketch, StageRecord, WeightedSample,
+    Coefficients, Curve, Output, PrivacyUnit, Release, ReleaseMetadata, Representation, Sketch, StageRecord,
+    WeightedSample,
 };
 pub use session::{LedgerEntry, Session};
 pub use state::{MergeableMechanism, SummaryState};

@@ -7,7 +7,8 @@ use fdp_mercer::Grid;
 use fdp_noise::{BasisSampler, ComponentNoise, NoiseRng, PrivacyGuarantee};
 
 use crate::error::Result;
-use crate::release::{Curve, Release, ReleaseMetadata, Representation};
+use crate::release::{Curve, PrivacyUnit, Release, ReleaseMetadata, Representation};
+use crate::state::{MergeableMechanism, SummaryState};
 
 /// A differentially private mechanism on inputs of type `D` (curves, points, labelled points, ...).
 ///
@@ -43,6 +44,98 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
     /// one ledger entry per stage.
     fn stages(&self) -> Vec<Stage> {
         vec![Stage { name: "release".into(), guarantee: self.guarantee() }]
+    }
+    /// Who the guarantee protects: one record by default; [`PerUnit`] states another unit (the
+    /// records are then one person's combined contribution each). A session can read it before
+    /// charging, a release records it in [`ReleaseMetadata::privacy_unit`].
+    fn privacy_unit(&self) -> PrivacyUnit {
+        PrivacyUnit::Record
+    }
+}
+
+/// A mechanism whose records are each one privacy unit's combined contribution — e.g. one
+/// person's mean curve, from [`fdp_data::CurveSet::per_person`] — released exactly as `mechanism`
+/// with the unit recorded in every release's metadata and given by [`Mechanism::privacy_unit`].
+///
+/// **Sensitivity.** The inner mechanism's guarantee is for replace-one neighbours of its input with
+/// n public. If the input holds one record per person (n = the number of persons, public), a
+/// dataset that differs in every row of one person — any number of rows, any contents, NaN or
+/// ±f64::MAX included — yields grouped inputs that differ in that person's one record, so the
+/// release is ε-DP with respect to persons, with the inner mechanism's own sensitivity (it clips
+/// the combined record, not the rows). Wrapping changes nothing else: same summary, same noise,
+/// bit for bit at a fixed seed. Grouping the rows is the caller's part; passing rows of the same
+/// person as separate records voids the person-level claim (the front doors group for you).
+#[derive(Debug, Clone)]
+pub struct PerUnit<M> {
+    mechanism: M,
+    unit: PrivacyUnit,
+}
+
+impl<M> PerUnit<M> {
+    /// `mechanism`, protecting `unit`; its input must hold one record per unit.
+    pub fn new(mechanism: M, unit: PrivacyUnit) -> Self {
+        Self { mechanism, unit }
+    }
+
+    /// The wrapped mechanism.
+    pub fn inner(&self) -> &M {
+        &self.mechanism
+    }
+
+    /// The privacy unit.
+    pub fn unit(&self) -> &PrivacyUnit {
+        &self.unit
+    }
+}
+
+impl<D: ?Sized, M: Mechanism<D>> Mechanism<D> for PerUnit<M> {
+    type Output = M::Output;
+
+    fn name(&self) -> &'static str {
+        self.mechanism.name()
+    }
+
+    fn n(&self) -> Option<usize> {
+        self.mechanism.n()
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.mechanism.guarantee()
+    }
+
+    fn summarize(&self, data: &D) -> Result<Vec<f64>> {
+        self.mechanism.summarize(data)
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Self::Output>> {
+        let (output, metadata) = self.mechanism.privatize(summary, rng)?.into_parts();
+        Ok(Release::new(output, ReleaseMetadata { privacy_unit: self.unit.clone(), ..metadata }))
+    }
+
+    fn accuracy(&self) -> Accuracy {
+        self.mechanism.accuracy()
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        self.mechanism.stages()
+    }
+
+    fn privacy_unit(&self) -> PrivacyUnit {
+        self.unit.clone()
+    }
+}
+
+impl<D: ?Sized, M: MergeableMechanism<D>> MergeableMechanism<D> for PerUnit<M> {
+    fn empty_state(&self) -> SummaryState {
+        self.mechanism.empty_state()
+    }
+
+    fn update_state(&self, state: &mut SummaryState, part: &D) -> Result<()> {
+        self.mechanism.update_state(state, part)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        self.mechanism.state_summary(state)
     }
 }
 

@@ -44,6 +44,50 @@ pub struct ReleaseMetadata {
     /// For a multi-stage mechanism (a private bound, a private tuning step, the release): what each
     /// stage spent and what it chose, in order. Empty for a single-stage mechanism.
     pub stages: Vec<StageRecord>,
+    /// Who the guarantee protects: one record (row), or one person (every row with the same public
+    /// id, combined into one record before the mechanism saw the data). Read as
+    /// [`PrivacyUnit::Record`] when absent from an older release's JSON.
+    #[serde(default)]
+    pub privacy_unit: PrivacyUnit,
+}
+
+/// Who a release's guarantee protects: the unit that neighbouring datasets differ by.
+///
+/// Under [`Record`](Self::Record) replacing one row of the data changes the release's distribution
+/// by at most `e^ε`; a person with `m` rows is then protected only at `m ε` (group privacy).
+/// Under [`Person`](Self::Person) the rows are first grouped by the public id column and each
+/// person's rows combined into one bounded record (for curves: the mean of the person's repaired
+/// curves, [`fdp_data::CurveSet::per_person`]), so replacing **every** row of one person — any
+/// number of them, with any contents — is one replaced record of the grouped data, and the
+/// mechanism's record-level sensitivity with n = the number of persons is the person-level one.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PrivacyUnit {
+    /// One record (one row, one curve, one point).
+    #[default]
+    Record,
+    /// One person: every row with the same value in the public column `id_column`.
+    Person {
+        /// The column (or variable) whose values name the persons.
+        id_column: String,
+    },
+}
+
+impl PrivacyUnit {
+    /// One person, identified by the values of `id_column`.
+    pub fn person(id_column: impl Into<String>) -> Self {
+        Self::Person { id_column: id_column.into() }
+    }
+}
+
+impl std::fmt::Display for PrivacyUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Record => f.write_str("one record (row)"),
+            Self::Person { id_column } => write!(f, "one person (every row with the same {id_column:?})"),
+        }
+    }
 }
 
 /// What one stage of a multi-stage release spent and chose (recorded in the release and the ledger).
@@ -86,6 +130,7 @@ impl ReleaseMetadata {
             tuning: Tuning::PlugIn,
             centred: false,
             stages: Vec::new(),
+            privacy_unit: PrivacyUnit::Record,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use fdp_mercer::Grid;
 
-use crate::curves::{CurveSet, RepairReport};
+use crate::curves::{CurveSet, RepairReport, onto_grid};
 use crate::error::{DataError, Result};
 
 /// Which columns hold the curve.
@@ -136,13 +136,22 @@ pub fn read_wide_csv(path: &Path, spec: &CsvSpec, default: Option<&[f64]>) -> Re
     Ok(LoadedCurves { curves, ids, columns, report, notes })
 }
 
-/// Reads a long CSV: one observation `(id, t, y)` per row, in the named columns. The grid is the
-/// sorted distinct values of `t` (trapezoid weights); the records are the distinct ids in order of
-/// first appearance; an `(id, t)` pair that is not in the file, or whose `y` is missing, is a missing
-/// value, repaired per record as in [`read_wide_csv`]. A row whose `t` is not a finite number is an
-/// error naming the row (the grid is public and must be readable); a repeated `(id, t)` pair is an
-/// error too. `ids` holds each record's id.
-pub fn read_long_csv(path: &Path, id: &str, t: &str, y: &str, default: Option<&[f64]>) -> Result<LoadedCurves> {
+/// Reads a long CSV: one observation `(id, t, y)` per row, in the named columns, onto the **public**
+/// `grid` (chosen by the curator before reading the file; never the observed times, which are
+/// private). The records are the distinct ids in order of first appearance; each id's observations
+/// are put on the grid by [`onto_grid`] (linear between observations, constant beyond the first and
+/// last; a `t` or `y` that is not a finite number is a missing observation; observations at the same
+/// `t` are averaged) and then repaired as in [`read_wide_csv`] (an id with no usable observation
+/// becomes `default`). No cell can raise an error. `ids` holds each record's id: one record per id,
+/// so the id column is the privacy unit.
+pub fn read_long_csv(
+    path: &Path,
+    id: &str,
+    t: &str,
+    y: &str,
+    grid: &Grid,
+    default: Option<&[f64]>,
+) -> Result<LoadedCurves> {
     let read_err = |e: csv::Error| DataError::Read { path: path.to_path_buf(), message: e.to_string() };
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_path(path).map_err(read_err)?;
     let headers: Vec<String> = reader.headers().map_err(read_err)?.iter().map(|h| h.trim().to_string()).collect();
@@ -153,43 +162,26 @@ pub fn read_long_csv(path: &Path, id: &str, t: &str, y: &str, default: Option<&[
             .ok_or_else(|| DataError::MissingColumn { path: path.to_path_buf(), column: name.to_string() })
     };
     let (id_col, t_col, y_col) = (column(id)?, column(t)?, column(y)?);
-    let mut rows: Vec<(usize, f64, f64)> = Vec::new();
+    let mut observations: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut index = std::collections::HashMap::new();
-    for (line, record) in reader.records().enumerate() {
+    for record in reader.records() {
         let record = record.map_err(read_err)?;
-        let t_value =
-            record[t_col].trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| DataError::Read {
-                path: path.to_path_buf(),
-                message: format!("row {}: the grid column {t:?} must be a finite number", line + 2),
-            })?;
         let key = record[id_col].trim().to_string();
-        let next = ids.len();
-        let i = *index.entry(key.clone()).or_insert(next);
-        if i == next {
+        let i = *index.entry(key.clone()).or_insert_with(|| {
             ids.push(key);
-        }
-        rows.push((i, t_value, parse_cell(&record[y_col])));
+            observations.push((Vec::new(), Vec::new()));
+            ids.len() - 1
+        });
+        observations[i].0.push(parse_cell(&record[t_col]));
+        observations[i].1.push(parse_cell(&record[y_col]));
     }
-    let mut points: Vec<f64> = rows.iter().map(|r| r.1).collect();
-    points.sort_by(f64::total_cmp);
-    points.dedup();
-    let k = points.len();
-    let mut values = vec![f64::NAN; ids.len() * k];
-    let mut seen = vec![false; ids.len() * k];
-    for &(i, t_value, y_value) in &rows {
-        let j = points.partition_point(|p| *p < t_value);
-        if std::mem::replace(&mut seen[i * k + j], true) {
-            return Err(DataError::Read {
-                path: path.to_path_buf(),
-                message: format!("id {:?} has two observations at {t} = {t_value}", ids[i]),
-            });
-        }
-        values[i * k + j] = y_value;
-    }
-    let grid = if k >= 2 { Grid::trapezoid_points(points)? } else { Grid::with_weights(points, vec![1.0])? };
-    let (curves, report) = CurveSet::from_flat(grid, values, default)?;
-    let notes = vec![format!("long layout: {} records ({id:?}) on {k} distinct values of {t:?}", ids.len())];
+    let values: Vec<f64> = observations.iter().flat_map(|(ts, ys)| onto_grid(ts, ys, grid.points())).collect();
+    let (curves, report) = CurveSet::from_flat(grid.clone(), values, default)?;
+    let notes = vec![format!(
+        "long layout: each {id:?}'s observations of {y:?} at {t:?} interpolated onto the public grid of {} points (linear, constant beyond the first and last observation)",
+        grid.len()
+    )];
     Ok(LoadedCurves {
         curves,
         ids: ids.into_iter().map(|i| vec![i]).collect(),

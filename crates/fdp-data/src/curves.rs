@@ -82,6 +82,68 @@ fn interpolate_between(va: f64, vb: f64, ta: f64, t: f64, tb: f64) -> f64 {
     }
 }
 
+/// One record's observations `(t, y)`, at any times, as values on the public grid `points`: linear
+/// interpolation between observations, the first (last) observation's value before (after) them.
+/// An observation whose `t` or `y` is not finite is missing (dropped); observations at the same `t`
+/// are averaged. With no usable observation every value is NaN, so the record is repaired like any
+/// other ([`repair_record`]: the public default curve). Total: no observation can raise an error,
+/// and the result is finite wherever it is not NaN (segments are interpolated as in
+/// [`repair_record`], which never overflows). This is how long tables are put on a public grid, so
+/// that the set of observation times — private — never becomes the grid of a release.
+pub fn onto_grid(t: &[f64], y: &[f64], points: &[f64]) -> Vec<f64> {
+    let mut obs: Vec<(f64, f64)> =
+        t.iter().zip(y).filter(|(t, y)| t.is_finite() && y.is_finite()).map(|(&t, &y)| (t, y)).collect();
+    obs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Average ties: the mean of m finite values, each divided first, is finite (clamped against
+    // rounding past the largest float).
+    let mut merged: Vec<(f64, f64)> = Vec::with_capacity(obs.len());
+    let mut i = 0;
+    while i < obs.len() {
+        let j = i + obs[i..].iter().take_while(|o| o.0 == obs[i].0).count();
+        let m = (j - i) as f64;
+        let mean = obs[i..j].iter().map(|o| o.1 / m).sum::<f64>().clamp(-f64::MAX, f64::MAX);
+        merged.push((obs[i].0, mean));
+        i = j;
+    }
+    let (Some(&(t_first, y_first)), Some(&(t_last, y_last))) = (merged.first(), merged.last()) else {
+        return vec![f64::NAN; points.len()];
+    };
+    points
+        .iter()
+        .map(|&p| {
+            if p <= t_first {
+                y_first
+            } else if p >= t_last {
+                y_last
+            } else {
+                let b = merged.partition_point(|o| o.0 < p);
+                let ((ta, va), (tb, vb)) = (merged[b - 1], merged[b]);
+                if tb == p { vb } else { interpolate_between(va, vb, ta, p, tb) }
+            }
+        })
+        .collect()
+}
+
+/// Curves grouped by person: one record per person (see [`CurveSet::per_person`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PersonCurves<K> {
+    /// One curve per person, the mean of that person's (repaired) rows, in order of first
+    /// appearance. n = the number of persons.
+    pub curves: CurveSet<'static>,
+    /// The persons' ids, in the same order.
+    pub ids: Vec<K>,
+    /// How many rows each person had. This describes the private data: for the curator only,
+    /// never for a publishable report.
+    pub rows: Vec<usize>,
+}
+
+impl<K> PersonCurves<K> {
+    /// The largest number of rows of one person (local: describes the private data).
+    pub fn max_rows(&self) -> usize {
+        self.rows.iter().copied().max().unwrap_or(0)
+    }
+}
+
 /// n curves observed on one 1-D [`Grid`] (K points), stored row-major (`n x K`, contiguous).
 ///
 /// Every constructor repairs records with missing or non-finite values (see [`repair_record`]) and
@@ -240,6 +302,62 @@ impl<'a> CurveSet<'a> {
         Ok(Self { grid: self.grid.rescaled(start, end)?, values: self.values.clone() })
     }
 
+    /// The rows grouped by person: `keys[i]` names the person of row `i` (a public id column), and
+    /// each person's record is the pointwise mean of their rows, each row already repaired
+    /// (`(1/m) Σ_r x_r`, computed as `Σ_r (x_r / m)` and clamped to ±`f64::MAX`, so it is finite for
+    /// any finite rows). Persons are in order of first appearance.
+    ///
+    /// **Why the mean.** The mean of a person's curves lies in every convex ball that holds each of
+    /// them, so a person whose rows are within a bound stays within it, and the mechanism clips the
+    /// combined record in its own norm anyway: replacing every row of one person changes exactly
+    /// one record of the result, whatever the number of rows, so a mechanism that is ε-DP for
+    /// replace-one neighbours at n = the number of persons is ε-DP for persons (docs/DESIGN.md, the
+    /// privacy unit). The number of rows of each person is not public under that unit: it is in
+    /// [`PersonCurves::rows`] for the curator only.
+    ///
+    /// ```
+    /// use fdp_data::CurveSet;
+    /// use fdp_mercer::Grid;
+    /// let rows = vec![vec![1.0, 3.0], vec![5.0, 5.0], vec![3.0, f64::NAN]];
+    /// let (set, _) = CurveSet::from_rows(Grid::midpoint(0.0, 1.0, 2)?, &rows, None)?;
+    /// let persons = set.per_person(&["p", "q", "p"])?;
+    /// assert_eq!((persons.curves.n(), persons.ids.clone(), persons.rows.clone()), (2, vec!["p", "q"], vec![2, 1]));
+    /// assert_eq!(persons.curves.row(0), &[2.0, 3.0]); // the mean of [1, 3] and the repaired [3, 3]
+    /// # Ok::<(), fdp_data::DataError>(())
+    /// ```
+    pub fn per_person<K: Clone + Eq + std::hash::Hash>(&self, keys: &[K]) -> Result<PersonCurves<K>> {
+        if keys.len() != self.n() {
+            return Err(DataError::LengthMismatch {
+                what: "person ids (one per row)",
+                expected: self.n(),
+                got: keys.len(),
+            });
+        }
+        let k = self.grid.len();
+        let mut index = std::collections::HashMap::new();
+        let mut ids = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (row, key) in keys.iter().enumerate() {
+            let person = *index.entry(key.clone()).or_insert_with(|| {
+                ids.push(key.clone());
+                members.push(Vec::new());
+                ids.len() - 1
+            });
+            members[person].push(row);
+        }
+        let mut values = vec![0.0; ids.len() * k];
+        for (person, rows) in members.iter().enumerate() {
+            let m = rows.len() as f64;
+            let out = &mut values[person * k..(person + 1) * k];
+            for &row in rows {
+                out.iter_mut().zip(self.row(row)).for_each(|(o, v)| *o += v / m);
+            }
+            out.iter_mut().for_each(|o| *o = o.clamp(-f64::MAX, f64::MAX));
+        }
+        let rows = members.iter().map(Vec::len).collect();
+        Ok(PersonCurves { curves: CurveSet { grid: self.grid.clone(), values: Cow::Owned(values) }, ids, rows })
+    }
+
     /// The curves with indices in `rows` (e.g. a cross-validation fold).
     pub fn subset(&self, rows: &[usize]) -> CurveSet<'static> {
         let values = rows.iter().flat_map(|&i| self.row(i).iter().copied()).collect();
@@ -282,6 +400,33 @@ mod tests {
         assert_eq!(set.mean_curve()[2], (1e308 + 3.0) / 2.0);
         assert_eq!(set.as_mat()[(1, 2)], 3.0);
         assert_eq!(set.subset(&[1]).row(0), &[1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn per_person_means_stay_finite_and_follow_first_appearance() {
+        let grid = Grid::midpoint(0.0, 1.0, 2).unwrap();
+        let rows = vec![vec![f64::MAX, -f64::MAX], vec![0.0, 1.0], vec![f64::MAX, -f64::MAX], vec![f64::NAN; 2]];
+        let (set, _) = CurveSet::from_rows(grid, &rows, None).unwrap();
+        let persons = set.per_person(&[7, 3, 7, 3]).unwrap();
+        assert_eq!(persons.ids, vec![7, 3]);
+        assert_eq!(persons.rows, vec![2, 2]);
+        assert_eq!(persons.max_rows(), 2);
+        assert_eq!(persons.curves.row(0), &[f64::MAX, -f64::MAX]);
+        assert_eq!(persons.curves.row(1), &[0.0, 0.5]); // the defaulted row counts as zero
+        assert!(set.per_person(&[1, 2]).is_err());
+    }
+
+    #[test]
+    fn observations_go_onto_the_public_grid_totally() {
+        let points = [0.0, 0.25, 0.5, 0.75, 1.0];
+        // Linear inside, constant outside, ties averaged, non-finite observations dropped.
+        let v = onto_grid(&[0.6, 0.2, 0.2, f64::NAN, 0.4], &[3.0, 1.0, 3.0, 9.0, f64::INFINITY], &points);
+        let expected = [2.0, 2.125, 2.75, 3.0, 3.0];
+        assert!(v.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "{v:?}");
+        assert!(onto_grid(&[f64::NAN], &[1.0], &points).iter().all(|v| v.is_nan()));
+        let far = onto_grid(&[-1e308, 1e308], &[-f64::MAX, f64::MAX], &points);
+        assert!(far.iter().all(|v| v.is_finite()), "{far:?}");
+        assert_eq!(onto_grid(&[0.0, 0.0], &[f64::MAX, f64::MAX], &[0.0]), vec![f64::MAX]);
     }
 
     #[test]

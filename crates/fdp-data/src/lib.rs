@@ -2,7 +2,9 @@
 //!
 //! - [`curves`]: [`CurveSet`] — n curves on a shared grid, n x K contiguous, with per-record repair
 //!   of missing values (interpolation along the grid, else the public default curve; n never changes);
-//! - [`csv_load`]: wide CSV files (value columns by prefix, id columns);
+//! - [`csv_load`]: wide CSV files (value columns by prefix, id columns) and long ones put on a
+//!   public grid;
+//! - [`CurveSet::per_person`]: rows grouped by a public id, one record per person (the privacy unit);
 //! - [`simulate`](mod@simulate): the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
 //! - [`datasets`]: loaders for the real curve datasets in `../shared/data`.
 
@@ -13,7 +15,7 @@ mod error;
 pub mod simulate;
 
 pub use csv_load::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
-pub use curves::{CurveSet, Repair, RepairReport, repair_record};
+pub use curves::{CurveSet, PersonCurves, Repair, RepairReport, onto_grid, repair_record};
 pub use datasets::{Dataset, data_dir};
 pub use error::{DataError, Result};
 pub use simulate::{DesignBounds, Scenario, Simulation, example_curves, simulate};

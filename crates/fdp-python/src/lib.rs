@@ -14,7 +14,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use fdp::data::CurveSet;
+use fdp::data::{CurveSet, onto_grid};
 use fdp::estimators::GridPoints;
 use fdp::front::{
     AnyKde, AnyMean, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
@@ -23,7 +23,8 @@ use fdp::kme::{M2mEstimator, PointSet, PrivateSketch, SyntheticData};
 use fdp::mercer::{Grid, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
 use fdp::release::{
-    ClippingBound, Curve, Error, Mechanism, MergeableMechanism, Release, Session, Sketch, SummaryState, WeightedSample,
+    ClippingBound, Curve, Error, Mechanism, MergeableMechanism, PerUnit, PrivacyUnit, Release, Session, Sketch,
+    SummaryState, WeightedSample,
 };
 
 create_exception!(
@@ -282,6 +283,78 @@ impl KmeMechanism {
     }
 }
 
+/// `(complete, interpolated, defaulted)`: how many of the curves (`values` n x K on `grid`) need
+/// which repair. Describes the private data: for the curator only.
+#[pyfunction]
+fn repair_counts(
+    py: Python<'_>,
+    values: PyReadonlyArray2<'_, f64>,
+    grid: PyReadonlyArray1<'_, f64>,
+) -> PyResult<(usize, usize, usize)> {
+    let values = slice(&values, "values")?;
+    let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+    let report = py.detach(move || CurveSet::borrowed(grid, values, None).map(|(_, r)| r)).map_err(data_err)?;
+    Ok((report.complete, report.interpolated, report.defaulted))
+}
+
+fn data_err(e: fdp::data::DataError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// One record per person: each row repaired, then each person's mean curve
+/// ([`CurveSet::per_person`]); `codes` (one per row) name the persons. Returns the person curves
+/// (row-major, persons in order of first appearance), the rows per person and the row-level
+/// `(complete, interpolated, defaulted)` counts (both for the curator only).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn per_person<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray2<'_, f64>,
+    grid: PyReadonlyArray1<'_, f64>,
+    codes: PyReadonlyArray1<'_, i64>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Vec<usize>, (usize, usize, usize))> {
+    let values = slice(&values, "values")?;
+    let codes = slice(&codes, "codes")?;
+    let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+    let (persons, report) = py
+        .detach(move || {
+            let (curves, report) = CurveSet::borrowed(grid, values, None)?;
+            Ok::<_, fdp::data::DataError>((curves.per_person(codes)?, report))
+        })
+        .map_err(data_err)?;
+    let counts = (report.complete, report.interpolated, report.defaulted);
+    Ok((PyArray1::from_slice(py, persons.curves.values()), persons.rows, counts))
+}
+
+/// Observations `(code, t, y)` of a long table on the public grid `points`: one row per code
+/// (`0..records`), each record's observations interpolated onto the grid ([`onto_grid`]; NaN where
+/// a record has no usable observation, repaired later like any missing value). Row-major.
+#[pyfunction]
+fn long_onto_grid<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray1<'_, i64>,
+    t: PyReadonlyArray1<'_, f64>,
+    y: PyReadonlyArray1<'_, f64>,
+    points: PyReadonlyArray1<'_, f64>,
+    records: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let (codes, t, y, points) = (slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, slice(&points, "grid")?);
+    if t.len() != codes.len() || y.len() != codes.len() {
+        return Err(PyValueError::new_err("ids, t and y must have the same length"));
+    }
+    let mut observations: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); records];
+    for ((&code, &t), &y) in codes.iter().zip(t).zip(y) {
+        let record = usize::try_from(code).ok().filter(|&c| c < records);
+        let Some(record) = record else {
+            return Err(PyValueError::new_err(format!("record code {code} is not in 0..{records}")));
+        };
+        observations[record].0.push(t);
+        observations[record].1.push(y);
+    }
+    let values: Vec<f64> = observations.iter().flat_map(|(t, y)| onto_grid(t, y, points)).collect();
+    Ok(PyArray1::from_vec(py, values))
+}
+
 /// Merges two summary states (bytes) of the same mechanism; exact.
 #[pyfunction]
 fn merge_states<'py>(py: Python<'py>, a: &[u8], b: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
@@ -312,6 +385,13 @@ macro_rules! mechanism_methods {
             fn name(&self) -> &'static str {
                 Mechanism::<$data>::name(&self.inner)
             }
+            /// `None` (one record) or the id column naming the persons.
+            fn person_id(&self) -> Option<String> {
+                match Mechanism::<$data>::privacy_unit(&self.inner) {
+                    PrivacyUnit::Person { id_column } => Some(id_column),
+                    _ => None,
+                }
+            }
             /// `(ε, δ)` of one release.
             fn guarantee(&self) -> (f64, f64) {
                 let g = Mechanism::<$data>::guarantee(&self.inner);
@@ -333,17 +413,17 @@ macro_rules! mechanism_methods {
     };
 }
 
-/// A mean-curve mechanism built for a grid and n.
+/// A mean-curve mechanism built for a grid and n, protecting one record or one person.
 #[pyclass(module = "fdp._fdp")]
 struct MeanMechanism {
-    inner: AnyMean,
+    inner: PerUnit<AnyMean>,
 }
 
 mechanism_methods!(MeanMechanism, CurveSet<'_>);
 
 /// Builds a mean-curve mechanism (see `fdp::front::MeanRequest`).
 #[pyfunction]
-#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, psi=None, components=None, degree=None))]
+#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, psi=None, components=None, degree=None, person_id=None))]
 #[allow(clippy::too_many_arguments)]
 fn build_mean(
     py: Python<'_>,
@@ -359,6 +439,7 @@ fn build_mean(
     psi: Option<f64>,
     components: Option<usize>,
     degree: Option<usize>,
+    person_id: Option<String>,
 ) -> PyResult<MeanMechanism> {
     let request = MeanRequest {
         method: parse::<MeanMethod>(method)?,
@@ -373,8 +454,9 @@ fn build_mean(
         degree,
     };
     let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+    let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
     let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
-    Ok(MeanMechanism { inner })
+    Ok(MeanMechanism { inner: PerUnit::new(inner, unit) })
 }
 
 /// A density mechanism built for n points.
@@ -619,6 +701,9 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_kme, m)?)?;
     m.add_function(wrap_pyfunction!(build_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(merge_states, m)?)?;
+    m.add_function(wrap_pyfunction!(repair_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(per_person, m)?)?;
+    m.add_function(wrap_pyfunction!(long_onto_grid, m)?)?;
     m.add_function(wrap_pyfunction!(state_info, m)?)?;
     Ok(())
 }

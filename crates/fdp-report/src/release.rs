@@ -22,6 +22,9 @@ pub fn metadata_caption(metadata: &ReleaseMetadata) -> String {
     if let Some(n) = metadata.n {
         out += &format!(", n = {n}");
     }
+    if let fdp_core::PrivacyUnit::Person { id_column } = &metadata.privacy_unit {
+        out += &format!(", per person ({id_column:?})");
+    }
     if let Some(c) = metadata.clipping {
         out += &format!(", clipped at {:.4} ({:?})", c.value(), c.norm());
     }
@@ -37,13 +40,18 @@ pub fn metadata_table(metadata: &ReleaseMetadata) -> String {
     let mut rows = vec![
         ("mechanism".to_string(), metadata.mechanism.clone()),
         ("guarantee".into(), format!("(ε = {}, δ = {})-DP, {:?} neighbours", g.epsilon(), g.delta(), g.relation())),
+        ("privacy unit".into(), metadata.privacy_unit.to_string()),
         ("sensitivity".into(), format!("{:.4e} ({:?})", metadata.sensitivity, metadata.sensitivity_norm)),
         ("released numbers".into(), metadata.components.to_string()),
         ("tuning".into(), format!("{:?}", metadata.tuning)),
         ("randomness".into(), format!("{:?}", metadata.rng)),
     ];
     if let Some(n) = metadata.n {
-        rows.insert(2, ("n (public)".into(), n.to_string()));
+        let what = match metadata.privacy_unit {
+            fdp_core::PrivacyUnit::Record => "n (public)",
+            _ => "n (public: persons)",
+        };
+        rows.insert(3, (what.into(), n.to_string()));
     }
     if let Some(c) = metadata.clipping {
         rows.push(("clipping bound".into(), format!("{:.4} in the {:?} norm", c.value(), c.norm())));
