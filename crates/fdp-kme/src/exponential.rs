@@ -171,9 +171,9 @@ impl CandidateFamily {
     /// `(M² + 2M + 32) u κ`; together `|d̂² - d²| <= x = 4(η + 2^-61 κ) + (M² + 2M + 32) u κ`. Above
     /// the floor f, `|d̂ - d| <= x / (2f)`; the square root and the clamp add `4u sqrt(κ)`.
     fn float_margin(&self, floor: f64) -> f64 {
-        let (kappa, m, dim) = (self.kernel.variance(), self.size as f64, self.pool.dim() as f64);
-        let eta = (dim + 16.0) * 2f64.powi(-50) * kappa;
-        let x = 4.0 * (eta + 2f64.powi(-61) * kappa) + (m * m + 2.0 * m + 32.0) * UNIT_ROUNDOFF * kappa;
+        let (kappa, m) = (self.kernel.variance(), self.size as f64);
+        let value = crate::points::kernel_value_error(kappa, self.pool.dim());
+        let x = 4.0 * value + (m * m + 2.0 * m + 32.0) * UNIT_ROUNDOFF * kappa;
         x / (2.0 * floor) + 4.0 * UNIT_ROUNDOFF * kappa.sqrt()
     }
 
