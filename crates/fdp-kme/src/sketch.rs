@@ -565,6 +565,11 @@ pub fn noise_aware_lambda(mechanism: &PrivateSketch, sketch: &Release<Sketch>) -
 
 /// `s` points uniform on `[0, 1]^dim` from a fixed seed: the public prior ψ.
 pub fn uniform_prior(dim: usize, s: usize, seed: u64) -> Result<PointSet> {
+    fdp_core::caps::f64_values(
+        "prior points",
+        &[s, dim],
+        "s x dim coordinates must hold at most 2^27 numbers (1 GiB)",
+    )?;
     let mut rng = StdRng::seed_from_u64(seed);
     let u = Uniform::new(0.0, 1.0).map_err(|e| KmeError::Write(e.to_string()))?;
     PointSet::new(dim, (0..s * dim).map(|_| u.sample(&mut rng)).collect())
@@ -590,6 +595,7 @@ mod tests {
         assert!(M2mDesign::check_prior_points(&map, 1 << 20).is_err(), "2^20 x 4096 features");
         assert!(M2mDesign::check_prior_points(&map, 2000).is_ok());
         assert!(M2mDesign::new(&map, PointSet::new(2, vec![]).unwrap()).is_err());
+        assert!(uniform_prior(2, usize::MAX / 2, 1).is_err(), "an allocation past 1 GiB");
     }
 
     #[test]
