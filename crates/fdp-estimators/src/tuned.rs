@@ -396,7 +396,7 @@ impl TunedMean {
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
         Epsilon::new(eps_release)?;
         self.bound_noise(eps_bound)?;
-        if !self.kind.tunes_after_release() && !(eps_pilot > 0.0) {
+        if !self.kind.tunes_after_release() && Epsilon::new(eps_pilot).is_err() {
             return Err(EstimatorError::BadParameter {
                 name: "budget split",
                 value: self.split.pilot,

@@ -192,8 +192,18 @@ pub struct PrivateSketch {
 }
 
 impl PrivateSketch {
-    /// The ε-DP sketch mechanism of `map`.
+    /// The ε-DP sketch mechanism of `map`. Refused when M2M's noise-aware ridge parameter
+    /// ([`noise_aware_lambda`], at most `2 Δ₁² / ε_num²` since the noisy count is at least 1) is
+    /// not a finite number, so every release can be post-processed by M2M.
     pub fn new(map: FeatureMap, epsilon: Epsilon) -> Result<Self> {
+        let lambda_max = 2.0 * map.l1_bound().powi(2) / (NUMERATOR_SHARE * epsilon.get()).powi(2);
+        if !lambda_max.is_finite() {
+            return Err(KmeError::BadParameter {
+                name: "epsilon",
+                value: epsilon.get(),
+                reason: "so small that M2M's noise-aware ridge parameter 2 Δ₁² / ε² overflows",
+            });
+        }
         let numerator = LaplaceVector::new(
             map.len(),
             Sensitivity::new(map.l1_bound())?,
@@ -596,6 +606,7 @@ mod tests {
         assert!(M2mDesign::check_prior_points(&map, 2000).is_ok());
         assert!(M2mDesign::new(&map, PointSet::new(2, vec![]).unwrap()).is_err());
         assert!(uniform_prior(2, usize::MAX / 2, 1).is_err(), "an allocation past 1 GiB");
+        assert!(PrivateSketch::new(FeatureMap::hist(2, 10).unwrap(), Epsilon::new(1e-160).unwrap()).is_err());
     }
 
     #[test]
