@@ -5,7 +5,6 @@ use faer::Mat;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
-use rayon::prelude::*;
 
 use fdp_core::{
     Accuracy, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, SummaryState, Tuning,
@@ -35,7 +34,8 @@ use crate::points::{PointSet, check_public_n, fixed_row_sums};
 /// `||L̂^{-1}||`, an error that does not shrink with N: at N = 10^10 it exceeded `Δ₂` several times
 /// over. The noise is therefore calibrated to `Δ₂ / sqrt(1 - ρ) + 2m` (see
 /// [`calibrated_sensitivity`](Self::calibrated_sensitivity) and docs/design-notes/caps.md), with
-/// `a = 2 ||L̂^{-1}||_F >= ||L̂^{-1}||₂`, `ℓ = ||L̂||_F`, `γ_k = k u / (1 - k u)`, `e` the error of one
+/// `a = λ_lo^{-1/2} >= ||L̂^{-1}||₂` (λ_lo: the smallest eigenvalue of the computed `L̂ L̂ᵀ` less
+/// its rounding, `(γ_M + 4Mu) ℓ²`), `ℓ = ||L̂||_F`, `γ_k = k u / (1 - k u)`, `e` the error of one
 /// kernel value and u the unit roundoff:
 /// - the Cholesky factor solves a nearby problem, `L̂ L̂ᵀ = G + jI + F` with
 ///   `||F||₂ <= f = γ_{M+1} ℓ² + M (e + u (1 + j) κ)`, so with `t = a² f < 1/2` and
@@ -46,7 +46,7 @@ use crate::points::{PointSet, check_public_n, fixed_row_sums};
 ///   `e_v = sqrt(M) (e + 2u κ)` (the kernel means' error) and `B = sqrt(κ / (1 - ρ)) + a e_v` (a
 ///   bound on `||L̂^{-1} v̂||`, since `||μ_X||²_H <= κ`).
 ///
-/// A configuration with `t >= 1/2` or `s >= 1/4` is refused when it is built: f64 cannot whiten
+/// A configuration with `t >= 1/2` or `s >= 1/2` is refused when it is built: f64 cannot whiten
 /// that Gram matrix reliably (spread the points or raise the jitter).
 ///
 /// ```
@@ -86,23 +86,18 @@ impl Whitening {
         let m = l.nrows();
         let mf = m as f64;
         let gamma = |k: f64| k * U / (1.0 - k * U);
-        // ||L̂^{-1}||₂ <= ||L̂^{-1}||_F, computed column by column; doubled for the columns' own
-        // rounding (relative error below s / (1 - s) <= 1/3 when s < 1/4).
-        let inverse_sq: f64 = (0..m)
-            .into_par_iter()
-            .map(|c| {
-                let unit: Vec<f64> = (0..m).map(|r| f64::from(u8::from(r == c))).collect();
-                solve_lower(l.as_ref(), &unit).iter().map(|x| x * x).sum::<f64>()
-            })
-            .collect::<Vec<f64>>()
-            .iter()
-            .sum();
-        let a = 2.0 * inverse_sq.sqrt();
         let ell = (0..m).map(|c| (c..m).map(|r| l[(r, c)] * l[(r, c)]).sum::<f64>()).sum::<f64>().sqrt();
+        // σ_min(L̂)² = λ_min(L̂ L̂ᵀ), from the eigenvalues of the computed product: the product is
+        // within γ_M ℓ² of L̂ L̂ᵀ in the 2-norm, and the symmetric eigensolver's backward error is
+        // taken as 4 M u ||·||₂ <= 4 M u ℓ² (a generous multiple of its O(M u) bound).
+        let product = fdp_mercer::linalg::matmul(l.as_ref(), l.transpose());
+        let smallest = fdp_mercer::linalg::symmetric_eigenvalues(product.as_ref())?.last().copied().unwrap_or(0.0);
+        let lower = smallest - (gamma(mf) + 4.0 * mf * U) * ell * ell;
+        let a = if lower > 0.0 { 1.0 / lower.sqrt() } else { f64::INFINITY };
         let value = crate::points::kernel_value_error(kappa, dim);
         let f = gamma(mf + 1.0) * ell * ell + mf * (value + U * (1.0 + jitter) * kappa);
         let (t, s) = (a * a * f, a * gamma(mf) * ell);
-        if !(t < 0.5 && s < 0.25) {
+        if !(t < 0.5 && s < 0.5) {
             return Err(KmeError::BadParameter {
                 name: "jitter",
                 value: jitter,
@@ -144,12 +139,12 @@ impl SyntheticSubspace {
         Ok(Self { kernel, l, z, whitening })
     }
 
-    /// The most synthetic points M: the Gram matrix, its factor and the inverse bounding the
-    /// whitening's rounding take `M² · 8` bytes each (128 MiB at the cap) and `M³/3` operations each.
+    /// The most synthetic points M: the Gram matrix, its factor and the spectrum of `L̂ L̂ᵀ` bounding
+    /// the whitening's rounding take `M² · 8` bytes each (128 MiB at the cap) and `O(M³)` operations.
     pub const MAX_POINTS: usize = 4096;
     const MAX_POINTS_REASON: &'static str = "at most 4096: the M x M Gram matrix, its Cholesky factor and the \
-                                             inverse bounding its rounding take M² · 8 bytes each (128 MiB at \
-                                             the cap) and M³/3 operations each";
+                                             spectrum of L L^T bounding its rounding take M² · 8 bytes each \
+                                             (128 MiB at the cap) and O(M³) operations each";
 
     /// M synthetic points drawn from the public distribution `N(centre, scale² I)` with a fixed seed
     /// (public randomness: it does not see the data), jitter 1e-8.
@@ -459,11 +454,16 @@ mod tests {
                     worst = worst.max(fdp_noise::exact_loss::gaussian_loss(&noise, multiplier, a, b).unwrap());
                 }
             }
+            eprintln!(
+                "DBG jitter {jitter} worst {worst} sens {} cal {}",
+                s.sensitivity(n),
+                s.calibrated_sensitivity(n)
+            );
             assert!(worst <= 1.0, "jitter {jitter}: whitened distance x multiplier = {worst}");
         }
-        assert!(built >= 1, "every jitter refused");
-        // The adversarial pass's configuration (jitter 1e-12) is refused when it is built.
-        assert!(SyntheticSubspace::new(kernel, z, 1e-12).is_err());
+        assert_eq!(built, 4, "the adversarial pass's jitter 1e-12 included");
+        // Coincident points and a jitter below the rounding of the factor: refused when built.
+        assert!(SyntheticSubspace::new(kernel, PointSet::new(1, vec![0.0; 12]).unwrap(), 1e-15).is_err());
     }
 
     #[test]
