@@ -184,3 +184,35 @@ fn bernstein_accuracy_in_closed_form_and_lattice_caps() {
     assert!(BernsteinMean::new(&line, setup.clone(), BernsteinMean::MAX_LATTICE + 1).is_err());
     assert!(BernsteinMean::new(&line, setup, BernsteinMean::MAX_LATTICE).is_ok());
 }
+
+/// ERM's solves (the ridge system, every Newton step's Hessian) are Cholesky factorisations of
+/// `Gram/n + ψ diag(λ^{-η})`, SPD in exact arithmetic: they are checked to succeed in f64 for every
+/// dataset when the mechanism is built (a tiny ψ is refused there), never after the charge.
+#[test]
+fn erm_builds_and_releases_or_refuses() {
+    use fdp::estimators::{ErmSetup, KernelErm, Labelled, Loss};
+    use fdp::release::Regularisation;
+    let grid = Grid::midpoint(0.0, 1.0, 60).unwrap();
+    let options = BasisOptions::default().max_components(30);
+    let basis = MercerBasis::build(Stationary::gaussian(0.05).unwrap(), grid.clone(), options).unwrap();
+    // Five distinct inputs: a Gram matrix of rank 5 on 30 components, held up by the penalty alone.
+    let x: Vec<f64> = (0..200).map(|i| (i % 5) as f64 / 5.0 + 0.1).collect();
+    let y: Vec<f64> = x.iter().map(|t| if (t * 9.0).sin() > 0.0 { 1.0 } else { -1.0 }).collect();
+    let data = Labelled::snap(&grid, &x, y).unwrap();
+    let (mut built, mut refused) = (0, 0);
+    for loss in [Loss::Squared { bound: 1.0 }, Loss::Logistic] {
+        for psi in [1e-300, 1e-30, 1e-18, 1e-12, 1e-3, 1e3] {
+            for eta in [0.5, 1.25, 3.0] {
+                let setup = ErmSetup::new(loss, 200, Regularisation::new(eta, psi).unwrap()).unwrap();
+                let label = format!("{loss:?} psi {psi} eta {eta}");
+                let iclp = KernelErm::iclp(&basis, setup, Epsilon::new(1.0).unwrap());
+                let gp =
+                    KernelErm::gaussian_process(&basis, setup, Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap());
+                for ok in [built_then_released(&label, iclp, &data), built_then_released(&label, gp, &data)] {
+                    if ok { built += 1 } else { refused += 1 }
+                }
+            }
+        }
+    }
+    assert!(built > 10 && refused > 0, "built {built}, refused {refused}");
+}
