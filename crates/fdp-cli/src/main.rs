@@ -341,6 +341,17 @@ fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<Session, Fail
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
+/// `--out` as a directory that can be written to, created if missing, checked **before** the session
+/// is opened: a release charged and then not written is a budget spent for nothing.
+fn writable_out(p: &PrivacyArgs) -> Result<(), Failure> {
+    let out = &p.out;
+    std::fs::create_dir_all(out).map_err(|e| format!("--out {}: cannot create the directory: {e}", out.display()))?;
+    let probe = out.join(format!(".fdp-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("--out {}: not writable: {e}", out.display()))?;
+    std::fs::remove_file(&probe).map_err(|e| format!("--out {}: {e}", out.display()))?;
+    Ok(())
+}
+
 fn save(session: &Session, p: &PrivacyArgs) -> Result<(), Failure> {
     if let Some(path) = &p.ledger {
         session.save(path)?;
@@ -482,6 +493,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         );
         return Ok(());
     }
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
     let release = session.release(&mechanism, &curves)?;
@@ -550,6 +562,7 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     };
     let mechanism = request.build(points.len())?;
     let snapped = GridPoints::snap(&request.grid()?, points.data())?;
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
     let release = session.release(&mechanism, &snapped)?;
@@ -589,6 +602,7 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     }
     bar.set_message("building the synthetic subspace");
     let mechanism = request.build(points.len())?;
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message(format!("releasing from {} points", points.len()));
     let release = session.release(&mechanism, &points)?;
@@ -619,6 +633,9 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
         epsilon: args.privacy.epsilon,
     };
     let mechanism = request.build()?;
+    // The M2M estimates are computed after the release: their prior must be valid before the charge.
+    fdp::kme::M2mDesign::check_prior_points(mechanism.map(), args.prior_points)?;
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::AddRemoveOne)?;
     bar.set_message("releasing");
     let release = session.release(&mechanism, &points)?;

@@ -470,3 +470,55 @@ fn neighbouring_datasets_publish_the_same_outputs_but_for_the_released_numbers()
         }
     }
 }
+
+/// Regression (issue 29): requests that fail after the release would be charged are refused before
+/// the ledger is opened — zero M2M prior points, a sketch whose M2M Gram matrix cannot be allocated,
+/// a KDE grid whose dense basis cannot be, and an `--out` that is not a writable directory. The
+/// ledger is never created; an existing ledger is left byte for byte.
+#[test]
+fn requests_that_would_fail_after_the_charge_are_refused_before_it() {
+    let dir = scratch("refused");
+    let mut points = String::from("x1,x2\n");
+    for i in 0..200 {
+        points += &format!("{},{}\n", (i % 13) as f64 / 13.0, (i % 7) as f64 / 7.0);
+    }
+    std::fs::write(dir.join("points.csv"), points).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (ledger, csv) = (p("ledger.json"), p("points.csv"));
+    let sketch = |extra: &[&str], out: &str| -> Vec<String> {
+        let mut args = vec!["sketch", "--csv", csv.as_str(), "--columns", "x", "--epsilon", "1"];
+        args.extend(extra);
+        args.extend(["--ledger", ledger.as_str(), "--out", out]);
+        args.into_iter().map(String::from).collect()
+    };
+    let kde = |extra: &[&str], out: &str| -> Vec<String> {
+        let mut args = vec!["kde", "--csv", csv.as_str(), "--column", "x1", "--domain", "0,1", "--epsilon", "1"];
+        args.extend(extra);
+        args.extend(["--ledger", ledger.as_str(), "--out", out]);
+        args.into_iter().map(String::from).collect()
+    };
+    let refused = [
+        sketch(&["--prior-points", "0"], &p("s0")),
+        sketch(&["--map", "rff", "--size", "100000"], &p("s1")),
+        sketch(&[], &format!("{}/inside", file.display())),
+        kde(&["--grid-points", "100000"], &p("k0")),
+        kde(&[], file.to_str().unwrap()),
+    ];
+    for args in &refused {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = fdp(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(!Path::new(&ledger).exists(), "{args:?} charged the ledger: {}", text(&o));
+    }
+    // With a ledger already there, a refusal leaves it unchanged.
+    let first = fdp(&sketch(&[], &p("ok")).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(first.status.success(), "{}", text(&first));
+    let before = std::fs::read(&ledger).unwrap();
+    for args in &refused {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(fdp(&args).status.code(), Some(1), "{args:?}");
+        assert_eq!(std::fs::read(&ledger).unwrap(), before, "{args:?} changed the ledger");
+    }
+}

@@ -37,6 +37,7 @@
 //!
 //! Then release it through a [`Session`] like every other mechanism.
 
+pub mod caps;
 pub mod error;
 pub mod mechanism;
 pub mod params;
