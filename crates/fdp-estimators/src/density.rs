@@ -29,7 +29,7 @@ use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_
 /// error, never dropped, so n is kept.
 pub fn snap_to_grid(grid: &Grid, points: &[f64]) -> Result<Vec<usize>> {
     let dim = grid.dim();
-    if points.len() % dim != 0 {
+    if !points.len().is_multiple_of(dim) {
         return Err(EstimatorError::Shape {
             what: "point coordinates (a multiple of the dimension)",
             expected: dim,
