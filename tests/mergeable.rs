@@ -192,5 +192,15 @@ fn foreign_incomplete_and_damaged_states_are_refused_before_any_charge() {
     let mut corrupt = bytes.clone();
     corrupt[100] ^= 0x10;
     assert!(SummaryState::from_bytes(&corrupt).unwrap_err().to_string().contains("CRC"));
+    // Right fingerprint, record count and CRC, one sum short: refused before the charge (it used to
+    // panic in `state_summary` with an index out of bounds after the ledger was charged).
+    let full = partitioned(&m, &data, 4);
+    let width = full.sums().len();
+    let mut short = SummaryState::new(full.fingerprint(), width - 1);
+    short.add(full.records(), &full.sums()[..width - 1]).unwrap();
+    let short = SummaryState::from_bytes(&short.to_bytes()).unwrap();
+    let err = session.release_state(&m, &short).unwrap_err().to_string();
+    assert!(err.contains("sums in the summary state"), "{err}");
+    assert!(m.state_summary(&short).is_err());
     assert!(session.ledger().is_empty(), "nothing may be charged for a refused state");
 }

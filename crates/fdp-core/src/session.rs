@@ -358,7 +358,7 @@ impl Session {
         mechanism: &M,
         state: &SummaryState,
     ) -> Result<Release<M::Output>> {
-        crate::state::check_state(state, mechanism.empty_state().fingerprint(), mechanism.n())?;
+        crate::state::check_state_layout(state, &mechanism.empty_state(), mechanism.n())?;
         let first = self.charge_stages(mechanism)?;
         let summary = mechanism.state_summary(state)?;
         let release = mechanism.privatize(&summary, &mut self.rng)?;

@@ -15,7 +15,7 @@ use fdp_noise::{
 
 use crate::error::{EstimatorError, Result, positive};
 use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain};
-use fdp_core::state::{check_state, fingerprint_of};
+use fdp_core::state::{check_state_layout, fingerprint_of};
 use fdp_core::{
     Accuracy, BasisOutput, Curve, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
     Representation, SensitivityNorm, SummaryState,
@@ -574,7 +574,7 @@ macro_rules! mergeable_by_counts {
             }
 
             fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-                check_state(state, self.counts_fingerprint(), self.n())?;
+                check_state_layout(state, &self.empty_state(), self.n())?;
                 let counts = state
                     .sums()
                     .iter()

@@ -13,7 +13,7 @@ use fdp_noise::{
 };
 
 use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
-use fdp_core::state::check_state;
+use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Regularisation, Release,
     ReleaseMetadata, Representation, SensitivityNorm, SummaryState, Tuning,
@@ -435,7 +435,7 @@ impl<N: ComponentNoise> MergeableMechanism<CurveSet<'_>> for BasisMean<N> {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.setup.n))?;
         Ok(self.shape(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
     }
 }
@@ -604,7 +604,7 @@ impl MergeableMechanism<CurveSet<'_>> for BernsteinMean {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.setup.n))?;
         Ok(self.lattice_values(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
     }
 }

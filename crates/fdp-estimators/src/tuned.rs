@@ -17,7 +17,7 @@
 //! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
 //! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 
-use fdp_core::state::check_state;
+use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
     ReleaseMetadata, Representation, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
@@ -733,7 +733,7 @@ impl MergeableMechanism<CurveSet<'_>> for TunedMean {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.n))?;
         let (layout, _) = self.layout()?;
         Ok(self.summary_from(&layout, state.sums()))
     }

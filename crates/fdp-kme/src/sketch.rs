@@ -325,7 +325,7 @@ impl MergeableMechanism<PointSet> for PrivateSketch {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        fdp_core::state::check_state(state, self.fingerprint(), None)?;
+        fdp_core::state::check_state_layout(state, &self.empty_state(), None)?;
         Ok(self.summary_from(state.sums(), state.records()))
     }
 }

@@ -312,7 +312,7 @@ impl MergeableMechanism<PointSet> for SyntheticData {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        fdp_core::state::check_state(state, self.fingerprint(), Some(self.n))?;
+        fdp_core::state::check_state_layout(state, &self.empty_state(), Some(self.n))?;
         Ok(self.subspace.coordinates_from_sums(state.sums(), self.n))
     }
 }
