@@ -347,15 +347,7 @@ impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
         if points.grid() != basis.grid() {
             return Err(EstimatorError::GridMismatch);
         }
-        let phi = basis.eigenfunctions();
-        let counts = points.counts();
-        let n = self.n as f64;
-        Ok(self
-            .factors
-            .iter()
-            .enumerate()
-            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c as f64 * phi[(g, k)]).sum::<f64>() / n)
-            .collect())
+        Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
     delegate_to_basis_output!();
@@ -449,16 +441,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         if points.grid() != &self.grid {
             return Err(EstimatorError::GridMismatch);
         }
-        let counts = points.counts();
-        let occupied: Vec<(usize, f64)> =
-            counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(g, c)| (g, *c as f64)).collect();
-        Ok(self
-            .lattice()
-            .par_iter()
-            .map(|t| {
-                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
-            })
-            .collect())
+        Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
@@ -523,6 +506,11 @@ pub fn normalise_density(values: &[f64], grid: &Grid) -> Vec<f64> {
 /// Density states: the counts of points per grid point (integers, so exact already).
 trait CountsState: Mechanism<GridPoints> {
     fn counts_grid(&self) -> &Grid;
+    /// The summary from the counts per grid point (with the public n), linear in the counts: it is
+    /// computed from a merged state's counts as they are — negative ones included — so a crafted
+    /// partial state only shifts it by a fixed vector and no error can depend on whether a victim's
+    /// point cancels a crafted count.
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64>;
     /// Public parameters beside the name and the grid that tell two mechanisms apart.
     fn fingerprint_extra(&self) -> Vec<u64>;
 
@@ -540,6 +528,16 @@ impl<N: ComponentNoise> CountsState for BasisKde<N> {
         self.output.sampler().basis().grid()
     }
 
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64> {
+        let phi = self.output.sampler().basis().eigenfunctions();
+        let n = self.n as f64;
+        self.factors
+            .iter()
+            .enumerate()
+            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c * phi[(g, k)]).sum::<f64>() / n)
+            .collect()
+    }
+
     fn fingerprint_extra(&self) -> Vec<u64> {
         let eigenvalues = self.output.sampler().basis().eigenvalues();
         self.factors.iter().chain(eigenvalues).map(|v| v.to_bits()).collect()
@@ -549,6 +547,17 @@ impl<N: ComponentNoise> CountsState for BasisKde<N> {
 impl CountsState for BernsteinKde {
     fn counts_grid(&self) -> &Grid {
         &self.grid
+    }
+
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64> {
+        let occupied: Vec<(usize, f64)> =
+            counts.iter().enumerate().filter(|(_, c)| **c != 0.0).map(|(g, c)| (g, *c)).collect();
+        self.lattice()
+            .par_iter()
+            .map(|t| {
+                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
+            })
+            .collect()
     }
 
     fn fingerprint_extra(&self) -> Vec<u64> {
@@ -575,12 +584,10 @@ macro_rules! mergeable_by_counts {
 
             fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
                 check_state_layout(state, &self.empty_state(), self.n())?;
-                let counts = state
-                    .sums()
-                    .iter()
-                    .map(|&c| usize::try_from(c).map_err(|_| EstimatorError::BadState(format!("negative or huge count {c}"))))
-                    .collect::<Result<Vec<usize>>>()?;
-                self.summarize(&GridPoints::from_counts(self.counts_grid(), counts)?)
+                // The same f64 counts `summarize` uses (`c as f64` of a usize or of an i128 is the
+                // same number), so the summary is bit-identical to the one-pass one.
+                let counts: Vec<f64> = state.sums().iter().map(|&c| c as f64).collect();
+                Ok(self.summary_from_counts(&counts))
             }
         }
     };
