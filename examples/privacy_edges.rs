@@ -79,7 +79,7 @@ fn gp_multiplier(sampler: &GaussianProcessSampler) -> f64 {
 /// Curves an adversary would try on a basis: zero, ±1e3 φ_J (smallest kept eigenvalue) and φ_1,
 /// ±f64::MAX everywhere, alternating ±f64::MAX, spikes of ±1e308, subnormals, NaN/∞ (repaired by the
 /// curve set: interpolated, or the public default when nothing is left), and ±1.7e308 next to NaN.
-fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
+pub fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
     let k = basis.n_points();
     let phi = basis.eigenfunctions();
     let last = basis.len() - 1;
