@@ -96,9 +96,25 @@ pub const MIN_CLIPPING_BOUND: f64 = f64::from_bits((1023 - 960) << 52);
 /// # Ok::<(), fdp_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "UncheckedBound")]
 pub struct ClippingBound {
     value: f64,
     norm: ClipNorm,
+}
+
+/// A bound as read from JSON, checked by [`ClippingBound::new`] before it becomes one.
+#[derive(Deserialize)]
+struct UncheckedBound {
+    value: f64,
+    norm: ClipNorm,
+}
+
+impl TryFrom<UncheckedBound> for ClippingBound {
+    type Error = Error;
+
+    fn try_from(raw: UncheckedBound) -> Result<Self> {
+        Self::new(raw.value, raw.norm)
+    }
 }
 
 impl ClippingBound {
@@ -248,6 +264,17 @@ pub enum SensitivityNorm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bound_read_from_json_is_checked_like_one_made_in_code() {
+        let good: ClippingBound = serde_json::from_str(r#"{"value":2.0,"norm":"L2"}"#).unwrap();
+        assert_eq!(good, ClippingBound::l2(2.0).unwrap());
+        assert_eq!(serde_json::from_str::<ClippingBound>(&serde_json::to_string(&good).unwrap()).unwrap(), good);
+        for bad in [r#"{"value":1e-300,"norm":"L2"}"#, r#"{"value":-1.0,"norm":"Sup"}"#, r#"{"value":0.0,"norm":"L2"}"#]
+        {
+            assert!(serde_json::from_str::<ClippingBound>(bad).is_err(), "{bad} was accepted");
+        }
+    }
 
     #[test]
     fn clipping_lands_on_the_ball() {
