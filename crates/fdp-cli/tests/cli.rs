@@ -585,3 +585,45 @@ fn parallel_runs_on_one_ledger_never_overspend_and_a_tampered_ledger_is_refused(
     assert!(text(&refused).contains("ledger refused"), "{}", text(&refused));
     assert!(!out.join("release.json").exists());
 }
+
+#[test]
+fn a_ledger_keeps_one_privacy_unit() {
+    let dir = scratch("units");
+    let csv = curves_csv(&dir);
+    let ledger = dir.join("ledger.json");
+    let (csv_s, ledger_s) = (csv.to_str().unwrap(), ledger.to_str().unwrap());
+    let run = |id: Option<&str>, out: &str| {
+        let out = dir.join(out);
+        let mut args = vec![
+            "mean",
+            "--csv",
+            csv_s,
+            "--columns",
+            "y_",
+            "--epsilon",
+            "0.5",
+            "--budget-epsilon",
+            "2",
+            "--bound",
+            "l1:2",
+            "--ledger",
+            ledger_s,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(id) = id {
+            args.extend(["--id", id]);
+        }
+        fdp(&args)
+    };
+    let o = run(Some("id"), "per-person");
+    assert!(o.status.success(), "{}", text(&o));
+    // A record-level release on the same ledger: refused before anything is charged.
+    let o = run(None, "per-row");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("budgets of different privacy units do not add up"), "{}", text(&o));
+    let shown = fdp(&["ledger", "show", ledger_s]);
+    assert!(text(&shown).contains("spent   epsilon=0.500000"), "{}", text(&shown));
+    // The same unit again is accepted.
+    assert!(run(Some("id"), "per-person-2").status.success());
+}

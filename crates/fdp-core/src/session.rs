@@ -302,6 +302,11 @@ impl Session {
                 got: guarantee.relation(),
             });
         }
+        if let Some(first) = self.ledger.entries.first()
+            && first.unit != unit
+        {
+            return Err(Error::WrongUnit { mechanism: mechanism.into(), expected: first.unit.clone(), got: unit });
+        }
         let epsilon = Epsilon::new(guarantee.epsilon())?;
         let delta = if guarantee.delta() > 0.0 { Some(Delta::new(guarantee.delta())?) } else { None };
         self.ledger.budget.spend(epsilon, delta).map_err(|_| {
@@ -558,6 +563,23 @@ mod tests {
             Err(Error::LedgerInvalid { what }) => what,
             other => panic!("a tampered ledger was not refused as invalid: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_session_keeps_the_privacy_unit_of_its_first_charge() {
+        let mut s = Session::pure(Epsilon::new(1.0).unwrap()).unwrap();
+        let person = PrivacyUnit::person("ID");
+        s.charge_for("mean", eps(0.25), "x".into(), person.clone()).unwrap();
+        s.charge_for("mean", eps(0.25), "x".into(), person.clone()).unwrap();
+        match s.charge_for("kde", eps(0.25), "y".into(), PrivacyUnit::Record) {
+            Err(Error::WrongUnit { expected, got, .. }) => assert_eq!((expected, got), (person, PrivacyUnit::Record)),
+            other => panic!("a charge at another unit was not refused: {other:?}"),
+        }
+        assert_eq!(s.spent(), (0.5, 0.0), "nothing is charged on refusal");
+        assert!(s.charge_for("mean", eps(0.25), "x".into(), PrivacyUnit::person("visit")).is_err());
+        // The unit survives the ledger file: a reloaded session refuses the same way.
+        let mut again = Session::from_json(&s.to_json().unwrap()).unwrap();
+        assert!(again.charge("kde", eps(0.1), "y".into()).is_err());
     }
 
     #[test]

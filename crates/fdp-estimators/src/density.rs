@@ -125,14 +125,17 @@ pub fn plug_in_bandwidth(n: usize, dim: usize, scale: f64) -> f64 {
 
 /// `max_{g, g'} ||a_g - a_g'||_p` over the rows `a_g = (w_k φ_k(g))_k` of a basis (p ∈ {1, 2}),
 /// computed over all pairs when that is at most 2·10^8 operations, else bounded by `2 max_g ||a_g||_p`.
-/// Returns the value, the maximising pair and whether it is exact.
-fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usize, usize), bool) {
+/// Returns the value, the maximising pair, whether it is exact, and `max_g ||a_g||_p`: the largest
+/// summary of one point, which bounds the summary of any n points computed on absolute values (a
+/// convex combination of rows), the magnitude its rounding is charged on.
+fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usize, usize), bool, f64) {
     let (k, j) = (basis.n_points(), weights.len());
     let phi = basis.eigenfunctions();
     let rows: Vec<Vec<f64>> = (0..k).map(|g| (0..j).map(|c| weights[c] * phi[(g, c)]).collect()).collect();
     let norm = |v: &mut dyn Iterator<Item = f64>| -> f64 {
         if p == 1 { v.map(f64::abs).sum() } else { v.map(|x| x * x).sum::<f64>().sqrt() }
     };
+    let largest = rows.iter().map(|r| norm(&mut r.iter().copied())).fold(0.0, f64::max);
     if (k * k) as f64 * j as f64 <= 2e8 {
         let best = (0..k)
             .into_par_iter()
@@ -142,12 +145,12 @@ fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usiz
                     .fold((0.0, (g, g)), |acc, x| if x.0 > acc.0 { x } else { acc })
             })
             .reduce(|| (0.0, (0, 0)), |a, b| if b.0 > a.0 { b } else { a });
-        (best.0, best.1, true)
+        (best.0, best.1, true, largest)
     } else {
         let (g, v) = (0..k)
             .map(|g| (g, norm(&mut rows[g].iter().copied())))
             .fold((0, 0.0), |acc, x| if x.1 > acc.1 { x } else { acc });
-        (2.0 * v, (g, g), false)
+        (2.0 * v, (g, g), false, largest)
     }
 }
 
@@ -216,6 +219,15 @@ fn power_factors(basis: &MercerBasis, eta: f64) -> (Vec<f64>, Vec<f64>) {
     (factors, weights)
 }
 
+/// The sensitivity of a basis KDE with the rounding of its summary charged
+/// ([`Sensitivity::with_rounding`]): from the exact counts, each coefficient takes K products, a
+/// K-term sum, the division by n and the factor `λ_k^η` (K + 2 roundings, K grid points); on
+/// absolute values the summary is a convex combination of single points' summaries, so its
+/// magnitude is at most `largest`.
+fn kde_rounding(sensitivity: f64, largest: f64, basis: &MercerBasis) -> Result<Sensitivity> {
+    Ok(Sensitivity::new(sensitivity)?.with_rounding(largest, basis.n_points() as u32 + 2)?)
+}
+
 /// A KDE sensitivity of 0 means `λ_k^η` underflowed on every component: say so in the user's terms.
 fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
     if sensitivity > 0.0 && sensitivity.is_finite() {
@@ -230,10 +242,7 @@ fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
 }
 
 fn check_n(n: usize) -> Result<()> {
-    if n == 0 {
-        return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
-    }
-    Ok(())
+    fdp_core::caps::records(n).map(|_| ())
 }
 
 impl BasisKde<LatticeLaplace> {
@@ -247,11 +256,11 @@ impl BasisKde<LatticeLaplace> {
         let eps = epsilon;
         positive("eta", eta)?;
         let (factors, weights) = power_factors(basis, eta);
-        let (d, pair, exact) = max_pair_distance(basis, &weights, 1);
+        let (d, pair, exact, largest) = max_pair_distance(basis, &weights, 1);
         let sensitivity = check_kde_sensitivity(d / n as f64, eta)?;
         let sup_diag = basis.power_diagonal(eta).into_iter().fold(0.0, f64::max);
         let paper = 2.0 * sup_diag.sqrt() * basis.trace_power(eta - 1.0).sqrt() / n as f64;
-        let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
+        let sampler = IclpSampler::calibrated(basis, kde_rounding(sensitivity, largest, basis)?, eps)?;
         let meta =
             kde_metadata("iclp_kde", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C, Some(eta), n);
         Ok(Self {
@@ -270,9 +279,9 @@ impl BasisKde<LatticeLaplace> {
         check_n(n)?;
         let eps = epsilon;
         let released = leading_block(basis, components)?;
-        let (d, pair, exact) = max_pair_distance(&released, &vec![1.0; components], 1);
+        let (d, pair, exact, largest) = max_pair_distance(&released, &vec![1.0; components], 1);
         let sensitivity = d / n as f64;
-        let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, eps)?;
+        let sampler = IclpSampler::iid(&released, kde_rounding(sensitivity, largest, basis)?, eps)?;
         let meta =
             kde_metadata("iid_laplace_kde", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1, None, n);
         Ok(Self {
@@ -295,9 +304,10 @@ impl BasisKde<LatticeGaussian> {
         let eps = epsilon;
         positive("eta", eta)?;
         let (factors, weights) = power_factors(basis, eta);
-        let (d, pair, exact) = max_pair_distance(basis, &weights, 2);
+        let (d, pair, exact, largest) = max_pair_distance(basis, &weights, 2);
         let sensitivity = check_kde_sensitivity(d / n as f64, eta)?;
-        let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
+        let sampler =
+            GaussianProcessSampler::calibrated(basis, kde_rounding(sensitivity, largest, basis)?, eps, delta)?;
         let meta = kde_metadata(
             "gaussian_process_kde",
             PrivacyGuarantee::approximate(eps, delta),
@@ -395,7 +405,11 @@ impl BernsteinKde {
         check_bernstein_domain(grid)?;
         let values = count as f64;
         let per_value = kernel.at_distance(0.0) / n as f64;
-        let noise = LaplaceVector::new(count, Sensitivity::new(values * per_value)?, eps)?;
+        // Rounding: each lattice value is a sum over at most K occupied grid points of count × kernel
+        // value, divided by n (K + 1 roundings), of size at most sup K.
+        let charged = Sensitivity::new(values * per_value)?
+            .with_rounding(values * kernel.at_distance(0.0), grid.len() as u32 + 1)?;
+        let noise = LaplaceVector::new(count, charged, eps)?;
         Ok(Self { kernel, grid: grid.clone(), degree, n, epsilon: eps, noise, sensitivity: values * per_value })
     }
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EstimatorError, Result};
 use crate::mean::{BasisMean, BernsteinMean, LaplaceMean, MeanSetup, rkhs_shrinkage};
 use crate::mechanism::CurveMechanism as _;
-use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
+use crate::sums::{ClippedSums, MEAN_ROUNDINGS, clipped_sums, mean_fingerprint};
 
 /// How a tuned pipeline's total ε is split: a share for the private bound, a share for the pilot
 /// (used only by the mechanisms that need one), the rest for the release.
@@ -474,7 +474,10 @@ impl TunedMean {
     /// The stage-1 noise on the mean of clamped log-norms.
     fn bound_noise(&self, epsilon: f64) -> Result<LaplaceVector> {
         let (lo, hi) = self.search.log_range(self.ceiling.value());
-        Ok(LaplaceVector::new(1, Sensitivity::new((hi - lo) / self.n as f64)?, Epsilon::new(epsilon)?)?)
+        // The summary is the exact log-norm sum (each term in [lo, hi]) converted and divided by n: two
+        // roundings of a value at most max(|lo|, |hi|) in size.
+        let sensitivity = Sensitivity::new((hi - lo) / self.n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
+        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(epsilon)?)?)
     }
 
     /// The pilot at bound τ and budget ε: Laplace noise on the first J_p = max(4, 2⌊n^{1/3}⌋) mean
@@ -487,7 +490,10 @@ impl TunedMean {
             TunedKind::Bernstein => tau * self.basis.grid().weights().iter().sum::<f64>().sqrt(),
             _ => tau,
         };
-        let sensitivity = Sensitivity::new(2.0 * l2 * (components as f64).sqrt() / self.n as f64)?;
+        // Rounding: the clipped mean's, plus a K-term projection for Bernstein.
+        let roundings = MEAN_ROUNDINGS + self.basis.n_points() as u32;
+        let sensitivity =
+            Sensitivity::of_mean(2.0 * l2 * (components as f64).sqrt() / self.n as f64, self.n, roundings)?;
         Ok(LaplaceVector::new(components, sensitivity, Epsilon::new(epsilon)?)?)
     }
 
@@ -540,7 +546,7 @@ impl TunedMean {
     /// variance and calibration.
     fn matched_noise(&self, tau: f64, epsilon: f64) -> Result<MatchedNoise> {
         let j = self.basis.len();
-        let sensitivity = Sensitivity::new(2.0 * tau / self.n as f64)?;
+        let sensitivity = Sensitivity::of_mean(2.0 * tau / self.n as f64, self.n, MEAN_ROUNDINGS)?;
         Ok(match self.delta() {
             None => MatchedNoise::Laplace(LaplaceVector::new(j, sensitivity, Epsilon::new(epsilon)?)?),
             Some(delta) => MatchedNoise::Gaussian(GaussianVector::new(j, sensitivity, Epsilon::new(epsilon)?, delta)?),

@@ -262,6 +262,7 @@ impl SyntheticSubspace {
     /// calibrated to `Δ₂ = sqrt(2 sup k)/N` plus the whitening's rounding
     /// ([`calibrated_sensitivity`](Self::calibrated_sensitivity)).
     pub fn mechanism(&self, n: usize, epsilon: Epsilon, delta: Delta) -> Result<SyntheticData> {
+        fdp_core::caps::records(n)?;
         let sensitivity = Sensitivity::new(self.calibrated_sensitivity(n))?;
         let noise = GaussianVector::new(self.z.len(), sensitivity, epsilon, delta)?;
         Ok(SyntheticData { subspace: self.clone(), n, noise })
