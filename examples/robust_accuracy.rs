@@ -234,14 +234,16 @@ fn tuned(kind: TunedKind, p: &Problem, epsilon: Epsilon) -> AnyResult<TunedMean>
         TunedKind::Bernstein => ClippingBound::sup(b.sup)?,
         _ => ClippingBound::l2(b.l2)?,
     };
-    let m = TunedMean::new(kind, &p.basis, p.curves.n(), epsilon, ceiling)?;
+    let m =
+        TunedMean::new(kind, &p.basis, p.curves.n(), epsilon, ceiling)?.within(p.centre - p.half, p.centre + p.half)?;
     Ok(if p.centred { m.centred_at(vec![p.centre; p.basis.n_points()])? } else { m })
 }
 
 /// The release's own estimate of its squared error, if it carries one.
 fn own_estimate(release: &Release<Curve>) -> Option<f64> {
-    let _ = release;
-    None
+    let record = release.metadata().stages.iter().find(|s| s.stage == "accuracy")?;
+    let rest = record.outcome.strip_prefix("estimated squared error = ")?;
+    rest.split([';', ' ']).next()?.parse().ok()
 }
 
 /// `(mean error, its standard error, out-of-range fraction, mean own estimate)` over `releases`.

@@ -81,7 +81,8 @@ impl BudgetSplit {
         Ok(Self { bound: Some(bound), pilot })
     }
 
-    /// The bound's share if fixed (`None`: chosen from n, ε and the search range).
+    /// The bound's share if fixed (`None`: chosen from n, ε and the search range; 0 when n ε is
+    /// too small for a private bound to pay for itself: the public ceiling is used).
     pub fn bound(&self) -> Option<f64> {
         self.bound
     }
@@ -101,13 +102,16 @@ impl BudgetSplit {
             let release = 1.0 - f - pilot;
             if s >= 0.5 || release <= 0.0 { f64::INFINITY } else { 1.0 / (release * release * (1.0 - 2.0 * s)) }
         };
-        (1..=50)
-            .map(|i| i as f64 / 100.0)
-            .fold((0.5, f64::INFINITY), |best, f| {
-                let v = inflation(f);
-                if v < best.1 { (f, v) } else { best }
-            })
-            .0
+        let (share, best) = (1..=50).map(|i| i as f64 / 100.0).fold((0.5, f64::INFINITY), |best, f| {
+            let v = inflation(f);
+            if v < best.1 { (f, v) } else { best }
+        });
+        // Graceful degradation: the private bound can gain at most the variance factor
+        // `(F/f)²`, and `F/f` (the ceiling a geometric midpoint of the search range away from the
+        // typical norm) under a public log-uniform prior on where the norms lie; when the best
+        // split inflates the release's noise by more than that, spend nothing on the bound and
+        // release at the public ceiling (`docs/design-notes/robust.md`).
+        if best >= log_range.exp() / (1.0 - pilot).powi(2) { 0.0 } else { share }
     }
 }
 
@@ -274,6 +278,8 @@ pub struct TunedMean {
     nu: f64,
     /// η of the RKHS shrinkage (the plug-in `1 + 1/(2ν)`) or of the l1 thresholds (`2(1 + 1/ν)`).
     eta: f64,
+    /// The public range `[lo, hi]` releases are clamped to (post-processing).
+    range: Option<(f64, f64)>,
 }
 
 impl TunedMean {
@@ -352,7 +358,24 @@ impl TunedMean {
             search: BoundSearch::default(),
             nu,
             eta,
+            range: None,
         })
+    }
+
+    /// **A public range** `[lo, hi]` of the curves' values (from what is measured, never from the
+    /// records): every release is clamped to it pointwise ([`Curve::clamped`], post-processing:
+    /// with quadrature weights the L2 projection onto a convex set holding the sample mean of
+    /// in-range records, so it cannot increase the error). Recorded as the `range` stage.
+    pub fn within(mut self, lo: f64, hi: f64) -> Result<Self> {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(EstimatorError::BadParameter {
+                name: "public range",
+                value: hi - lo,
+                reason: "need finite lo < hi",
+            });
+        }
+        self.range = Some((lo, hi));
+        Ok(self)
     }
 
     /// Centre records at a public reference curve before clipping (added back to the release).
@@ -478,7 +501,12 @@ impl TunedMean {
     /// The public candidates of the tuning parameter (for a pilot-tuned kind, at bound τ).
     fn candidates(&self, tau: f64) -> Vec<f64> {
         match self.kind {
-            TunedKind::IclpRkhs | TunedKind::GaussianProcess(_) => psi_grid(self.basis.eigenvalues(), self.eta),
+            TunedKind::IclpRkhs | TunedKind::GaussianProcess(_) => {
+                // ψ = ∞: no mean coefficient kept, the release is the public centre.
+                let mut grid = psi_grid(self.basis.eigenvalues(), self.eta);
+                grid.push(f64::INFINITY);
+                grid
+            }
             TunedKind::IclpL1 => {
                 let plug_in = tau / (self.n as f64 * self.epsilon.get());
                 (-6..=6).map(|j| plug_in * 10f64.powf(j as f64 / 2.0)).collect()
@@ -641,6 +669,90 @@ pub(crate) fn sure_shrinkage(
     (best.1, best.2)
 }
 
+/// What [`guarded_sure`] chose, with its own (free) risk estimates.
+#[derive(Debug, Clone)]
+pub(crate) struct SureChoice {
+    pub psi: f64,
+    pub shrink: Vec<f64>,
+    /// SURE of the chosen shrinkage (floored at 0): the release's estimated squared error.
+    pub risk: f64,
+    /// SURE of ψ = ∞ (releasing the centre), `Σ (y_k² - v)`, floored at 0.
+    pub centre_risk: f64,
+    /// The centre is within one standard error of the chosen candidate.
+    pub noise_dominated: bool,
+    /// The L2 half-width `2 (v Σ s_k²)^{1/2}` of a ±2 sd band of the released noise.
+    pub band: f64,
+}
+
+impl SureChoice {
+    fn accuracy_record(&self) -> StageRecord {
+        StageRecord {
+            stage: "accuracy".into(),
+            epsilon: 0.0,
+            delta: 0.0,
+            outcome: format!(
+                "estimated squared error = {:.6e}; public centre's = {:.6e}; noise L2 band (2 sd) = {:.6e}; {} (SURE on the release: post-processing)",
+                self.risk,
+                self.centre_risk,
+                self.band,
+                if self.noise_dominated {
+                    "NOISE-DOMINATED: not distinguishable from the public centre"
+                } else {
+                    "signal above the noise"
+                }
+            ),
+        }
+    }
+}
+
+/// **SURE guarded by its own standard error** (the one-standard-error rule of Breiman, Friedman,
+/// Olshen & Stone 1984, section 3.4.3, applied to paired SURE differences). For `y_k = m_k + e_k`
+/// with independent noise of variance v and kurtosis κ, SURE's difference between candidates a
+/// and b is `D = Σ c_k (y_k² - v) + v Σ (s_ak² - s_bk²)` with `c_k = (1 - s_ak)² - (1 - s_bk)²`,
+/// of variance `Σ c_k² (4 m_k² v + (κ - 1) v²)` (plug-in `m_k² ≈ max(y_k² - v, 0)`). From SURE's
+/// minimiser ψ̂ the rule moves to the **most shrunk** ψ (ψ = ∞ included: the public centre) whose
+/// SURE exceeds SURE(ψ̂) by at most one standard error of the difference. Where the noise
+/// dominates SURE's spread is of the order of the differences it ranks, and the rule falls back
+/// towards the centre instead of publishing a saw-tooth. A function of y and public quantities:
+/// post-processing.
+pub(crate) fn guarded_sure(
+    y: &[f64],
+    v: f64,
+    kurtosis: f64,
+    eigenvalues: &[f64],
+    eta: f64,
+    grid: &[f64],
+) -> SureChoice {
+    let sure =
+        |s: &[f64]| -> f64 { (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v) + s[k] * s[k] * v).sum() };
+    let shrinks: Vec<Vec<f64>> = grid.iter().map(|psi| rkhs_shrinkage(eigenvalues, eta, *psi)).collect();
+    let risks: Vec<f64> = shrinks.iter().map(|s| sure(s)).collect();
+    let best = (0..grid.len()).fold(0, |b, j| if risks[j] < risks[b] { j } else { b });
+    let spread = |a: &[f64], b: &[f64]| -> f64 {
+        (0..y.len())
+            .map(|k| {
+                let c = (1.0 - a[k]).powi(2) - (1.0 - b[k]).powi(2);
+                c * c * (4.0 * (y[k] * y[k] - v).max(0.0) * v + (kurtosis - 1.0) * v * v)
+            })
+            .sum::<f64>()
+            .sqrt()
+    };
+    let within = |j: usize| risks[j] - risks[best] <= spread(&shrinks[j], &shrinks[best]);
+    let chosen = (0..grid.len())
+        .filter(|&j| grid[j] >= grid[best] && within(j))
+        .fold(best, |c, j| if grid[j] > grid[c] { j } else { c });
+    let centre = (0..grid.len()).find(|&j| grid[j] == f64::INFINITY);
+    let centre_risk = centre.map_or(f64::INFINITY, |j| risks[j]);
+    SureChoice {
+        psi: grid[chosen],
+        shrink: shrinks[chosen].clone(),
+        risk: risks[chosen].max(0.0),
+        centre_risk: centre_risk.max(0.0),
+        noise_dominated: centre.is_some_and(|j| j == chosen || within(j)),
+        band: 2.0 * (v * shrinks[chosen].iter().map(|s| s * s).sum::<f64>()).sqrt(),
+    }
+}
+
 fn argmin(risks: &[(f64, f64)]) -> (f64, f64) {
     risks.iter().copied().fold((f64::NAN, f64::INFINITY), |best, r| if r.1 < best.1 { r } else { best })
 }
@@ -749,23 +861,43 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
         let (width, grid) = self.summary_layout(summary)?;
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
-        // Stage 1: the private bound.
-        let log_mean = self.bound_noise(eps_bound)?.release(&summary[..1], rng)?[0];
-        let g = self.search.snap(&grid, log_mean, self.search.factor(self.n, self.epsilon.get()));
+        // Stage 1: the private bound (or, when n ε is too small for it to pay, the public ceiling).
+        let g = if eps_bound > 0.0 {
+            let log_mean = self.bound_noise(eps_bound)?.release(&summary[..1], rng)?[0];
+            self.search.snap(&grid, log_mean, self.search.factor(self.n, self.epsilon.get()))
+        } else {
+            grid.len() - 1
+        };
         let tau = grid[g];
         let mean = &summary[1 + g * width..1 + (g + 1) * width];
         let mut stages = vec![StageRecord {
             stage: "bound".into(),
             epsilon: eps_bound,
             delta: 0.0,
-            outcome: format!("tau = {tau:.6e} ({:?}; ceiling {:.6e})", self.kind.norm(), self.ceiling.value()),
+            outcome: if eps_bound > 0.0 {
+                format!("tau = {tau:.6e} ({:?}; ceiling {:.6e})", self.kind.norm(), self.ceiling.value())
+            } else {
+                format!("tau = {tau:.6e} ({:?}): the public ceiling, nothing spent (n eps too small)", self.kind.norm())
+            },
         }];
         let release = if self.kind.tunes_after_release() {
             self.release_then_tune(tau, eps_release, mean, rng, &mut stages)?
         } else {
             self.pilot_then_release(tau, eps_pilot, eps_release, mean, rng, &mut stages)?
         };
-        let (curve, metadata) = release.into_parts();
+        let (mut curve, metadata) = release.into_parts();
+        if let Some((lo, hi)) = self.range {
+            let (clamped, moved) = curve.clamped(lo, hi)?;
+            curve = clamped;
+            stages.push(StageRecord {
+                stage: "range".into(),
+                epsilon: 0.0,
+                delta: 0.0,
+                outcome: format!(
+                    "clamped to the public range [{lo:.6e}, {hi:.6e}]: {moved} grid points moved (post-processing)"
+                ),
+            });
+        }
         let metadata = ReleaseMetadata {
             mechanism: self.kind.name().into(),
             guarantee: self.guarantee(),
@@ -812,9 +944,10 @@ impl TunedMean {
                 (g.release(mean, rng)?, g.calibration(), SensitivityNorm::L2, g.guarantee().delta())
             }
         };
-        let variance = vec![noise.variance(); y.len()];
-        let lambdas = self.basis.eigenvalues();
-        let (psi, shrink) = sure_shrinkage(&y, &variance, lambdas, self.eta, &self.candidates(tau));
+        let kurtosis = if matches!(noise, MatchedNoise::Laplace(_)) { 6.0 } else { 3.0 };
+        let choice =
+            guarded_sure(&y, noise.variance(), kurtosis, self.basis.eigenvalues(), self.eta, &self.candidates(tau));
+        let (psi, shrink) = (choice.psi, choice.shrink.clone());
         stages.push(StageRecord {
             stage: "release".into(),
             epsilon,
@@ -825,13 +958,18 @@ impl TunedMean {
             stage: "tuning".into(),
             epsilon: 0.0,
             delta: 0.0,
-            outcome: format!("psi = {psi:.6e} (eta = {:.4}) by SURE on the release: post-processing", self.eta),
+            outcome: format!(
+                "psi = {psi:.6e} (eta = {:.4}) by SURE on the release, guarded by its standard error: post-processing",
+                self.eta
+            ),
         });
+        stages.push(choice.accuracy_record());
         let coefficients: Vec<f64> = shrink.iter().zip(&y).map(|(s, y)| s * y).collect();
         let sensitivity = 2.0 * tau / self.n as f64;
         let metadata = ReleaseMetadata {
             clipping: Some(ClippingBound::new(tau, self.kind.norm())?),
-            regularisation: Some(Regularisation::new(self.eta, psi)?),
+            // ψ = ∞ (the public centre) has no finite regularisation to record; the tuning stage says so.
+            regularisation: if psi.is_finite() { Some(Regularisation::new(self.eta, psi)?) } else { None },
             components: y.len(),
             basis: Some(self.basis.summary()),
             calibration: Some(calibration),
@@ -872,7 +1010,7 @@ impl TunedMean {
         let estimate = self.basis.synthesize(&smoothed)?;
         let plug_in = if matches!(self.kind, TunedKind::Bernstein) { estimate.clone() } else { smoothed };
         let risks = self.candidate_risks(tau, eps_release, &plug_in, &estimate)?;
-        let (parameter, _) = argmin(&risks);
+        let (parameter, risk) = argmin(&risks);
         stages.push(StageRecord {
             stage: "pilot".into(),
             epsilon: eps_pilot,
@@ -887,6 +1025,12 @@ impl TunedMean {
             delta: 0.0,
             outcome: release.output().describe(),
         });
+        stages.push(StageRecord {
+            stage: "accuracy".into(),
+            epsilon: 0.0,
+            delta: 0.0,
+            outcome: format!("estimated squared error = {risk:.6e} (the pilot's risk estimate: post-processing)"),
+        });
         Ok(release)
     }
 
@@ -900,8 +1044,13 @@ impl TunedMean {
         let (width, grid) = self.summary_layout(a)?;
         self.summary_layout(b)?;
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
-        let bound = self.bound_noise(eps_bound)?;
-        let mut out = vec![("bound", laplace_loss(&[bound.noise()], &a[..1], &b[..1])? / eps_bound)];
+        // A zero bound share releases the ceiling whatever the data: no loss.
+        let bound_ratio = if eps_bound > 0.0 {
+            laplace_loss(&[self.bound_noise(eps_bound)?.noise()], &a[..1], &b[..1])? / eps_bound
+        } else {
+            0.0
+        };
+        let mut out = vec![("bound", bound_ratio)];
         let (mut pilot_worst, mut release_worst) = (0.0f64, 0.0f64);
         for (g, tau) in grid.iter().enumerate() {
             let (block_a, block_b) = (&a[1 + g * width..1 + (g + 1) * width], &b[1 + g * width..1 + (g + 1) * width]);
