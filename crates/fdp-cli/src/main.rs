@@ -13,8 +13,8 @@ use clap::{Args, Parser, Subcommand};
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
-    KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary, open_session,
-    write_curve_report, write_local_log, write_report,
+    FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary,
+    open_session, write_curve_report, write_local_log, write_report,
 };
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Stationary, StationaryShape};
@@ -336,15 +336,20 @@ fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
     }
 }
 
-fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<Session, Failure> {
+/// The session of this run: with `--ledger`, the ledger file locked until the run ends.
+fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession, Failure> {
     let total_delta = p.budget_delta.or(p.delta);
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
-fn save(session: &Session, p: &PrivacyArgs) -> Result<(), Failure> {
-    if let Some(path) = &p.ledger {
-        session.save(path)?;
-    }
+/// `--out` as a directory that can be written to, created if missing, checked **before** the session
+/// is opened: a release charged and then not written is a budget spent for nothing.
+fn writable_out(p: &PrivacyArgs) -> Result<(), Failure> {
+    let out = &p.out;
+    std::fs::create_dir_all(out).map_err(|e| format!("--out {}: cannot create the directory: {e}", out.display()))?;
+    let probe = out.join(format!(".fdp-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("--out {}: not writable: {e}", out.display()))?;
+    std::fs::remove_file(&probe).map_err(|e| format!("--out {}: {e}", out.display()))?;
     Ok(())
 }
 
@@ -482,10 +487,13 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         );
         return Ok(());
     }
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    let release = session.release(&mechanism, &curves)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &curves);
+    session.commit()?;
+    let release = release?;
     let mut notes = records.notes.clone();
     notes.push(match &records.unit {
         PrivacyUnit::Person { id_column } => format!(
@@ -496,11 +504,11 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     notes.push("missing values were repaired per record (interpolation along the grid, else the public default curve); the counts describe the private data and are in local-log.txt, not here".into());
     notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set)".into());
     let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
     let log = write_local_log(&args.privacy.out, &records.local)?;
     eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
-    announce(&session, release.metadata().mechanism.as_str(), &report);
+    announce(session.session(), release.metadata().mechanism.as_str(), &report);
     Ok(())
 }
 
@@ -508,7 +516,8 @@ fn announce(session: &Session, mechanism: &str, report: &Path) {
     let (spent, _) = session.spent();
     let (left, _) = session.remaining();
     println!(
-        "released mechanism={mechanism} spent_epsilon={spent:.4} remaining_epsilon={left:.4} report={}",
+        "released mechanism={mechanism} spent_epsilon={spent:.4} remaining_epsilon={left:.4} ledger_head={} report={}",
+        session.head(),
         report.display()
     );
 }
@@ -550,10 +559,13 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     };
     let mechanism = request.build(points.len())?;
     let snapped = GridPoints::snap(&request.grid()?, points.data())?;
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    let release = session.release(&mechanism, &snapped)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &snapped);
+    session.commit()?;
+    let release = release?;
     let notes = vec![format!(
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
         points.len(),
@@ -563,9 +575,9 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         args.domain.1
     )];
     let title = format!("Private density ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
     bar.finish_and_clear();
-    announce(&session, mechanism.name(), &report);
+    announce(session.session(), mechanism.name(), &report);
     Ok(())
 }
 
@@ -589,10 +601,13 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     }
     bar.set_message("building the synthetic subspace");
     let mechanism = request.build(points.len())?;
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message(format!("releasing from {} points", points.len()));
-    let release = session.release(&mechanism, &points)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &points);
+    session.commit()?;
+    let release = release?;
     let csv_path = args.privacy.out.join("synthetic.csv");
     std::fs::create_dir_all(&args.privacy.out)?;
     std::fs::write(&csv_path, release.output().to_csv())?;
@@ -600,9 +615,10 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         "\nThe synthetic weighted dataset ({} points, weights may be negative) is in `synthetic.csv`.\n",
         args.synthetic_points
     );
-    let report = write_report(&args.privacy.out, "Private synthetic dataset (KME)", &release, &session, &[], &extra)?;
+    let report =
+        write_report(&args.privacy.out, "Private synthetic dataset (KME)", &release, session.session(), &[], &extra)?;
     bar.finish_and_clear();
-    announce(&session, mechanism.name(), &report);
+    announce(session.session(), mechanism.name(), &report);
     Ok(())
 }
 
@@ -619,10 +635,15 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
         epsilon: args.privacy.epsilon,
     };
     let mechanism = request.build()?;
+    // The M2M estimates are computed after the release: their prior must be valid before the charge.
+    fdp::kme::M2mDesign::check_prior_points(mechanism.map(), args.prior_points)?;
+    writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::AddRemoveOne)?;
     bar.set_message("releasing");
-    let release = session.release(&mechanism, &points)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &points);
+    session.commit()?;
+    let release = release?;
     bar.set_message("M2M estimates");
     let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.map_seed ^ 0x9e37)?;
     let d = points.dim();
@@ -631,9 +652,9 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     for j in 0..d {
         extra += &format!("| {j} | {:.4} | {:.4} |\n", m2m.means[j], m2m.covariance[j * d + j]);
     }
-    let report = write_report(&args.privacy.out, "Private sketch", &release, &session, &[], &extra)?;
+    let report = write_report(&args.privacy.out, "Private sketch", &release, session.session(), &[], &extra)?;
     bar.finish_and_clear();
-    announce(&session, mechanism.name(), &report);
+    announce(session.session(), mechanism.name(), &report);
     Ok(())
 }
 
@@ -641,7 +662,14 @@ fn ledger_show(path: &Path) -> Result<(), Failure> {
     let session = Session::load(path)?;
     let (spent_e, spent_d) = session.spent();
     let (left_e, left_d) = session.remaining();
-    println!("ledger {} ({:?} neighbours)", path.display(), session.relation());
+    println!(
+        "ledger {} ({:?} neighbours): hash chain verified, head {}",
+        path.display(),
+        session.relation(),
+        session.head()
+    );
+    let (total_e, total_d) = session.budget();
+    println!("budget  epsilon={total_e:.6} delta={total_d:.3e}");
     println!("spent   epsilon={spent_e:.6} delta={spent_d:.3e}");
     println!("left    epsilon={left_e:.6} delta={left_d:.3e}");
     for e in session.ledger() {

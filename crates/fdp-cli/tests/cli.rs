@@ -470,3 +470,118 @@ fn neighbouring_datasets_publish_the_same_outputs_but_for_the_released_numbers()
         }
     }
 }
+
+/// Regression (issue 29): requests that fail after the release would be charged are refused before
+/// the ledger is opened — zero M2M prior points, a sketch whose M2M Gram matrix cannot be allocated,
+/// a KDE grid whose dense basis cannot be, and an `--out` that is not a writable directory. The
+/// ledger is never created; an existing ledger is left byte for byte.
+#[test]
+fn requests_that_would_fail_after_the_charge_are_refused_before_it() {
+    let dir = scratch("refused");
+    let mut points = String::from("x1,x2\n");
+    for i in 0..200 {
+        points += &format!("{},{}\n", (i % 13) as f64 / 13.0, (i % 7) as f64 / 7.0);
+    }
+    std::fs::write(dir.join("points.csv"), points).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (ledger, csv) = (p("ledger.json"), p("points.csv"));
+    let sketch = |extra: &[&str], out: &str| -> Vec<String> {
+        let mut args = vec!["sketch", "--csv", csv.as_str(), "--columns", "x", "--epsilon", "1"];
+        args.extend(extra);
+        args.extend(["--ledger", ledger.as_str(), "--out", out]);
+        args.into_iter().map(String::from).collect()
+    };
+    let kde = |extra: &[&str], out: &str| -> Vec<String> {
+        let mut args = vec!["kde", "--csv", csv.as_str(), "--column", "x1", "--domain", "0,1", "--epsilon", "1"];
+        args.extend(extra);
+        args.extend(["--ledger", ledger.as_str(), "--out", out]);
+        args.into_iter().map(String::from).collect()
+    };
+    let refused = [
+        sketch(&["--prior-points", "0"], &p("s0")),
+        sketch(&["--map", "rff", "--size", "100000"], &p("s1")),
+        sketch(&[], &format!("{}/inside", file.display())),
+        kde(&["--grid-points", "100000"], &p("k0")),
+        kde(&[], file.to_str().unwrap()),
+    ];
+    for args in &refused {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = fdp(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(!Path::new(&ledger).exists(), "{args:?} charged the ledger: {}", text(&o));
+    }
+    // With a ledger already there, a refusal leaves it unchanged.
+    let first = fdp(&sketch(&[], &p("ok")).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(first.status.success(), "{}", text(&first));
+    let before = std::fs::read(&ledger).unwrap();
+    for args in &refused {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(fdp(&args).status.code(), Some(1), "{args:?}");
+        assert_eq!(std::fs::read(&ledger).unwrap(), before, "{args:?} changed the ledger");
+    }
+}
+
+#[test]
+fn parallel_runs_on_one_ledger_never_overspend_and_a_tampered_ledger_is_refused() {
+    let dir = scratch("parallel");
+    let csv = curves_csv(&dir);
+    let ledger = dir.join("ledger.json");
+    let (csv_s, ledger_s) = (csv.to_str().unwrap(), ledger.to_str().unwrap());
+    // Eight processes at ε = 0.25 each against a budget of 1, started together from threads.
+    let successes = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let out = dir.join(format!("par{i}"));
+                scope.spawn(move || {
+                    Command::new(env!("CARGO_BIN_EXE_fdp"))
+                        .args(["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.25", "--budget-epsilon", "1"])
+                        .args(["--bound", "l1:2", "--centre", "0.5", "--tuning", "plug-in", "--ledger", ledger_s])
+                        .args(["--quiet", "--out"])
+                        .arg(&out)
+                        .output()
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).filter(|o| o.status.success()).count()
+    });
+    assert_eq!(successes, 4, "exactly four ε = 0.25 releases fit a budget of 1");
+    let entries =
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&ledger).unwrap()).unwrap()["entries"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert_eq!(entries, 4, "no charge was lost");
+    let shown = fdp(&["ledger", "show", ledger_s]);
+    let shown_text = text(&shown);
+    assert!(shown.status.success() && shown_text.contains("hash chain verified"), "{shown_text}");
+    assert!(shown_text.contains("spent   epsilon=1.000000"), "{shown_text}");
+    // Lower the stored spend by hand: the next run is refused, and nothing is released.
+    let json = std::fs::read_to_string(&ledger).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    value["budget"]["spent_epsilon"] = 0.0.into();
+    std::fs::write(&ledger, serde_json::to_string(&value).unwrap()).unwrap();
+    let out = dir.join("after-tamper");
+    let refused = fdp(&[
+        "mean",
+        "--csv",
+        csv_s,
+        "--columns",
+        "y_",
+        "--epsilon",
+        "0.25",
+        "--bound",
+        "l1:2",
+        "--centre",
+        "0.5",
+        "--ledger",
+        ledger_s,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(text(&refused).contains("ledger refused"), "{}", text(&refused));
+    assert!(!out.join("release.json").exists());
+}

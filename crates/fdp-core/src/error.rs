@@ -50,6 +50,10 @@ pub enum Error {
     /// From the data layer.
     #[error(transparent)]
     Data(#[from] fdp_data::DataError),
+    /// A ledger file that does not verify (hash chain, budget, totals, entries); nothing was
+    /// charged or released.
+    #[error("ledger refused: {what}")]
+    LedgerInvalid { what: String },
     /// Serialising or parsing JSON.
     #[error("JSON: {0}")]
     Json(String),

@@ -37,6 +37,7 @@
 //!
 //! Then release it through a [`Session`] like every other mechanism.
 
+pub mod caps;
 pub mod error;
 pub mod mechanism;
 pub mod params;
@@ -51,5 +52,5 @@ pub use release::{
     Coefficients, Curve, Output, PrivacyUnit, Release, ReleaseMetadata, Representation, Sketch, StageRecord,
     WeightedSample,
 };
-pub use session::{LedgerEntry, Session};
+pub use session::{LedgerEntry, LedgerFile, Session};
 pub use state::{MergeableMechanism, SummaryState};

@@ -14,8 +14,8 @@ use fdp_noise::{
 };
 
 use crate::error::{EstimatorError, Result, positive};
-use fdp_core::release::{bernstein_value, check_bernstein_domain};
-use fdp_core::state::{check_state, fingerprint_of};
+use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain};
+use fdp_core::state::{check_state_layout, fingerprint_of};
 use fdp_core::{
     Accuracy, BasisOutput, Curve, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
     Representation, SensitivityNorm, SummaryState,
@@ -29,7 +29,7 @@ use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_
 /// error, never dropped, so n is kept.
 pub fn snap_to_grid(grid: &Grid, points: &[f64]) -> Result<Vec<usize>> {
     let dim = grid.dim();
-    if points.len() % dim != 0 {
+    if !points.len().is_multiple_of(dim) {
         return Err(EstimatorError::Shape {
             what: "point coordinates (a multiple of the dimension)",
             expected: dim,
@@ -347,30 +347,23 @@ impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
         if points.grid() != basis.grid() {
             return Err(EstimatorError::GridMismatch);
         }
-        let phi = basis.eigenfunctions();
-        let counts = points.counts();
-        let n = self.n as f64;
-        Ok(self
-            .factors
-            .iter()
-            .enumerate()
-            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c as f64 * phi[(g, k)]).sum::<f64>() / n)
-            .collect())
+        Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
     delegate_to_basis_output!();
 }
 
 /// Lattice values released by a Bernstein mechanism of `degree` per axis in `dim` dimensions,
-/// `(degree + 1)^dim`, at most 10^7 (beyond that the noise swamps any density and memory runs out).
+/// `(degree + 1)^dim`, at most 65536 as for the Bernstein mean (each is a secure sample per release,
+/// and the summary evaluates the kernel at each for every occupied grid point; beyond that the noise
+/// swamps any density).
 fn bernstein_lattice_size(degree: usize, dim: usize) -> Result<usize> {
-    const MAX_VALUES: usize = 10_000_000;
-    match (degree + 1).checked_pow(dim as u32) {
-        Some(count) if degree >= 1 && count <= MAX_VALUES => Ok(count),
+    match degree.checked_add(1).and_then(|d| d.checked_pow(dim as u32)) {
+        Some(count) if degree >= 1 && count <= crate::BernsteinMean::MAX_LATTICE + 1 => Ok(count),
         _ => Err(EstimatorError::BadParameter {
             name: "degree",
             value: degree as f64,
-            reason: "must be at least 1, with (degree + 1)^dim at most 10^7 lattice values",
+            reason: "must be at least 1, with (degree + 1)^dim at most 65536 lattice values",
         }),
     }
 }
@@ -391,11 +384,14 @@ pub struct BernsteinKde {
 }
 
 impl BernsteinKde {
-    /// Degree `k >= 1` per axis on the grid's box.
+    /// Degree `k >= 1` per axis on the grid's box, with `(k + 1)^d · K <= 2^27`.
     pub fn new(kernel: Stationary, grid: &Grid, n: usize, epsilon: Epsilon, degree: usize) -> Result<Self> {
         check_n(n)?;
         let eps = epsilon;
         let count = bernstein_lattice_size(degree, grid.dim())?;
+        // The summary evaluates the kernel at every lattice point for every occupied grid point, and
+        // the release every lattice value's weight at every grid point.
+        fdp_core::caps::f64_values("degree", &[count, grid.len()], crate::mean::BERNSTEIN_REASON)?;
         check_bernstein_domain(grid)?;
         let values = count as f64;
         let per_value = kernel.at_distance(0.0) / n as f64;
@@ -445,16 +441,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         if points.grid() != &self.grid {
             return Err(EstimatorError::GridMismatch);
         }
-        let counts = points.counts();
-        let occupied: Vec<(usize, f64)> =
-            counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(g, c)| (g, *c as f64)).collect();
-        Ok(self
-            .lattice()
-            .par_iter()
-            .map(|t| {
-                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
-            })
-            .collect())
+        Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
@@ -476,15 +463,21 @@ impl Mechanism<GridPoints> for BernsteinKde {
 
     /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.
     fn accuracy(&self) -> Accuracy {
-        // E||Σ_j e_j B_j||² = 2 b² Σ_j ||B_j||² for independent Laplace e_j of scale b.
-        let count = (self.degree + 1).pow(self.grid.dim() as u32);
-        let mut unit = vec![0.0; count];
+        // E||Σ_j e_j B_j||² = 2 b² Σ_i w_i Σ_j B_j(t_i)² for independent Laplace e_j of scale b, and
+        // for the tensor basis Σ_j B_j(t)² = Π_axes Σ_{j_a} b_{j_a}(t_a)²: O(K d k) operations (the
+        // unit-vector loop it replaces took O(K (k + 1)^{2d})).
+        let domain = self.grid.domain();
         let mut total = 0.0;
-        for j in 0..count {
-            unit[j] = 1.0;
-            let b = self.estimate_curve(&unit).unwrap_or_default();
-            total += b.iter().zip(self.grid.weights()).map(|(v, w)| w * v * v).sum::<f64>();
-            unit[j] = 0.0;
+        for (i, w) in self.grid.weights().iter().enumerate() {
+            let point = self.grid.point(i);
+            let sq: f64 = domain
+                .iter()
+                .zip(point)
+                .map(|((lo, hi), t)| {
+                    bernstein_weights(self.degree, (t - lo) / (hi - lo)).iter().map(|b| b * b).sum::<f64>()
+                })
+                .product();
+            total += w * sq;
         }
         Accuracy::expected(2.0 * self.noise.scale().powi(2) * total)
     }
@@ -513,6 +506,11 @@ pub fn normalise_density(values: &[f64], grid: &Grid) -> Vec<f64> {
 /// Density states: the counts of points per grid point (integers, so exact already).
 trait CountsState: Mechanism<GridPoints> {
     fn counts_grid(&self) -> &Grid;
+    /// The summary from the counts per grid point (with the public n), linear in the counts: it is
+    /// computed from a merged state's counts as they are — negative ones included — so a crafted
+    /// partial state only shifts it by a fixed vector and no error can depend on whether a victim's
+    /// point cancels a crafted count.
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64>;
     /// Public parameters beside the name and the grid that tell two mechanisms apart.
     fn fingerprint_extra(&self) -> Vec<u64>;
 
@@ -530,6 +528,16 @@ impl<N: ComponentNoise> CountsState for BasisKde<N> {
         self.output.sampler().basis().grid()
     }
 
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64> {
+        let phi = self.output.sampler().basis().eigenfunctions();
+        let n = self.n as f64;
+        self.factors
+            .iter()
+            .enumerate()
+            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c * phi[(g, k)]).sum::<f64>() / n)
+            .collect()
+    }
+
     fn fingerprint_extra(&self) -> Vec<u64> {
         let eigenvalues = self.output.sampler().basis().eigenvalues();
         self.factors.iter().chain(eigenvalues).map(|v| v.to_bits()).collect()
@@ -539,6 +547,17 @@ impl<N: ComponentNoise> CountsState for BasisKde<N> {
 impl CountsState for BernsteinKde {
     fn counts_grid(&self) -> &Grid {
         &self.grid
+    }
+
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64> {
+        let occupied: Vec<(usize, f64)> =
+            counts.iter().enumerate().filter(|(_, c)| **c != 0.0).map(|(g, c)| (g, *c)).collect();
+        self.lattice()
+            .par_iter()
+            .map(|t| {
+                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
+            })
+            .collect()
     }
 
     fn fingerprint_extra(&self) -> Vec<u64> {
@@ -564,13 +583,11 @@ macro_rules! mergeable_by_counts {
             }
 
             fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-                check_state(state, self.counts_fingerprint(), self.n())?;
-                let counts = state
-                    .sums()
-                    .iter()
-                    .map(|&c| usize::try_from(c).map_err(|_| EstimatorError::BadState(format!("negative or huge count {c}"))))
-                    .collect::<Result<Vec<usize>>>()?;
-                self.summarize(&GridPoints::from_counts(self.counts_grid(), counts)?)
+                check_state_layout(state, &self.empty_state(), self.n())?;
+                // The same f64 counts `summarize` uses (`c as f64` of a usize or of an i128 is the
+                // same number), so the summary is bit-identical to the one-pass one.
+                let counts: Vec<f64> = state.sums().iter().map(|&c| c as f64).collect();
+                Ok(self.summary_from_counts(&counts))
             }
         }
     };

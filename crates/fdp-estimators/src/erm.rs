@@ -119,6 +119,45 @@ impl ErmSetup {
         Ok(m * k / (self.psi * self.n as f64))
     }
 
+    /// **Every solve succeeds, for every dataset** (checked when the mechanism is built). The ridge
+    /// system and every Newton Hessian are `A = Gram_w / n + c ψ diag(p)`, `p_r = λ_r^{-η}`, with
+    /// weights `0 <= w_g <= count_g` (`c = 1`, squared loss) or `w_g <= count_g / 4` (`c = 2`,
+    /// logistic), so `A_rr <= peak_r + c ψ p_r`, `peak_r = max_g φ_r(g)²` (the counts sum to n).
+    /// With `D = diag(A)`, `H = D^{-1/2} A D^{-1/2} >= diag(c ψ p_r / A_rr)` (the Gram part is PSD),
+    /// so `λ_min(H) >= h = min_r ψ p_r / (peak_r + ψ p_r)`. Cholesky succeeds on a matrix whose
+    /// scaled form has `λ_min(H) > J γ_{J+1} / (1 - J γ_{J+1})` (Demmel 1989; Higham, *Accuracy and
+    /// Stability*, Thm 10.7), and forming A in f64 moves H by at most `J γ_{K+2}` in the 2-norm; the
+    /// check asks for twice their sum. It fails only for a ψ (or η) that leaves the penalty below the
+    /// rounding of the Gram matrix (e.g. ψ = 1e-30 with η = 0.5 on 30 components), where the solve
+    /// used to fail after the charge on data with few distinct inputs.
+    fn check_solvable(&self, basis: &MercerBasis) -> Result<()> {
+        const U: f64 = f64::EPSILON / 2.0;
+        let (k, j) = (basis.n_points() as f64, basis.len() as f64);
+        let gamma = |m: f64| m * U / (1.0 - m * U);
+        let need = 2.0 * (j * gamma(j + 1.0) / (1.0 - j * gamma(j + 1.0)) + j * gamma(k + 2.0));
+        let phi = basis.eigenfunctions();
+        let h = basis
+            .eigenvalues()
+            .iter()
+            .enumerate()
+            .map(|(r, l)| {
+                let peak = (0..basis.n_points()).map(|g| phi[(g, r)] * phi[(g, r)]).fold(0.0, f64::max);
+                let penalty = self.psi * l.powf(-self.eta);
+                penalty / (peak + penalty)
+            })
+            .fold(f64::INFINITY, f64::min);
+        if h > need {
+            Ok(())
+        } else {
+            Err(EstimatorError::BadParameter {
+                name: "psi",
+                value: self.psi,
+                reason: "so small (for this eta and basis) that the penalty falls below the rounding of the \
+                         Gram matrix: the regularised system could fail to factor in f64 on some data; raise psi",
+            })
+        }
+    }
+
     fn metadata(
         &self,
         name: &str,
@@ -177,6 +216,7 @@ impl KernelErm<LatticeLaplace> {
     pub fn iclp(basis: &MercerBasis, setup: ErmSetup, epsilon: Epsilon) -> Result<Self> {
         let eps = epsilon;
         let rkhs = setup.rkhs_sensitivity(basis)?;
+        setup.check_solvable(basis)?;
         let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
         let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C);
@@ -190,6 +230,7 @@ impl KernelErm<LatticeGaussian> {
     pub fn gaussian_process(basis: &MercerBasis, setup: ErmSetup, epsilon: Epsilon, delta: Delta) -> Result<Self> {
         let eps = epsilon;
         let rkhs = setup.rkhs_sensitivity(basis)?;
+        setup.check_solvable(basis)?;
         let worst = basis.eigenvalues().iter().map(|l| l.powf(setup.eta - 1.0)).fold(0.0, f64::max);
         let sensitivity = rkhs * worst.sqrt();
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;

@@ -13,7 +13,7 @@ use fdp_noise::{
 };
 
 use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
-use fdp_core::state::check_state;
+use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Regularisation, Release,
     ReleaseMetadata, Representation, SensitivityNorm, SummaryState, Tuning,
@@ -435,7 +435,7 @@ impl<N: ComponentNoise> MergeableMechanism<CurveSet<'_>> for BasisMean<N> {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.setup.n))?;
         Ok(self.shape(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
     }
 }
@@ -454,8 +454,19 @@ pub struct BernsteinMean {
     sensitivity: f64,
 }
 
+/// Why the Bernstein degree is capped (see [`fdp_core::caps`]).
+pub(crate) const BERNSTEIN_REASON: &str = "at most 65535 (65536 lattice values), and lattice values x grid \
+                                           points at most 2^27: every release draws one secure Laplace \
+                                           sample per lattice value and evaluates each Bernstein weight at \
+                                           each grid point (memory and time)";
+
 impl BernsteinMean {
-    /// A Bernstein mechanism of degree `lattice = k >= 1` on a 1-D grid.
+    /// The largest degree k: `k + 1 = 65536` lattice values, each a secure sample per release.
+    pub const MAX_LATTICE: usize = 65_535;
+
+    /// A Bernstein mechanism of degree `lattice = k >= 1` on a 1-D grid, with
+    /// `k <= `[`MAX_LATTICE`](Self::MAX_LATTICE) and `(k + 1) · K <= 2^27`
+    /// ([`fdp_core::caps::MAX_F64_VALUES`]).
     pub fn new(grid: &Grid, setup: MeanSetup, lattice: usize) -> Result<Self> {
         setup.bound.require(ClipNorm::Sup, "bernstein")?;
         setup.check_reference(grid)?;
@@ -466,6 +477,10 @@ impl BernsteinMean {
                 reason: "needs k >= 1 on a 1-D grid",
             });
         }
+        // Each release draws k + 1 secure samples and evaluates the k + 1 Bernstein weights at every
+        // grid point (degree 2^40 asked for 8.8 TB and aborted).
+        fdp_core::caps::at_most("lattice", lattice, Self::MAX_LATTICE, BERNSTEIN_REASON)?;
+        fdp_core::caps::f64_values("lattice", &[lattice + 1, grid.len()], BERNSTEIN_REASON)?;
         check_bernstein_domain(grid)?;
         let points = lattice + 1;
         let sensitivity = 2.0 * setup.tau() / setup.n as f64;
@@ -589,7 +604,7 @@ impl MergeableMechanism<CurveSet<'_>> for BernsteinMean {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.setup.n))?;
         Ok(self.lattice_values(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
     }
 }

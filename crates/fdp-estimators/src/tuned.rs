@@ -17,7 +17,7 @@
 //! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
 //! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 
-use fdp_core::state::check_state;
+use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
     ReleaseMetadata, Representation, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
@@ -347,7 +347,7 @@ impl TunedMean {
         }
         let nu = crate::tuning::decay_nu(basis)?;
         let eta = if matches!(kind, TunedKind::IclpL1) { 2.0 * (1.0 + 1.0 / nu) } else { 1.0 + 1.0 / (2.0 * nu) };
-        Ok(Self {
+        Self {
             kind,
             basis: basis.clone(),
             n,
@@ -359,7 +359,8 @@ impl TunedMean {
             nu,
             eta,
             range: None,
-        })
+        }
+        .validated()
     }
 
     /// **A public range** `[lo, hi]` of the curves' values (from what is measured, never from the
@@ -389,19 +390,66 @@ impl TunedMean {
             });
         }
         self.reference = Some(reference);
-        Ok(self)
+        self.validated()
     }
 
-    /// Another budget split.
-    pub fn with_split(mut self, split: BudgetSplit) -> Self {
+    /// Another budget split (validated like the rest: a pipeline that builds releases).
+    pub fn with_split(mut self, split: BudgetSplit) -> Result<Self> {
         self.split = split;
-        self
+        self.validated()
     }
 
-    /// Another bound search.
-    pub fn with_bound_search(mut self, search: BoundSearch) -> Self {
+    /// Another bound search (validated like the rest: a pipeline that builds releases).
+    pub fn with_bound_search(mut self, search: BoundSearch) -> Result<Self> {
         self.search = search;
-        self
+        self.validated()
+    }
+
+    /// **Everything `privatize` builds, built once here**, so that a pipeline that builds releases
+    /// and a [`Session`](fdp_core::Session) never charges for a release that then fails. Every
+    /// object below depends on public quantities only (n, ε, the split, the ceiling's grid, the
+    /// basis, the reference): the stage budgets; the bound stage's noise; and at **every** point τ
+    /// of the public bound grid (any of them can be chosen) the release noise, the clipping bound
+    /// and each ψ of the SURE grid (after-release kinds), or the pilot's noise and at least one
+    /// buildable candidate (pilot-tuned kinds; the pilot chooses among the buildable ones only).
+    /// What remains in `privatize` are shape checks of the summary, which a summary from
+    /// [`summarize`](Mechanism::summarize) or a checked state always passes.
+    fn validated(self) -> Result<Self> {
+        self.layout()?;
+        let (eps_bound, eps_pilot, eps_release) = self.epsilons();
+        Epsilon::new(eps_release)?;
+        if eps_bound > 0.0 {
+            self.bound_noise(eps_bound)?;
+        }
+        if !self.kind.tunes_after_release() && Epsilon::new(eps_pilot).is_err() {
+            return Err(EstimatorError::BadParameter {
+                name: "budget split",
+                value: self.split.pilot,
+                reason: "this mechanism chooses its parameter from a pilot release: the pilot needs a share > 0",
+            });
+        }
+        for tau in self.search.grid(self.ceiling.value()) {
+            ClippingBound::new(tau, self.kind.norm())?;
+            if self.kind.tunes_after_release() {
+                self.matched_noise(tau, eps_release)?;
+                // ψ = ∞ (the public centre) records no regularisation: nothing to build.
+                for psi in self.candidates(tau).into_iter().filter(|p| p.is_finite()) {
+                    Regularisation::new(self.eta, psi)?;
+                }
+                continue;
+            }
+            self.pilot_noise(tau, eps_pilot)?;
+            if !self.candidates(tau).into_iter().any(|p| self.candidate(tau, eps_release, p).is_ok()) {
+                return Err(EstimatorError::BadParameter {
+                    name: "tuning candidates",
+                    value: tau,
+                    reason: "no candidate mechanism can be built at this point of the bound grid (at this ε \
+                             every ICLP-l1 threshold removes every component, or the noise scale leaves the \
+                             floating-point range): raise ε or change the ceiling",
+                });
+            }
+        }
+        Ok(self)
     }
 
     /// What is tuned, and how.
@@ -753,8 +801,11 @@ pub(crate) fn guarded_sure(
     }
 }
 
+/// The entry with the smallest risk; the first entry if no risk is below infinity (a risk that
+/// overflowed on a huge ceiling), so the choice is always one of the buildable candidates listed.
 fn argmin(risks: &[(f64, f64)]) -> (f64, f64) {
-    risks.iter().copied().fold((f64::NAN, f64::INFINITY), |best, r| if r.1 < best.1 { r } else { best })
+    let first = risks.first().copied().unwrap_or((f64::NAN, f64::INFINITY));
+    risks.iter().copied().fold(first, |best, r| if r.1 < best.1 { r } else { best })
 }
 
 impl TunedMean {
@@ -797,7 +848,7 @@ impl MergeableMechanism<CurveSet<'_>> for TunedMean {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.n))?;
         let (layout, _) = self.layout()?;
         Ok(self.summary_from(&layout, state.sums()))
     }
@@ -1291,6 +1342,56 @@ mod tests {
         // 0.5 left: the whole pipeline (1.0) is refused, nothing is charged.
         assert!(session.release(&m, &sim.curves).is_err());
         assert_eq!(session.ledger().len(), 3);
+    }
+
+    /// Regression (issue 29): a pipeline that builds must release. A fixed split without a pilot
+    /// share, ε = 1e-12 (every ICLP-l1 candidate thresholded away) and a ceiling of 1e300 each
+    /// failed inside `privatize`, after the session had charged the budget.
+    #[test]
+    fn a_pipeline_that_builds_releases_or_is_refused_before_the_charge() {
+        let b = basis(30);
+        let sim = simulate(Scenario::S1, &b, 40, 3).unwrap();
+        let no_pilot = BudgetSplit::new(0.1, 0.0).unwrap();
+        let kinds = [
+            TunedKind::IclpRkhs,
+            TunedKind::GaussianProcess(Delta::new(1e-6).unwrap()),
+            TunedKind::IclpL1,
+            TunedKind::IidLaplace,
+            TunedKind::Bernstein,
+        ];
+        let mut refused = 0;
+        for kind in kinds {
+            for (eps, ceiling, split) in [
+                (1.0, 10.0, Some(no_pilot)),
+                (1e-12, 10.0, None),
+                (1e12, 10.0, None),
+                (1.0, 1e300, None),
+                (1.0, 1e-280, None),
+                (1e-12, 1e300, Some(no_pilot)),
+            ] {
+                let bound = ClippingBound::new(ceiling, kind.norm()).unwrap();
+                let built = TunedMean::new(kind, &b, 40, Epsilon::new(eps).unwrap(), bound).and_then(|m| match split {
+                    Some(split) => m.with_split(split),
+                    None => Ok(m),
+                });
+                let Ok(m) = built else {
+                    refused += 1;
+                    continue;
+                };
+                let budget = (Epsilon::new(2.0 * eps).unwrap(), Some(Delta::new(1e-5).unwrap()));
+                let relation = fdp_noise::NeighbourRelation::ReplaceOne;
+                let mut session = Session::new(relation, budget.0, budget.1).unwrap().with_seed(1);
+                if let Err(e) = session.release(&m, &sim.curves) {
+                    panic!(
+                        "{} at eps {eps}, ceiling {ceiling}, split {split:?}: failed after the charge \
+                            ({} ledger entries): {e}",
+                        m.name(),
+                        session.ledger().len()
+                    );
+                }
+            }
+        }
+        assert!(refused < 30, "everything refused");
     }
 
     #[test]

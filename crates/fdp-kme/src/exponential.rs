@@ -48,8 +48,18 @@ impl CandidateFamily {
     /// The largest family enumerated by default: `2^25` candidates (256 MB of levels).
     pub const DEFAULT_MAX_CANDIDATES: usize = 1 << 25;
 
+    /// The most points M of a candidate dataset: the enumeration is depth-first, one stack frame per
+    /// point (a few hundred bytes each: well inside a 2 MiB thread stack at the cap).
+    pub const MAX_SIZE: usize = 1024;
+    const MAX_SIZE_REASON: &'static str = "at most 1024 points per candidate dataset: the enumeration \
+                                           recurses once per point and must fit a thread's stack";
+    const MAX_POOL_REASON: &'static str = "the pool's P x P Gram matrix and each enumeration task's \
+                                           M x P partial sums must each hold at most 2^27 numbers (1 GiB)";
+
     /// Datasets of `size` points from `pool` (public: chosen without the data), at most
-    /// [`DEFAULT_MAX_CANDIDATES`](Self::DEFAULT_MAX_CANDIDATES) of them.
+    /// [`DEFAULT_MAX_CANDIDATES`](Self::DEFAULT_MAX_CANDIDATES) of them, `size` at most
+    /// [`MAX_SIZE`](Self::MAX_SIZE), and the pool's `P²` Gram entries and `size · P` partial sums
+    /// each at most [`MAX_F64_VALUES`](fdp_core::caps::MAX_F64_VALUES).
     pub fn new(kernel: Stationary, pool: PointSet, size: usize) -> Result<Self> {
         Self::with_max_candidates(kernel, pool, size, Self::DEFAULT_MAX_CANDIDATES)
     }
@@ -66,6 +76,11 @@ impl CandidateFamily {
                 reason: "a synthetic dataset needs >= 1 point",
             });
         }
+        // The enumeration recurses once per point of a candidate (P = 2, M = 10^5 overflowed the
+        // stack), and the pool's Gram matrix and each task's partial sums are P x P and M x P.
+        fdp_core::caps::at_most("size", size, Self::MAX_SIZE, Self::MAX_SIZE_REASON)?;
+        fdp_core::caps::f64_values("pool points", &[pool.len(), pool.len()], Self::MAX_POOL_REASON)?;
+        fdp_core::caps::f64_values("size", &[size, pool.len()], Self::MAX_POOL_REASON)?;
         let count = exact_family_size(pool.len(), size).filter(|c| *c <= max_candidates as u128).ok_or(
             KmeError::BadParameter {
                 name: "candidates",
@@ -171,9 +186,9 @@ impl CandidateFamily {
     /// `(M² + 2M + 32) u κ`; together `|d̂² - d²| <= x = 4(η + 2^-61 κ) + (M² + 2M + 32) u κ`. Above
     /// the floor f, `|d̂ - d| <= x / (2f)`; the square root and the clamp add `4u sqrt(κ)`.
     fn float_margin(&self, floor: f64) -> f64 {
-        let (kappa, m, dim) = (self.kernel.variance(), self.size as f64, self.pool.dim() as f64);
-        let eta = (dim + 16.0) * 2f64.powi(-50) * kappa;
-        let x = 4.0 * (eta + 2f64.powi(-61) * kappa) + (m * m + 2.0 * m + 32.0) * UNIT_ROUNDOFF * kappa;
+        let (kappa, m) = (self.kernel.variance(), self.size as f64);
+        let value = crate::points::kernel_value_error(kappa, self.pool.dim());
+        let x = 4.0 * value + (m * m + 2.0 * m + 32.0) * UNIT_ROUNDOFF * kappa;
         x / (2.0 * floor) + 4.0 * UNIT_ROUNDOFF * kappa.sqrt()
     }
 
@@ -428,6 +443,23 @@ mod tests {
         // The statistics are A = ||μ_D||² and h_j = mean kernel to p_j.
         let a = crate::embedding::kernel_sum(&kernel, &empirical, &empirical).unwrap();
         assert!((stats[0] - a).abs() < 1e-14);
+    }
+
+    /// Regression (issue 29): two pool points and M = 10^5 make a family of only 100001 candidates,
+    /// but the depth-first enumeration recursed 10^5 deep and aborted on a stack overflow; a pool of
+    /// 2^20 points and M = 1 asked for a 2^40-entry Gram matrix. Both are refused when built.
+    #[test]
+    fn the_recursion_depth_and_the_gram_matrix_are_capped() {
+        let kernel = Stationary::gaussian(1.0).unwrap();
+        let two = PointSet::new(1, vec![0.0, 1.0]).unwrap();
+        assert!(CandidateFamily::new(kernel, two.clone(), 100_000).is_err());
+        assert!(CandidateFamily::new(kernel, two.clone(), CandidateFamily::MAX_SIZE + 1).is_err());
+        let family = CandidateFamily::new(kernel, two, CandidateFamily::MAX_SIZE).unwrap();
+        let data = PointSet::new(1, vec![0.2, 0.7, 0.9]).unwrap();
+        let release = family.mechanism(3, Epsilon::new(1.0).unwrap()).unwrap().release(&data, &mut NoiseRng::seeded(2));
+        assert!(release.is_ok());
+        let wide = PointSet::new(1, (0..20_000).map(|i| i as f64).collect()).unwrap();
+        assert!(CandidateFamily::new(kernel, wide, 1).is_err(), "a 20000 x 20000 Gram matrix is 3.2 GB");
     }
 
     #[test]

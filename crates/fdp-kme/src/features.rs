@@ -45,6 +45,8 @@ impl RandomFourierFeatures {
                 reason: "need dim >= 1 and features >= 1",
             });
         }
+        let reason = "the frequencies (features x dim) must hold at most 2^27 numbers (1 GiB)";
+        fdp_core::caps::f64_values("features", &[features, dim], reason)?;
         let mut rng = StdRng::seed_from_u64(seed);
         let omegas =
             (0..features * dim).map(|_| StandardNormal.sample(&mut rng)).map(|g: f64| g / kernel.rho()).collect();

@@ -20,7 +20,7 @@ impl PointSet {
 
     /// As [`new`](Self::new) with a public default point for unusable records.
     pub fn with_default(dim: usize, mut data: Vec<f64>, default: Option<&[f64]>) -> Result<Self> {
-        if dim == 0 || data.len() % dim != 0 {
+        if dim == 0 || !data.len().is_multiple_of(dim) {
             return Err(KmeError::Shape {
                 what: "point buffer (a multiple of the dimension)",
                 expected: dim,
@@ -111,6 +111,16 @@ impl WeightedPoints {
         let n = points.len().max(1);
         Self { weights: vec![1.0 / n as f64; points.len()], points }
     }
+}
+
+/// A bound on `|k̂ - k|` for one kernel value as summed in fixed point, against the exact value,
+/// with `κ = sup k`: the computed value is within `(D + 16) 2^-50 κ` of exact (a few ulps per
+/// coordinate — all built-in shapes are `exp` of a rounded argument times a polynomial), and the
+/// fixed-point truncation at the exponent of `κ` ([`fdp_core::state::fixed_point_exponent`]) adds at
+/// most `2^-61 κ`. Shared by the exponential mechanism's score margin and Algorithm 1's whitening
+/// term.
+pub(crate) fn kernel_value_error(kappa: f64, dim: usize) -> f64 {
+    (dim as f64 + 16.0) * 2f64.powi(-50) * kappa + 2f64.powi(-61) * kappa
 }
 
 /// `Σ_i row(i)` over `count` rows of length `width` as exact fixed-point integers

@@ -48,8 +48,23 @@ pub enum FeatureMap {
 }
 
 impl FeatureMap {
-    /// `pairs` random Fourier frequency pairs of bandwidth `sigma` on `[0, 1]^dim` (public seed).
+    /// The longest feature vector m of a sketch: M2M's Gram matrix is m x m (128 MiB at the cap) and
+    /// its ridge solve takes `m³/3 + m² s` operations for s prior points (a minute at the cap).
+    pub const MAX_LEN: usize = 4096;
+    const MAX_LEN_REASON: &'static str = "the sketch's length (2 x pairs, repetitions x buckets or bins x dim) \
+                                          must be at most 4096: M2M's m x m Gram matrix and its ridge solve \
+                                          (m³/3 + m² s operations) must fit memory and time";
+
+    /// `m` if at most [`MAX_LEN`](Self::MAX_LEN) (an overflowing product is refused too).
+    fn check_len(name: &'static str, factors: &[usize]) -> Result<usize> {
+        let m = fdp_core::caps::f64_values(name, factors, Self::MAX_LEN_REASON)?;
+        fdp_core::caps::at_most(name, m, Self::MAX_LEN, Self::MAX_LEN_REASON)
+    }
+
+    /// `pairs` random Fourier frequency pairs of bandwidth `sigma` on `[0, 1]^dim` (public seed);
+    /// `2 pairs` at most [`MAX_LEN`](Self::MAX_LEN).
     pub fn rff(dim: usize, pairs: usize, sigma: f64, seed: u64) -> Result<Self> {
+        Self::check_len("size", &[2, pairs])?;
         Ok(Self::Rff(RandomFourierFeatures::new(Stationary::gaussian(sigma)?, dim, pairs, seed)?))
     }
 
@@ -62,6 +77,12 @@ impl FeatureMap {
                 reason: "need dim, repetitions, buckets >= 1 and width > 0",
             });
         }
+        Self::check_len("size", &[repetitions, buckets])?;
+        fdp_core::caps::f64_values(
+            "dim",
+            &[repetitions, dim],
+            "the R x D projections must hold at most 2^27 numbers (1 GiB)",
+        )?;
         let mut rng = StdRng::seed_from_u64(seed);
         let projections =
             (0..repetitions * dim).map(|_| Distribution::<f64>::sample(&StandardNormal, &mut rng)).collect();
@@ -75,6 +96,7 @@ impl FeatureMap {
         if dim == 0 || bins == 0 {
             return Err(KmeError::BadParameter { name: "hist", value: bins as f64, reason: "need dim, bins >= 1" });
         }
+        Self::check_len("size", &[bins, dim])?;
         Ok(Self::Hist { bins, dim })
     }
 
@@ -170,8 +192,18 @@ pub struct PrivateSketch {
 }
 
 impl PrivateSketch {
-    /// The ε-DP sketch mechanism of `map`.
+    /// The ε-DP sketch mechanism of `map`. Refused when M2M's noise-aware ridge parameter
+    /// ([`noise_aware_lambda`], at most `2 Δ₁² / ε_num²` since the noisy count is at least 1) is
+    /// not a finite number, so every release can be post-processed by M2M.
     pub fn new(map: FeatureMap, epsilon: Epsilon) -> Result<Self> {
+        let lambda_max = 2.0 * map.l1_bound().powi(2) / (NUMERATOR_SHARE * epsilon.get()).powi(2);
+        if !lambda_max.is_finite() {
+            return Err(KmeError::BadParameter {
+                name: "epsilon",
+                value: epsilon.get(),
+                reason: "so small that M2M's noise-aware ridge parameter 2 Δ₁² / ε² overflows",
+            });
+        }
         let numerator = LaplaceVector::new(
             map.len(),
             Sensitivity::new(map.l1_bound())?,
@@ -293,7 +325,7 @@ impl MergeableMechanism<PointSet> for PrivateSketch {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        fdp_core::state::check_state(state, self.fingerprint(), None)?;
+        fdp_core::state::check_state_layout(state, &self.empty_state(), None)?;
         Ok(self.summary_from(state.sums(), state.records()))
     }
 }
@@ -315,11 +347,32 @@ pub struct M2mDesign {
 }
 
 impl M2mDesign {
-    /// Features and Gram matrix of `map` on the `prior` points.
+    /// The checks [`new`](Self::new) makes on the number of prior points, without drawing them: at
+    /// least one, and the s x m feature matrix (and the s x m hat matrix of an estimator) at most
+    /// [`MAX_F64_VALUES`](fdp_core::caps::MAX_F64_VALUES) numbers each. A front door calls this
+    /// before charging a release it will post-process by M2M.
+    pub fn check_prior_points(map: &FeatureMap, prior_points: usize) -> Result<()> {
+        if prior_points == 0 {
+            return Err(KmeError::BadParameter {
+                name: "prior points",
+                value: 0.0,
+                reason: "M2M needs at least one prior point",
+            });
+        }
+        let reason = "the s x m feature matrix of M2M (s prior points, sketch length m) must hold at most \
+                      2^27 numbers (1 GiB)";
+        fdp_core::caps::f64_values("prior points", &[prior_points, map.len()], reason)?;
+        fdp_core::caps::f64_values("prior points", &[prior_points, map.dim()], reason)?;
+        Ok(())
+    }
+
+    /// Features and Gram matrix of `map` on the `prior` points (see
+    /// [`check_prior_points`](Self::check_prior_points)).
     pub fn new(map: &FeatureMap, prior: PointSet) -> Result<Self> {
         if prior.dim() != map.dim() || prior.is_empty() {
             return Err(KmeError::Shape { what: "prior points", expected: map.dim(), got: prior.dim() });
         }
+        Self::check_prior_points(map, prior.len())?;
         let (s, m) = (prior.len(), map.len());
         let rows: Vec<Vec<f64>> = (0..s).into_par_iter().map(|t| map.features(prior.point(t))).collect();
         let features = Mat::from_fn(s, m, |t, j| rows[t][j]);
@@ -522,6 +575,11 @@ pub fn noise_aware_lambda(mechanism: &PrivateSketch, sketch: &Release<Sketch>) -
 
 /// `s` points uniform on `[0, 1]^dim` from a fixed seed: the public prior ψ.
 pub fn uniform_prior(dim: usize, s: usize, seed: u64) -> Result<PointSet> {
+    fdp_core::caps::f64_values(
+        "prior points",
+        &[s, dim],
+        "s x dim coordinates must hold at most 2^27 numbers (1 GiB)",
+    )?;
     let mut rng = StdRng::seed_from_u64(seed);
     let u = Uniform::new(0.0, 1.0).map_err(|e| KmeError::Write(e.to_string()))?;
     PointSet::new(dim, (0..s * dim).map(|_| u.sample(&mut rng)).collect())
@@ -530,6 +588,26 @@ pub fn uniform_prior(dim: usize, s: usize, seed: u64) -> Result<PointSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 29): `--size 100000` built an RFF sketch of length 2·10^5 whose M2M Gram
+    /// matrix (320 GB) aborted the process after the release was charged; zero prior points failed
+    /// after the charge too. Both are refused before anything is released.
+    #[test]
+    fn sketch_lengths_and_prior_points_are_capped_up_front() {
+        assert!(FeatureMap::rff(2, 100_000, 0.3, 1).is_err());
+        assert!(FeatureMap::hist(2, 100_000).is_err());
+        assert!(FeatureMap::race(2, 100_000, 16, 0.3, 1).is_err());
+        assert!(FeatureMap::hist(usize::MAX, 2).is_err(), "an overflowing length");
+        assert!(FeatureMap::rff(2, FeatureMap::MAX_LEN / 2 + 1, 0.3, 1).is_err());
+        let map = FeatureMap::rff(2, FeatureMap::MAX_LEN / 2, 0.3, 1).unwrap();
+        assert_eq!(map.len(), FeatureMap::MAX_LEN);
+        assert!(M2mDesign::check_prior_points(&map, 0).is_err());
+        assert!(M2mDesign::check_prior_points(&map, 1 << 20).is_err(), "2^20 x 4096 features");
+        assert!(M2mDesign::check_prior_points(&map, 2000).is_ok());
+        assert!(M2mDesign::new(&map, PointSet::new(2, vec![]).unwrap()).is_err());
+        assert!(uniform_prior(2, usize::MAX / 2, 1).is_err(), "an allocation past 1 GiB");
+        assert!(PrivateSketch::new(FeatureMap::hist(2, 10).unwrap(), Epsilon::new(1e-160).unwrap()).is_err());
+    }
 
     #[test]
     fn explicit_and_implicit_m2m_give_the_same_estimates() {

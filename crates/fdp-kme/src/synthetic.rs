@@ -29,6 +29,26 @@ use crate::points::{PointSet, check_public_n, fixed_row_sums};
 /// Releasing `β = α + σ N(0, I)` with the analytic σ is (ε, δ)-DP, and the weights `w = L^{-T} β`
 /// are post-processing.
 ///
+/// **Rounding of the whitening.** The coordinates are computed in f64 with the computed factor L̂,
+/// and an ill-conditioned Gram matrix (close points, a tiny jitter) amplifies rounding by
+/// `||L̂^{-1}||`, an error that does not shrink with N: at N = 10^10 it exceeded `Δ₂` several times
+/// over. The noise is therefore calibrated to `Δ₂ / sqrt(1 - ρ) + 2m` (see
+/// [`calibrated_sensitivity`](Self::calibrated_sensitivity) and docs/design-notes/caps.md), with
+/// `a = λ_lo^{-1/2} >= ||L̂^{-1}||₂` (λ_lo: the smallest eigenvalue of the computed `L̂ L̂ᵀ` less
+/// its rounding, `(γ_M + 4Mu) ℓ²`), `ℓ = ||L̂||_F`, `γ_k = k u / (1 - k u)`, `e` the error of one
+/// kernel value and u the unit roundoff:
+/// - the Cholesky factor solves a nearby problem, `L̂ L̂ᵀ = G + jI + F` with
+///   `||F||₂ <= f = γ_{M+1} ℓ² + M (e + u (1 + j) κ)`, so with `t = a² f < 1/2` and
+///   `ρ = t / (1 - t)`, `(L̂ L̂ᵀ)^{-1} <= (G + jI)^{-1} / (1 - ρ)` and the exact map
+///   `D ↦ L̂^{-1} v(D)` has sensitivity `Δ₂ / sqrt(1 - ρ)`;
+/// - the computed `α̂ = fl(L̂^{-1} v̂)` is within `m = s B / (1 - s) + a e_v` of `L̂^{-1} v` for every
+///   dataset, with `s = a γ_M ℓ` (forward substitution's backward error `|δL| <= γ_M |L̂|`),
+///   `e_v = sqrt(M) (e + 2u κ)` (the kernel means' error) and `B = sqrt(κ / (1 - ρ)) + a e_v` (a
+///   bound on `||L̂^{-1} v̂||`, since `||μ_X||²_H <= κ`).
+///
+/// A configuration with `t >= 1/2` or `s >= 1/2` is refused when it is built: f64 cannot whiten
+/// that Gram matrix reliably (spread the points or raise the jitter).
+///
 /// ```
 /// use fdp_core::Mechanism;
 /// use fdp_kme::{PointSet, SyntheticSubspace};
@@ -47,15 +67,62 @@ pub struct SyntheticSubspace {
     kernel: Stationary,
     z: PointSet,
     l: Mat<f64>,
+    whitening: Whitening,
+}
+
+/// The rounding terms of the whitening solve (see [`SyntheticSubspace`]): the sensitivity of the
+/// exact map through L̂ is `inflation · Δ₂`, and every computed coordinate vector is within `margin`
+/// of it in l2.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Whitening {
+    inflation: f64,
+    margin: f64,
+}
+
+impl Whitening {
+    /// The terms for the computed factor `l` of `G + jitter κ I` (see [`SyntheticSubspace`]).
+    fn of(l: &Mat<f64>, kappa: f64, dim: usize, jitter: f64) -> Result<Self> {
+        const U: f64 = f64::EPSILON / 2.0;
+        let m = l.nrows();
+        let mf = m as f64;
+        let gamma = |k: f64| k * U / (1.0 - k * U);
+        let ell = (0..m).map(|c| (c..m).map(|r| l[(r, c)] * l[(r, c)]).sum::<f64>()).sum::<f64>().sqrt();
+        // σ_min(L̂)² = λ_min(L̂ L̂ᵀ), from the eigenvalues of the computed product: the product is
+        // within γ_M ℓ² of L̂ L̂ᵀ in the 2-norm, and the symmetric eigensolver's backward error is
+        // taken as 4 M u ||·||₂ <= 4 M u ℓ² (a generous multiple of its O(M u) bound).
+        let product = fdp_mercer::linalg::matmul(l.as_ref(), l.transpose());
+        let smallest = fdp_mercer::linalg::symmetric_eigenvalues(product.as_ref())?.last().copied().unwrap_or(0.0);
+        let lower = smallest - (gamma(mf) + 4.0 * mf * U) * ell * ell;
+        let a = if lower > 0.0 { 1.0 / lower.sqrt() } else { f64::INFINITY };
+        let value = crate::points::kernel_value_error(kappa, dim);
+        let f = gamma(mf + 1.0) * ell * ell + mf * (value + U * (1.0 + jitter) * kappa);
+        let (t, s) = (a * a * f, a * gamma(mf) * ell);
+        if !(t < 0.5 && s < 0.5) {
+            return Err(KmeError::BadParameter {
+                name: "jitter",
+                value: jitter,
+                reason: "the Gram matrix of the synthetic points is too ill-conditioned for f64: the \
+                         rounding of the whitening solve, ||L^-1||² times the Cholesky and kernel errors, \
+                         must stay below 1/2 (spread the points, use fewer, or raise the jitter)",
+            });
+        }
+        let rho = t / (1.0 - t);
+        let inflation = 1.0 / (1.0 - rho).sqrt();
+        let e_v = mf.sqrt() * (value + 2.0 * U * kappa);
+        let b = kappa.sqrt() * inflation + a * e_v;
+        Ok(Self { inflation, margin: s * b / (1.0 - s) + a * e_v })
+    }
 }
 
 impl SyntheticSubspace {
     /// Synthetic points chosen without the data (a publishable subset, or draws from a public
     /// distribution); `jitter >= 0` is added to the Gram diagonal, relative to `sup k`.
+    /// At most [`MAX_POINTS`](Self::MAX_POINTS) of them.
     pub fn new(kernel: Stationary, z: PointSet, jitter: f64) -> Result<Self> {
         if z.is_empty() {
             return Err(KmeError::Shape { what: "synthetic points", expected: 1, got: 0 });
         }
+        fdp_core::caps::at_most("synthetic points", z.len(), Self::MAX_POINTS, Self::MAX_POINTS_REASON)?;
         if !(jitter.is_finite() && jitter >= 0.0) {
             return Err(KmeError::BadParameter { name: "jitter", value: jitter, reason: "must be finite and >= 0" });
         }
@@ -68,8 +135,16 @@ impl SyntheticSubspace {
             value: jitter,
             reason: "the Gram matrix of the synthetic points is singular; increase the jitter or spread the points",
         })?;
-        Ok(Self { kernel, l, z })
+        let whitening = Whitening::of(&l, kernel.variance(), z.dim(), jitter)?;
+        Ok(Self { kernel, l, z, whitening })
     }
+
+    /// The most synthetic points M: the Gram matrix, its factor and the spectrum of `L̂ L̂ᵀ` bounding
+    /// the whitening's rounding take `M² · 8` bytes each (128 MiB at the cap) and `O(M³)` operations.
+    pub const MAX_POINTS: usize = 4096;
+    const MAX_POINTS_REASON: &'static str = "at most 4096: the M x M Gram matrix, its Cholesky factor and the \
+                                             spectrum of L L^T bounding its rounding take M² · 8 bytes each \
+                                             (128 MiB at the cap) and O(M³) operations each";
 
     /// M synthetic points drawn from the public distribution `N(centre, scale² I)` with a fixed seed
     /// (public randomness: it does not see the data), jitter 1e-8.
@@ -137,9 +212,16 @@ impl SyntheticSubspace {
         solve_lower_transposed(self.l.as_ref(), coordinates)
     }
 
-    /// `Δ₂ = sqrt(2 sup k) / N`.
+    /// `Δ₂ = sqrt(2 sup k) / N`, in exact arithmetic.
     pub fn sensitivity(&self, n: usize) -> f64 {
         (2.0 * self.kernel.variance()).sqrt() / n.max(1) as f64
+    }
+
+    /// What the noise is calibrated to: `Δ₂ / sqrt(1 - ρ) + 2m`, the sensitivity of the coordinates
+    /// as computed in f64 (see [`SyntheticSubspace`]; the rounding terms are public, from the
+    /// synthetic points alone).
+    pub fn calibrated_sensitivity(&self, n: usize) -> f64 {
+        self.sensitivity(n) * self.whitening.inflation + 2.0 * self.whitening.margin
     }
 
     /// **l1-regularised weights (Balog et al., Theorem 11), post-processing.** The weights closest to
@@ -176,10 +258,12 @@ impl SyntheticSubspace {
         Ok(Release::new(output, release.metadata().clone()))
     }
 
-    /// Algorithm 1 for N = `n` records at (ε, δ): the Gaussian mechanism on the M coordinates with
-    /// `Δ₂ = sqrt(2 sup k)/N`.
+    /// Algorithm 1 for N = `n` records at (ε, δ): the Gaussian mechanism on the M coordinates
+    /// calibrated to `Δ₂ = sqrt(2 sup k)/N` plus the whitening's rounding
+    /// ([`calibrated_sensitivity`](Self::calibrated_sensitivity)).
     pub fn mechanism(&self, n: usize, epsilon: Epsilon, delta: Delta) -> Result<SyntheticData> {
-        let noise = GaussianVector::new(self.z.len(), Sensitivity::new(self.sensitivity(n))?, epsilon, delta)?;
+        let sensitivity = Sensitivity::new(self.calibrated_sensitivity(n))?;
+        let noise = GaussianVector::new(self.z.len(), sensitivity, epsilon, delta)?;
         Ok(SyntheticData { subspace: self.clone(), n, noise })
     }
 }
@@ -228,7 +312,7 @@ impl MergeableMechanism<PointSet> for SyntheticData {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        fdp_core::state::check_state(state, self.fingerprint(), Some(self.n))?;
+        fdp_core::state::check_state_layout(state, &self.empty_state(), Some(self.n))?;
         Ok(self.subspace.coordinates_from_sums(state.sums(), self.n))
     }
 }
@@ -267,7 +351,7 @@ impl Mechanism<PointSet> for SyntheticData {
             ..ReleaseMetadata::new(
                 "balog_alg1",
                 self.guarantee(),
-                self.subspace.sensitivity(self.n),
+                self.subspace.calibrated_sensitivity(self.n),
                 SensitivityNorm::L2,
                 self.n,
             )
@@ -334,6 +418,52 @@ mod tests {
         let same = s.l1_regularised(&inside, 1.0, 50).unwrap();
         assert!(same.output().weights.iter().zip(&weights).all(|(a, b)| (a - b).abs() < 1e-12));
         assert!(s.l1_regularised(&release, 0.0, 10).is_err());
+    }
+
+    /// Regression (issue 29): twelve synthetic points 0.02 apart with jitter 1e-12 make the Gram
+    /// matrix nearly singular, and at N = 10^10 the rounding of the whitening solve dwarfed the
+    /// sensitivity: the exact loss of the computed coordinates was 3x the budget. Now the
+    /// calibration carries the rounding term (or the configuration is refused at build time).
+    #[test]
+    fn an_ill_conditioned_gram_matrix_is_accounted_for_in_the_calibration() {
+        let kernel = Stationary::gaussian(1.0).unwrap();
+        let z = PointSet::new(1, (0..12).map(|i| 0.02 * i as f64).collect()).unwrap();
+        let n = 10_000_000_000usize;
+        let mut built = 0;
+        for jitter in [1e-12, 1e-10, 1e-9, 1e-8] {
+            // Refused before anything is charged, or calibrated for its rounding.
+            let Ok(s) = SyntheticSubspace::new(kernel, z.clone(), jitter) else { continue };
+            let Ok(mechanism) = s.mechanism(n, Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap()) else {
+                continue;
+            };
+            built += 1;
+            // Neighbours D = {x} + (N - 1) copies of y, D' = {x'} + the same rest, from exact sums.
+            let rest = s.kernel_row_sums(&PointSet::new(1, vec![0.1]).unwrap()).unwrap();
+            let coordinates = |x: f64| {
+                let own = s.kernel_row_sums(&PointSet::new(1, vec![x]).unwrap()).unwrap();
+                let sums: Vec<i128> = own.iter().zip(&rest).map(|(a, r)| a + (n as i128 - 1) * r).collect();
+                s.coordinates_from_sums(&sums, n)
+            };
+            let records = [-50.0, -1.0, 0.0, 0.013, 0.05, 0.11, 0.2, 0.23, 1.0, 3.0];
+            let summaries: Vec<Vec<f64>> = records.iter().map(|x| coordinates(*x)).collect();
+            let noise = vec![mechanism.noise().noise(); 12];
+            let mut worst = 0.0f64;
+            for a in &summaries {
+                for b in &summaries {
+                    let multiplier = mechanism.noise().multiplier();
+                    worst = worst.max(fdp_noise::exact_loss::gaussian_loss(&noise, multiplier, a, b).unwrap());
+                }
+            }
+            eprintln!(
+                "DBG jitter {jitter} worst {worst} sens {} cal {}",
+                s.sensitivity(n),
+                s.calibrated_sensitivity(n)
+            );
+            assert!(worst <= 1.0, "jitter {jitter}: whitened distance x multiplier = {worst}");
+        }
+        assert_eq!(built, 4, "the adversarial pass's jitter 1e-12 included");
+        // Coincident points and a jitter below the rounding of the factor: refused when built.
+        assert!(SyntheticSubspace::new(kernel, PointSet::new(1, vec![0.0; 12]).unwrap(), 1e-15).is_err());
     }
 
     #[test]

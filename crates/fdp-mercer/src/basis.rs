@@ -482,10 +482,17 @@ fn restrict_half(z: MatRef<'_, f64>, sign: f64) -> Mat<f64> {
 }
 
 impl MercerBasis {
+    /// The most grid points of a basis built from a dense K x K matrix (every solver but the
+    /// randomized one on a uniform grid, and every grid but a tensor grid of a separable kernel,
+    /// whose factors count per axis): `K² · 8` bytes = 128 MiB and seconds of eigendecomposition at
+    /// the cap.
+    pub const MAX_DENSE_POINTS: usize = 4096;
+
     /// Builds the basis of `kernel` on `grid` (weighted Nyström, docs/DESIGN.md section 2).
     ///
     /// Errors: options out of range, a grid outside the kernel's domain, a kernel that is not finite
-    /// on the grid, no positive eigenvalue.
+    /// on the grid, no positive eigenvalue, more than [`MAX_DENSE_POINTS`](Self::MAX_DENSE_POINTS)
+    /// points for a dense decomposition.
     pub fn build(kernel: impl Kernel + 'static, grid: Grid, options: BasisOptions) -> Result<Self> {
         Self::build_shared(Arc::new(kernel), grid, options)
     }
@@ -507,6 +514,17 @@ impl MercerBasis {
         let (k, dim) = (grid.len(), grid.dim());
         let sqrt_w: Vec<f64> = grid.weights().iter().map(|w| w.sqrt()).collect();
         let toeplitz = WeightedToeplitz::new(kernel.as_ref(), &grid).transpose()?;
+        // Every path below but the FFT-based randomized one forms and decomposes a K x K matrix.
+        if k > Self::MAX_DENSE_POINTS && !(toeplitz.is_some() && matches!(solver, Solver::Randomized { .. })) {
+            return Err(MercerError::BadOption {
+                name: "grid points",
+                value: k as f64,
+                reason: "at most 4096 for a dense basis: the K x K kernel matrix takes K² · 8 bytes (128 MiB at \
+                         the cap) and its eigendecomposition about 9 K³ operations (seconds at the cap, minutes \
+                         at 20000); beyond, use a tensor grid (Kronecker) or, on a uniform grid, \
+                         BasisOptions::top(j) (FFT products, no K x K matrix)",
+            });
+        }
         let cap = options.max_components.unwrap_or(k).min(k);
         if let (Some(matrix), Solver::Randomized { power_iterations }) = (&toeplitz, solver) {
             let t = matrix.product();

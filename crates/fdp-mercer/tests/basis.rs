@@ -248,3 +248,19 @@ fn truncated_basis_keeps_the_leading_block() {
     assert_eq!(lead.eigenfunctions().col(4), basis.eigenfunctions().col(4));
     assert!(basis.truncated(0).is_err() && basis.truncated(basis.len() + 1).is_err());
 }
+
+/// Regression (issue 29): a dense basis on 20000 points took 6 minutes and 3.2 GB, on 100000 it was
+/// OOM-killed. Past `MAX_DENSE_POINTS` a dense decomposition is refused before anything is
+/// allocated; the FFT-based randomized solver on a uniform grid (no K x K matrix) stays available.
+#[test]
+fn dense_bases_are_capped_before_any_allocation() {
+    let k = MercerBasis::MAX_DENSE_POINTS + 1;
+    let kernel = Stationary::matern32(0.1).unwrap();
+    let start = std::time::Instant::now();
+    let refused = MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, 100_000).unwrap(), BasisOptions::default());
+    assert!(matches!(refused, Err(MercerError::BadOption { name: "grid points", .. })), "{refused:?}");
+    assert!(MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, k).unwrap(), BasisOptions::default()).is_err());
+    assert!(start.elapsed().as_secs_f64() < 5.0, "refused before the K x K matrix was formed");
+    let top = MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, k).unwrap(), BasisOptions::top(8)).unwrap();
+    assert_eq!(top.len(), 8);
+}

@@ -162,6 +162,11 @@ impl PrivacyBudget {
     pub fn spent(&self) -> (f64, f64) {
         (self.spent_epsilon, self.spent_delta)
     }
+
+    /// The total budget, `(ε, δ)`.
+    pub fn total(&self) -> (f64, f64) {
+        (self.epsilon, self.delta)
+    }
 }
 
 #[cfg(test)]

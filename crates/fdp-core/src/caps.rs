@@ -1,0 +1,34 @@
+//! **Caps on the sizes a user controls** (grid points, degrees, sketch lengths, synthetic points,
+//! candidate families): checked when a mechanism is built, before any budget is charged, so that no
+//! request can exhaust memory, overflow the stack or run for hours after the charge. Each error names
+//! the parameter, the cap and why (the memory or time it bounds); docs/design-notes/caps.md lists
+//! them all.
+
+use crate::error::{Error, Result};
+
+/// The most `f64` values one allocation of a mechanism may hold: `2^27`, 1 GiB.
+pub const MAX_F64_VALUES: usize = 1 << 27;
+
+/// `value` if at most `cap`, else a parameter error naming it, with `reason` (which states the cap
+/// and what it bounds).
+pub fn at_most(name: &'static str, value: usize, cap: usize, reason: &'static str) -> Result<usize> {
+    if value <= cap { Ok(value) } else { Err(Error::BadParameter { name, value: value as f64, reason }) }
+}
+
+/// The product of `factors` (the shape of an array of `f64`) if it is at most
+/// [`MAX_F64_VALUES`] (1 GiB), else a parameter error naming `name` with `reason`; an overflowing
+/// product is refused too. `value` in the error is the product as a float.
+///
+/// ```
+/// use fdp_core::caps::{MAX_F64_VALUES, f64_values};
+/// assert_eq!(f64_values("size", &[1000, 1000], "at most 1 GiB").unwrap(), 1_000_000);
+/// assert!(f64_values("size", &[MAX_F64_VALUES, 2], "at most 1 GiB").is_err());
+/// assert!(f64_values("size", &[usize::MAX, 3], "at most 1 GiB").is_err());
+/// ```
+pub fn f64_values(name: &'static str, factors: &[usize], reason: &'static str) -> Result<usize> {
+    let product = factors.iter().try_fold(1usize, |p, f| p.checked_mul(*f));
+    match product {
+        Some(p) if p <= MAX_F64_VALUES => Ok(p),
+        _ => Err(Error::BadParameter { name, value: factors.iter().map(|f| *f as f64).product(), reason }),
+    }
+}
