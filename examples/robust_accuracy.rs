@@ -343,7 +343,7 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize) -> AnyResult
         out_of_range,
         est_over_real: est / default_mse,
         preview_over_real: preview.expected_sq_error / default_mse,
-        preview_is_bound: false,
+        preview_is_bound: preview.upper_bound,
     })
 }
 

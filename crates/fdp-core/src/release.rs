@@ -485,6 +485,29 @@ pub fn interpolate(points: &[f64], values: &[f64], t: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// Issue 23: the projection onto the public range clamps the grid values and every evaluation,
+    /// counts what moved, only brings values closer to any function in the range, and refuses a
+    /// range that is not one.
+    #[test]
+    fn clamped_curves_stay_in_the_public_range() {
+        let grid = Grid::midpoint(0.0, 1.0, 11).unwrap();
+        let line = Representation::Bernstein { values: vec![-2.0, 3.0], degree: 1, domain: vec![(0.0, 1.0)] };
+        let curve = Curve::new(grid.clone(), None, line).unwrap();
+        let raw = curve.values().to_vec();
+        let (clamped, moved) = curve.clone().clamped(-1.0, 1.0).unwrap();
+        assert_eq!(moved, raw.iter().filter(|v| v.abs() > 1.0).count());
+        assert!(moved > 0 && clamped.range() == Some((-1.0, 1.0)));
+        assert!(clamped.values().iter().all(|v| (-1.0..=1.0).contains(v)));
+        let anywhere = clamped.evaluate(&[0.0, 0.5, 1.0]).unwrap();
+        assert_eq!(anywhere, vec![-1.0, 0.5, 1.0]);
+        // Non-expansive towards a target in the range (here the zero function).
+        let sq = |v: &[f64]| grid.weights().iter().zip(v).map(|(w, v)| w * v * v).sum::<f64>();
+        assert!(sq(clamped.values()) <= sq(&raw));
+        for (lo, hi) in [(1.0, 1.0), (2.0, 1.0), (f64::NAN, 1.0), (0.0, f64::INFINITY)] {
+            assert!(curve.clone().clamped(lo, hi).is_err(), "{lo} {hi}");
+        }
+    }
+
     #[test]
     fn tensor_bernstein_reproduces_lattice_corners_and_constants() {
         let domain = [(0.0, 1.0), (-1.0, 1.0)];
