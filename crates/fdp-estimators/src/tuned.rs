@@ -1048,7 +1048,7 @@ impl TunedMean {
             epsilon: 0.0,
             delta: 0.0,
             outcome: format!(
-                "psi = {psi:.6e} (eta = {:.4}) by SURE on the release, guarded by its standard error: post-processing",
+                "psi = {psi:.6e} (eta = {:.4}) by penalised SURE on the release, tested against the public centre: post-processing",
                 self.eta
             ),
         });
