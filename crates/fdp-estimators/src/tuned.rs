@@ -260,7 +260,7 @@ pub struct TunedChoice {
 /// let mut session = Session::pure(Epsilon::new(1.0)?)?;
 /// let release = session.release(&mean, &curves)?;
 /// assert_eq!(session.ledger().len(), 2);                    // the bound, then the release
-/// assert_eq!(release.metadata().stages.len(), 3);            // ... and ψ by SURE (free)
+/// assert_eq!(release.metadata().stages.len(), 4);            // ... ψ by SURE and its own error (free)
 /// assert!(release.metadata().clipping.unwrap().value() <= 10.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
