@@ -479,7 +479,9 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
             args.privacy.epsilon.get(),
             accuracy.expected_sq_error,
             accuracy.bound(0.05),
-            if args.tuning == TuningMode::Private {
+            if accuracy.upper_bound {
+                "upper_bound:_the_noise_at_the_public_ceiling_before_shrinkage_(each_release_reports_its_own_estimate)"
+            } else if args.tuning == TuningMode::Private {
                 "noise_only_at_the_ceiling_bound_(a_private_bound_below_it_lowers_it)"
             } else {
                 "noise_only"

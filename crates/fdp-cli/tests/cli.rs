@@ -387,7 +387,17 @@ fn published(out: &Path) -> (serde_json::Value, String, std::collections::BTreeS
     let report = std::fs::read_to_string(out.join("report.md"))
         .unwrap()
         .lines()
-        .map(|l| if released_rows.iter().any(|r| l.starts_with(r)) { mask_numbers(l) } else { l.to_string() })
+        .map(|l| {
+            if l.starts_with("| accuracy |") {
+                // The release's own error estimate and its noise-dominated verdict: computed from the
+                // released coefficients (post-processing), so released numbers and words.
+                "| accuracy | released |".to_string()
+            } else if released_rows.iter().any(|r| l.starts_with(r)) {
+                mask_numbers(l)
+            } else {
+                l.to_string()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let svg = std::fs::read_to_string(out.join("curves.svg")).unwrap().lines().map(mask_numbers).collect();
@@ -464,7 +474,15 @@ fn neighbouring_datasets_publish_the_same_outputs_but_for_the_released_numbers()
         assert_eq!(grid.as_array().unwrap().len(), if layout[0] == "--long" { 8 } else { 12 }, "{grid}");
         // The data did differ (in what the local log describes, and in the released numbers).
         let read = |p: &Path, f: &str| std::fs::read_to_string(p.join(f)).unwrap();
-        assert_ne!(read(&out_a, "release.json"), read(&out_b, "release.json"));
+        // (Unless both releases are the public centre — ψ = ∞, no regularisation recorded — which the
+        // default publishes when the signal is not distinguishable from the noise: issue 23.)
+        let centre = |p: &Path| {
+            let json: serde_json::Value = serde_json::from_str(&read(p, "release.json")).unwrap();
+            json["metadata"]["regularisation"].is_null()
+        };
+        if !(centre(&out_a) && centre(&out_b)) {
+            assert_ne!(read(&out_a, "release.json"), read(&out_b, "release.json"));
+        }
         if layout[0] != "--long" {
             assert_ne!(read(&out_a, "local-log.txt"), read(&out_b, "local-log.txt"));
         }
