@@ -354,7 +354,7 @@ def _published(out: Path) -> tuple[dict, str, set[str]]:
         calibration["scale"] = calibration["sensitivity"] = "released"
     for stage in record["metadata"]["stages"]:
         stage["outcome"] = "released"
-    rows = ("| bound |", "| tuning |", "| clipping bound |", "| η, ψ |", "| sensitivity |", "| 0 |")
+    rows = ("| bound |", "| tuning |", "| accuracy |", "| clipping bound |", "| η, ψ |", "| sensitivity |", "| 0 |")
     report = "\n".join(_mask(l) if l.startswith(rows) else l for l in (out / "report.md").read_text(encoding="utf-8").splitlines())
     svg = {_mask(l) for l in (out / "curves.svg").read_text(encoding="utf-8").splitlines()}
     return record, report, svg
