@@ -25,7 +25,7 @@ use fdp::noise::exponential::ExponentialMechanism;
 use fdp::noise::{Epsilon, LatticeGaussian, LatticeLaplace, NoiseRng, Sensitivity};
 
 /// Which code the measured samplers run.
-const VARIANT: &str = "before";
+const VARIANT: &str = "after";
 
 fn main() -> AnyResult<()> {
     for line in run(quick_flag())? {
@@ -71,7 +71,11 @@ fn fit_threshold(times: &[f64], classes: &[bool]) -> Option<(f64, f64)> {
     let (mut tp, mut fp) = (pos, neg);
     let mut best = (0.0f64, pairs[0].0 - 1.0, 1.0);
     for (i, (t, c)) in pairs.iter().enumerate() {
-        if *c { tp -= 1 } else { fp -= 1 }
+        if *c {
+            tp -= 1
+        } else {
+            fp -= 1
+        }
         if i + 1 < pairs.len() && pairs[i + 1].0 == *t {
             continue; // the cut must separate distinct times
         }
@@ -156,7 +160,12 @@ pub fn run(quick: bool) -> AnyResult<Vec<String>> {
     lines.push(magnitude_line("gaussian_lattice(sigma=1,r=2^-20)", n, || gaussian.sample(&mut rng)));
     for (num, den) in [(1u128, 2u128), (5, 2)] {
         let (ns, times, outputs) = time_draws(n, || bernoulli_exp(&mut rng, num, den));
-        lines.push(line(&format!("bernoulli_exp(gamma={num}/{den})"), n, ns, distinguisher_advantage(&times, &outputs)));
+        lines.push(line(
+            &format!("bernoulli_exp(gamma={num}/{den})"),
+            n,
+            ns,
+            distinguisher_advantage(&times, &outputs),
+        ));
     }
 
     // The exponential mechanism over 5 candidates with spread scores: is the selected candidate the best?
