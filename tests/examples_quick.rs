@@ -19,6 +19,10 @@ mod fig2_mechanisms;
 #[path = "../examples/fig1_pcv_vs_plugin.rs"]
 mod fig1_pcv_vs_plugin;
 
+#[allow(dead_code)]
+#[path = "../examples/timing_channel.rs"]
+mod timing_channel;
+
 fn assert_files(dir: &str, files: &[&str]) {
     let dir = std::path::Path::new(dir);
     for file in files {
@@ -126,4 +130,12 @@ fn m2m_sketches_quick() {
     let Some(dir) = shared_data() else { return };
     m2m_sketches::run(true, Some(&dir)).unwrap();
     assert_files("reports/m2m_sketches_quick", &["report.md", "results.json"]);
+}
+
+#[test]
+fn timing_channel_quick() {
+    // One line per sampler; the timings themselves are not asserted (no timed tests in CI).
+    let lines = timing_channel::run(true).unwrap();
+    assert_eq!(lines.len(), 12);
+    assert!(lines.iter().all(|l| l.starts_with("timing sampler=") && l.contains("distinguisher_advantage=")));
 }

@@ -109,8 +109,8 @@ fn padded_geometric(mut trial: impl FnMut(bool) -> bool) -> u64 {
 /// `exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋))`: up to ⌊γ⌋ Bernoulli(exp(-1)) factors (stopping at the
 /// first failure), then the fractional one, each by the parity loop. The draws on `rng` are exactly
 /// those of the unpadded algorithm (same values, same order: seeded streams are unchanged); the work
-/// is padded on a separate stream to [`PAD_CALLS`] factor calls plus one fractional call of
-/// [`PAD_TRIALS`] trials each, whatever `γ` and the result, unless the algorithm itself needs more
+/// is padded on a separate stream to 48 factor calls plus one fractional call of
+/// 23 trials each, whatever `γ` and the result, unless the algorithm itself needs more
 /// (probability `< 2^-68`; then it continues, so the law is exactly unchanged). See
 /// docs/design-notes/timing3.md.
 pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
@@ -161,8 +161,8 @@ fn bernoulli_exp_at_most_one<R: Rng + ?Sized>(
 /// draws in the same order and returns the same value (tested), only with native arithmetic.
 ///
 /// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
-/// test's parity loop always runs [`PAD_TRIALS`] trials and the geometric loop of `v` always makes
-/// [`PAD_CALLS`] calls (padding on a separate stream of the same generator; the draws on `rng` are
+/// test's parity loop always runs 23 trials and the geometric loop of `v` always makes
+/// 48 calls (padding on a separate stream of the same generator; the draws on `rng` are
 /// unchanged), the sign is applied without a branch and `(u + t v) / s` is a shift or a fixed-work
 /// division. Rejected trials are independent of the accepted one. A draw whose loops need more than
 /// the padding (probability `< 2^-64`) takes longer, and is still exact.
