@@ -79,7 +79,7 @@ fn gp_multiplier(sampler: &GaussianProcessSampler) -> f64 {
 /// Curves an adversary would try on a basis: zero, ±1e3 φ_J (smallest kept eigenvalue) and φ_1,
 /// ±f64::MAX everywhere, alternating ±f64::MAX, spikes of ±1e308, subnormals, NaN/∞ (repaired by the
 /// curve set: interpolated, or the public default when nothing is left), and ±1.7e308 next to NaN.
-fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
+pub fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
     let k = basis.n_points();
     let phi = basis.eigenfunctions();
     let last = basis.len() - 1;
@@ -254,6 +254,59 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             };
             out.push(EdgeRecord::new(&format!("{}{tag}", mechanism.name()), worst_pair(&s, worst)?));
         }
+        if !tag.is_empty() {
+            continue;
+        }
+        // Issue 23: at n ε = 4 the default spends nothing on the bound (the public ceiling, whatever
+        // the data) and clamps to a public range; the release stage then holds the whole ε.
+        let small =
+            TunedMean::iclp_rkhs(&basis, n, Epsilon::new(4.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
+                .within(-1e3, 1e3)?;
+        assert_eq!(small.epsilons().0, 0.0);
+        let s = curve_summaries(&small, &base, &records)?;
+        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+            Ok(small.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+        };
+        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_ceiling_only{tag}"), worst_pair(&s, worst)?));
+    }
+    Ok(())
+}
+
+/// Tiny bounds: records whose coefficients (~1e-163 … 1e-250) have squares that underflow. The plain
+/// L2 norm of such a record was 0, so it was never clipped: plug-in IID Laplace at τ = 1e-170 lost
+/// 9.07 ε, the tuned GP at a ceiling of 1e-200 143 ε and tuned IID Laplace 64 ε.
+fn tiny_bound_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 50;
+    let basis = MercerBasis::build(Stationary::matern32(0.1)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let k = basis.n_points();
+    let zeros = CurveSet::from_flat(basis.grid().clone(), vec![0.0; n * k], None)?.0;
+    let phi = basis.eigenfunctions();
+    let mut records = vec![vec![0.0; k]];
+    for scale in [1e-163, -1e-163, 3e-190, -3e-190, 1e-250, 1e-300] {
+        for c in [0, 1, basis.len() - 1] {
+            records.push((0..k).map(|i| scale * phi[(i, c)]).collect());
+        }
+        // Every kept coefficient at ±scale: the largest L1 distance a norm-0 record could reach.
+        let all = |sign: f64| (0..k).map(|i| (0..basis.len()).map(|c| sign * scale * phi[(i, c)]).sum()).collect();
+        records.extend([all(1.0), all(-1.0)]);
+    }
+    let eps = Epsilon::new(1.0)?;
+    for components in [4, basis.len()] {
+        let iid = BasisMean::iid_laplace(&basis, MeanSetup::new(n, eps, ClippingBound::l2(1e-170)?)?, components)?;
+        let s = curve_summaries(&iid, &zeros, &records)?;
+        let pairs = worst_pair(&s, laplace_ratio(iid.sampler().components(), 1.0))?;
+        out.push(EdgeRecord::new(&format!("iid_laplace_j{components}_tau1e-170"), pairs));
+    }
+    let tuned = [
+        TunedMean::gaussian_process(&basis, n, eps, Delta::new(1e-6)?, ClippingBound::l2(1e-200)?)?,
+        TunedMean::iid_laplace(&basis, n, eps, ClippingBound::l2(1e-200)?)?,
+    ];
+    for mechanism in &tuned {
+        let s = curve_summaries(mechanism, &zeros, &records)?;
+        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+            Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+        };
+        out.push(EdgeRecord::new(&format!("{}_ceiling1e-200", mechanism.name()), worst_pair(&s, worst)?));
     }
     Ok(())
 }
@@ -473,6 +526,7 @@ pub fn far_split(first: f64) -> Result<PointSet> {
 pub fn run() -> Result<Vec<EdgeRecord>> {
     let mut out = Vec::new();
     mean_edges(&mut out)?;
+    tiny_bound_edges(&mut out)?;
     kde_edges(&mut out)?;
     erm_edges(&mut out)?;
     kme_edges(&mut out)?;

@@ -11,8 +11,8 @@
 use std::str::FromStr;
 
 use fdp_core::{
-    Accuracy, ClippingBound, Curve, Error, Mechanism, MergeableMechanism, Release, Result, Session, Sketch, Stage,
-    SummaryState,
+    Accuracy, ClippingBound, Curve, Error, LedgerFile, Mechanism, MergeableMechanism, Release, Result, Session, Sketch,
+    Stage, SummaryState,
 };
 use fdp_data::CurveSet;
 use fdp_estimators::{
@@ -475,22 +475,61 @@ pub fn m2m_summary(
 
 /// A session for a front door: continued from the ledger file at `ledger` if it exists, else a new
 /// one with budget `(total_epsilon, total_delta)` under `relation` (the ledger's own budget wins when
-/// it exists). `seed`: reproducible noise (recorded in every release and ledger entry).
+/// it exists). With a ledger file the file stays locked from this load until the [`FrontSession`] is
+/// dropped, so parallel runs against one ledger never overspend or lose an entry; a ledger that
+/// does not verify is refused. `seed`: reproducible noise (recorded in every release and ledger
+/// entry).
 pub fn open_session(
     ledger: Option<&std::path::Path>,
     relation: NeighbourRelation,
     total_epsilon: Epsilon,
     total_delta: Option<Delta>,
     seed: Option<u64>,
-) -> Result<Session> {
-    let session = match ledger {
-        Some(path) if path.exists() => Session::load(path)?,
-        _ => Session::new(relation, total_epsilon, total_delta)?,
-    };
-    Ok(match seed {
+) -> Result<FrontSession> {
+    let create = || Session::new(relation, total_epsilon, total_delta);
+    let seeded = |session: Session| match seed {
         Some(s) => session.with_seed(s),
         None => session,
+    };
+    Ok(match ledger {
+        Some(path) => FrontSession::File(LedgerFile::open(path, create)?.with_seed(seed)),
+        None => FrontSession::Memory(seeded(create()?)),
     })
+}
+
+/// The session a front door releases through: in memory, or kept in a locked ledger file.
+#[derive(Debug)]
+pub enum FrontSession {
+    /// A ledger file, locked until this value is dropped.
+    File(LedgerFile),
+    /// No ledger file: the session lives as long as the process.
+    Memory(Session),
+}
+
+impl FrontSession {
+    /// The session.
+    pub fn session(&self) -> &Session {
+        match self {
+            Self::File(file) => file.session(),
+            Self::Memory(session) => session,
+        }
+    }
+
+    /// The session, mutably (to release through it).
+    pub fn session_mut(&mut self) -> &mut Session {
+        match self {
+            Self::File(file) => file.session_mut(),
+            Self::Memory(session) => session,
+        }
+    }
+
+    /// Writes the ledger file atomically (nothing to do in memory).
+    pub fn commit(&self) -> Result<()> {
+        match self {
+            Self::File(file) => file.commit(),
+            Self::Memory(_) => Ok(()),
+        }
+    }
 }
 
 /// Writes `release.json`, `curves.svg` (the released curve only: a report is for publication, so no

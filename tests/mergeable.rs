@@ -192,5 +192,48 @@ fn foreign_incomplete_and_damaged_states_are_refused_before_any_charge() {
     let mut corrupt = bytes.clone();
     corrupt[100] ^= 0x10;
     assert!(SummaryState::from_bytes(&corrupt).unwrap_err().to_string().contains("CRC"));
+    // Right fingerprint, record count and CRC, one sum short: refused before the charge (it used to
+    // panic in `state_summary` with an index out of bounds after the ledger was charged).
+    let full = partitioned(&m, &data, 4);
+    let width = full.sums().len();
+    let mut short = SummaryState::new(full.fingerprint(), width - 1);
+    short.add(full.records(), &full.sums()[..width - 1]).unwrap();
+    let short = SummaryState::from_bytes(&short.to_bytes()).unwrap();
+    let err = session.release_state(&m, &short).unwrap_err().to_string();
+    assert!(err.contains("sums in the summary state"), "{err}");
+    assert!(m.state_summary(&short).is_err());
     assert!(session.ledger().is_empty(), "nothing may be charged for a refused state");
+}
+
+/// A crafted partial density state with a count of −1 in one bin (and +1 in another, so that the
+/// merged state has n records): merged with a victim's point inside or outside that bin, the release
+/// succeeds either way. It used to succeed when the victim's point cancelled the −1 and fail after
+/// the charge ("negative count") otherwise: an error that depended on the victim's record.
+#[test]
+fn a_crafted_negative_count_gives_the_same_outcome_whatever_the_victim() {
+    let eps = Epsilon::new(1.0).unwrap();
+    let n = 100;
+    for method in [KdeMethod::Iclp, KdeMethod::Bernstein] {
+        let kde = KdeRequest::new(method, (0.0, 1.0), eps);
+        let m = kde.build(n).unwrap();
+        let grid = kde.grid().unwrap();
+        let honest: Vec<f64> = (0..n - 2).map(|i| i as f64 / n as f64).collect();
+        let mut base = m.empty_state();
+        m.update_state(&mut base, &GridPoints::snap(&grid, &honest).unwrap()).unwrap();
+        let raw = u64::from_le_bytes(base.to_bytes()[10..18].try_into().unwrap());
+        let mut crafted_sums = vec![0i128; grid.len()];
+        crafted_sums[0] = -1;
+        crafted_sums[grid.len() - 1] = 1;
+        let mut crafted = SummaryState::new(raw, grid.len());
+        crafted.add(1, &crafted_sums).unwrap();
+        let outcome = |victim: f64| {
+            let mut state = base.clone();
+            state.merge(&crafted).unwrap();
+            m.update_state(&mut state, &GridPoints::snap(&grid, &[victim]).unwrap()).unwrap();
+            let mut session = Session::pure(eps).unwrap().with_seed(3);
+            session.release_state(&m, &state).map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(outcome(0.0), outcome(0.5), "{method:?}");
+        assert!(outcome(0.5).is_ok(), "{method:?}: {:?}", outcome(0.5));
+    }
 }

@@ -4,6 +4,10 @@
 //! ([`CurveSet::per_person`]) and the mechanism is built for n = the number of persons; the same
 //! pairs at the row unit exceed ε, which is what the person unit is for.
 
+#[allow(dead_code)]
+#[path = "../examples/privacy_edges.rs"]
+mod privacy_edges;
+
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanSetup, Mechanism, TunedMean};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -32,34 +36,17 @@ fn base_rows(basis: &MercerBasis) -> Rows {
 }
 
 /// The rows an adversary would give one person, eight at a time (and fewer): every row the same
-/// extreme curve, or a mix of them.
+/// extreme curve of the edge suite, or a mix of them.
 fn adversarial_persons(basis: &MercerBasis) -> Vec<Vec<Vec<f64>>> {
-    let k = basis.n_points();
-    let phi = basis.eigenfunctions();
-    let last = basis.len() - 1;
-    let column = |c: usize, scale: f64| (0..k).map(|i| scale * phi[(i, c)]).collect::<Vec<f64>>();
-    let mut spike = vec![0.0; k];
-    spike[k / 2] = 1e308;
-    let mut extreme_nan = vec![f64::NAN; k];
-    extreme_nan[0] = 1.7e308;
-    extreme_nan[k - 1] = -1.7e308;
-    let singles = vec![
-        vec![0.0; k],
-        column(last, 1e3),
-        column(last, -1e3),
-        column(0, 1e3),
-        vec![f64::MAX; k],
-        vec![-f64::MAX; k],
-        (0..k).map(|i| if i % 2 == 0 { f64::MAX } else { -f64::MAX }).collect(),
-        spike,
-        vec![f64::NAN; k],
-        vec![f64::INFINITY; k],
-        extreme_nan,
-    ];
+    let singles = privacy_edges::adversarial_curves(basis);
+    let smallest = |scale: f64| {
+        let last = basis.len() - 1;
+        (0..basis.n_points()).map(|i| scale * basis.eigenfunctions()[(i, last)]).collect::<Vec<f64>>()
+    };
     let mut out: Vec<Vec<Vec<f64>>> = singles.iter().map(|row| vec![row.clone(); 8]).collect();
     out.push(singles.iter().take(8).cloned().collect()); // eight different rows
-    out.push(vec![column(last, 1e3)]); // one row instead of eight
-    out.push(vec![column(last, -1e3); 3]);
+    out.push(vec![smallest(1e3)]); // one row instead of eight
+    out.push(vec![smallest(-1e3); 3]);
     out
 }
 

@@ -102,6 +102,34 @@ fn the_tuned_pipeline_passes_the_audit_at_its_total_epsilon_and_the_uncharged_bo
     assert!(!report.passed && report.epsilon_lower_bound > 2.0, "{report:?}");
 }
 
+/// Issue 23: at n ε = 5 the default spends nothing on a private bound (the public ceiling),
+/// chooses ψ by the guarded SURE (which may release the public centre) and clamps to a public
+/// range; as a black box it passes the audit at its total ε = 1/4.
+#[test]
+fn the_small_n_epsilon_default_passes_the_audit_at_its_total_epsilon() {
+    let basis = MercerBasis::build(
+        Stationary::matern32(0.1).unwrap(),
+        Grid::midpoint(0.0, 1.0, 30).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap();
+    let (a, b) = neighbours(&basis);
+    let tuned =
+        TunedMean::iclp_rkhs(&basis, N, Epsilon::new(0.25).unwrap(), ClippingBound::coefficient_l1(CEILING).unwrap())
+            .unwrap()
+            .within(-5.0, 5.0)
+            .unwrap();
+    assert_eq!(tuned.epsilons().0, 0.0);
+    let auditor = Auditor::new(AuditConfig { pilot: 400, trials: 1500, confidence: 0.99 }).unwrap();
+    let pairs = vec![
+        NeighbourPair::from_mechanism("small a,b", &tuned, &a, &b).unwrap(),
+        NeighbourPair::from_mechanism("small b,a", &tuned, &b, &a).unwrap(),
+    ];
+    let report = auditor.audit(0.25, 0.0, pairs, &mut NoiseRng::seeded(23));
+    eprintln!("audit mechanism=tuned_iclp_rkhs_ceiling_only eps_lb={:.3} claimed=0.25", report.epsilon_lower_bound);
+    assert!(report.passed, "{report:?}");
+}
+
 #[test]
 fn every_stage_is_in_the_ledger_and_in_release_json() {
     let curves = fdp::data::example_curves(300, 7).unwrap();

@@ -42,7 +42,11 @@ class Session:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], seed: int | None = None) -> "Session":
-        """A session continued from the ledger file at ``path`` (its budget and charges)."""
+        """A session continued from the ledger file at ``path`` (its budget and charges).
+
+        The ledger is a hash chain fixed to its budget at creation; it is verified and its totals
+        are recomputed from its entries. An edited, truncated or reordered ledger, a raised budget
+        or a lowered spend raises ``ValueError`` ("ledger refused: ...")."""
         with open(path, encoding="utf-8") as f:
             text = f.read()
         session = cls.__new__(cls)
@@ -50,9 +54,16 @@ class Session:
         return session
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the ledger (neighbour relation, budget, every charge) as JSON."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
+        """Writes the ledger (neighbour relation, budget, every charge, the hash chain) as JSON,
+        atomically: a reader never sees half a ledger. Several processes releasing against one
+        ledger file should go through the command line (which locks it) or Rust's ``LedgerFile``."""
+        self._inner.save(os.fspath(path))
+
+    @property
+    def head(self) -> str:
+        """The hash of the ledger's last link: record it where the ledger file cannot reach, and any
+        later rewrite of the history stops matching it."""
+        return str(self._inner.head())
 
     def to_json(self) -> str:
         """The ledger as JSON."""

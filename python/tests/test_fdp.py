@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import warnings
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -161,6 +162,39 @@ def test_as_points_shapes() -> None:
 # ------------------------------------------------------------------------------ Session and means
 
 
+def test_a_tampered_ledger_is_refused_on_load(tmp_path: Path) -> None:
+    session = fdp.Session(epsilon=1.0, seed=3)
+    curves = simulated()
+    session.release(fdp.MeanCurve(bound="l1:5").build(curves, epsilon=0.6), curves)
+    path = tmp_path / "ledger.json"
+    session.save(path)
+    original = json.loads(path.read_text(encoding="utf-8"))
+
+    def tampered(edit: Callable[[dict[str, Any]], Any]) -> Path:
+        ledger = json.loads(json.dumps(original))
+        edit(ledger)
+        target = tmp_path / "tampered.json"
+        target.write_text(json.dumps(ledger), encoding="utf-8")
+        return target
+
+    edits = {
+        "spent lowered": lambda l: l["budget"].__setitem__("spent_epsilon", 0.0),
+        "spent negative": lambda l: l["budget"].__setitem__("spent_epsilon", -50.0),
+        "budget raised": lambda l: l["budget"].__setitem__("epsilon", 20.0),
+        "delta of 5": lambda l: l["budget"].__setitem__("delta", 5.0),
+        "entry lowered": lambda l: l["entries"][0].__setitem__("epsilon", 1e-9),
+        "entry deleted": lambda l: l["entries"].pop(),
+    }
+    for what, edit in edits.items():
+        try:
+            fdp.Session.load(tampered(edit))
+        except ValueError as error:
+            assert "ledger refused" in str(error), what
+        else:
+            pytest.fail(f"{what}: a tampered ledger was accepted")
+    assert fdp.Session.load(path).spent == session.spent
+
+
 def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
     curves = simulated()
     session = fdp.Session(epsilon=1.0, seed=7)
@@ -179,6 +213,7 @@ def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
         restored.release(mechanism, curves)
     assert len(restored.ledger) == 2  # nothing charged on refusal
     assert "remaining" in repr(restored)
+    assert restored.head == session.head == session.ledger[-1]["hash"]
     metadata = release.metadata
     assert metadata["mechanism"] == "tuned_iclp_rkhs" and metadata["n"] == curves.n
     assert json.loads(release.to_json())["output"]["curve"] == list(release.curve)

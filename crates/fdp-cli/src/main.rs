@@ -13,8 +13,8 @@ use clap::{Args, Parser, Subcommand};
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
-    KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary, open_session,
-    write_curve_report, write_local_log, write_report,
+    FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary,
+    open_session, write_curve_report, write_local_log, write_report,
 };
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Stationary, StationaryShape};
@@ -336,7 +336,8 @@ fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
     }
 }
 
-fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<Session, Failure> {
+/// The session of this run: with `--ledger`, the ledger file locked until the run ends.
+fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession, Failure> {
     let total_delta = p.budget_delta.or(p.delta);
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
@@ -349,13 +350,6 @@ fn writable_out(p: &PrivacyArgs) -> Result<(), Failure> {
     let probe = out.join(format!(".fdp-write-check-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| format!("--out {}: not writable: {e}", out.display()))?;
     std::fs::remove_file(&probe).map_err(|e| format!("--out {}: {e}", out.display()))?;
-    Ok(())
-}
-
-fn save(session: &Session, p: &PrivacyArgs) -> Result<(), Failure> {
-    if let Some(path) = &p.ledger {
-        session.save(path)?;
-    }
     Ok(())
 }
 
@@ -485,7 +479,9 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
             args.privacy.epsilon.get(),
             accuracy.expected_sq_error,
             accuracy.bound(0.05),
-            if args.tuning == TuningMode::Private {
+            if accuracy.upper_bound {
+                "upper_bound:_the_noise_at_the_public_ceiling_before_shrinkage_(each_release_reports_its_own_estimate)"
+            } else if args.tuning == TuningMode::Private {
                 "noise_only_at_the_ceiling_bound_(a_private_bound_below_it_lowers_it)"
             } else {
                 "noise_only"
@@ -496,8 +492,10 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    let release = session.release(&mechanism, &curves)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &curves);
+    session.commit()?;
+    let release = release?;
     let mut notes = records.notes.clone();
     notes.push(match &records.unit {
         PrivacyUnit::Person { id_column } => format!(
@@ -508,11 +506,11 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     notes.push("missing values were repaired per record (interpolation along the grid, else the public default curve); the counts describe the private data and are in local-log.txt, not here".into());
     notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set)".into());
     let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
     let log = write_local_log(&args.privacy.out, &records.local)?;
     eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
-    announce(&session, release.metadata().mechanism.as_str(), &report);
+    announce(session.session(), release.metadata().mechanism.as_str(), &report);
     Ok(())
 }
 
@@ -520,7 +518,8 @@ fn announce(session: &Session, mechanism: &str, report: &Path) {
     let (spent, _) = session.spent();
     let (left, _) = session.remaining();
     println!(
-        "released mechanism={mechanism} spent_epsilon={spent:.4} remaining_epsilon={left:.4} report={}",
+        "released mechanism={mechanism} spent_epsilon={spent:.4} remaining_epsilon={left:.4} ledger_head={} report={}",
+        session.head(),
         report.display()
     );
 }
@@ -565,8 +564,10 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    let release = session.release(&mechanism, &snapped)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &snapped);
+    session.commit()?;
+    let release = release?;
     let notes = vec![format!(
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
         points.len(),
@@ -576,9 +577,9 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         args.domain.1
     )];
     let title = format!("Private density ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let report = write_curve_report(&args.privacy.out, &title, &release, &session, &notes)?;
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
     bar.finish_and_clear();
-    announce(&session, mechanism.name(), &report);
+    announce(session.session(), mechanism.name(), &report);
     Ok(())
 }
 
@@ -605,8 +606,10 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message(format!("releasing from {} points", points.len()));
-    let release = session.release(&mechanism, &points)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &points);
+    session.commit()?;
+    let release = release?;
     let csv_path = args.privacy.out.join("synthetic.csv");
     std::fs::create_dir_all(&args.privacy.out)?;
     std::fs::write(&csv_path, release.output().to_csv())?;
@@ -614,9 +617,10 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         "\nThe synthetic weighted dataset ({} points, weights may be negative) is in `synthetic.csv`.\n",
         args.synthetic_points
     );
-    let report = write_report(&args.privacy.out, "Private synthetic dataset (KME)", &release, &session, &[], &extra)?;
+    let report =
+        write_report(&args.privacy.out, "Private synthetic dataset (KME)", &release, session.session(), &[], &extra)?;
     bar.finish_and_clear();
-    announce(&session, mechanism.name(), &report);
+    announce(session.session(), mechanism.name(), &report);
     Ok(())
 }
 
@@ -638,8 +642,10 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     writable_out(&args.privacy)?;
     let mut session = session(&args.privacy, NeighbourRelation::AddRemoveOne)?;
     bar.set_message("releasing");
-    let release = session.release(&mechanism, &points)?;
-    save(&session, &args.privacy)?;
+    // A charge stands even if the release then fails: commit the ledger either way.
+    let release = session.session_mut().release(&mechanism, &points);
+    session.commit()?;
+    let release = release?;
     bar.set_message("M2M estimates");
     let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.map_seed ^ 0x9e37)?;
     let d = points.dim();
@@ -648,9 +654,9 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     for j in 0..d {
         extra += &format!("| {j} | {:.4} | {:.4} |\n", m2m.means[j], m2m.covariance[j * d + j]);
     }
-    let report = write_report(&args.privacy.out, "Private sketch", &release, &session, &[], &extra)?;
+    let report = write_report(&args.privacy.out, "Private sketch", &release, session.session(), &[], &extra)?;
     bar.finish_and_clear();
-    announce(&session, mechanism.name(), &report);
+    announce(session.session(), mechanism.name(), &report);
     Ok(())
 }
 
@@ -658,7 +664,14 @@ fn ledger_show(path: &Path) -> Result<(), Failure> {
     let session = Session::load(path)?;
     let (spent_e, spent_d) = session.spent();
     let (left_e, left_d) = session.remaining();
-    println!("ledger {} ({:?} neighbours)", path.display(), session.relation());
+    println!(
+        "ledger {} ({:?} neighbours): hash chain verified, head {}",
+        path.display(),
+        session.relation(),
+        session.head()
+    );
+    let (total_e, total_d) = session.budget();
+    println!("budget  epsilon={total_e:.6} delta={total_d:.3e}");
     println!("spent   epsilon={spent_e:.6} delta={spent_d:.3e}");
     println!("left    epsilon={left_e:.6} delta={left_d:.3e}");
     for e in session.ledger() {

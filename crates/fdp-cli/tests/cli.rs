@@ -387,7 +387,17 @@ fn published(out: &Path) -> (serde_json::Value, String, std::collections::BTreeS
     let report = std::fs::read_to_string(out.join("report.md"))
         .unwrap()
         .lines()
-        .map(|l| if released_rows.iter().any(|r| l.starts_with(r)) { mask_numbers(l) } else { l.to_string() })
+        .map(|l| {
+            if l.starts_with("| accuracy |") {
+                // The release's own error estimate and its noise-dominated verdict: computed from the
+                // released coefficients (post-processing), so released numbers and words.
+                "| accuracy | released |".to_string()
+            } else if released_rows.iter().any(|r| l.starts_with(r)) {
+                mask_numbers(l)
+            } else {
+                l.to_string()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let svg = std::fs::read_to_string(out.join("curves.svg")).unwrap().lines().map(mask_numbers).collect();
@@ -464,7 +474,15 @@ fn neighbouring_datasets_publish_the_same_outputs_but_for_the_released_numbers()
         assert_eq!(grid.as_array().unwrap().len(), if layout[0] == "--long" { 8 } else { 12 }, "{grid}");
         // The data did differ (in what the local log describes, and in the released numbers).
         let read = |p: &Path, f: &str| std::fs::read_to_string(p.join(f)).unwrap();
-        assert_ne!(read(&out_a, "release.json"), read(&out_b, "release.json"));
+        // (Unless both releases are the public centre — ψ = ∞, no regularisation recorded — which the
+        // default publishes when the signal is not distinguishable from the noise: issue 23.)
+        let centre = |p: &Path| {
+            let json: serde_json::Value = serde_json::from_str(&read(p, "release.json")).unwrap();
+            json["metadata"]["regularisation"].is_null()
+        };
+        if !(centre(&out_a) && centre(&out_b)) {
+            assert_ne!(read(&out_a, "release.json"), read(&out_b, "release.json"));
+        }
         if layout[0] != "--long" {
             assert_ne!(read(&out_a, "local-log.txt"), read(&out_b, "local-log.txt"));
         }
@@ -521,4 +539,109 @@ fn requests_that_would_fail_after_the_charge_are_refused_before_it() {
         assert_eq!(fdp(&args).status.code(), Some(1), "{args:?}");
         assert_eq!(std::fs::read(&ledger).unwrap(), before, "{args:?} changed the ledger");
     }
+}
+
+#[test]
+fn parallel_runs_on_one_ledger_never_overspend_and_a_tampered_ledger_is_refused() {
+    let dir = scratch("parallel");
+    let csv = curves_csv(&dir);
+    let ledger = dir.join("ledger.json");
+    let (csv_s, ledger_s) = (csv.to_str().unwrap(), ledger.to_str().unwrap());
+    // Eight processes at ε = 0.25 each against a budget of 1, started together from threads.
+    let successes = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let out = dir.join(format!("par{i}"));
+                scope.spawn(move || {
+                    Command::new(env!("CARGO_BIN_EXE_fdp"))
+                        .args(["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.25", "--budget-epsilon", "1"])
+                        .args(["--bound", "l1:2", "--centre", "0.5", "--tuning", "plug-in", "--ledger", ledger_s])
+                        .args(["--quiet", "--out"])
+                        .arg(&out)
+                        .output()
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).filter(|o| o.status.success()).count()
+    });
+    assert_eq!(successes, 4, "exactly four ε = 0.25 releases fit a budget of 1");
+    let entries =
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&ledger).unwrap()).unwrap()["entries"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert_eq!(entries, 4, "no charge was lost");
+    let shown = fdp(&["ledger", "show", ledger_s]);
+    let shown_text = text(&shown);
+    assert!(shown.status.success() && shown_text.contains("hash chain verified"), "{shown_text}");
+    assert!(shown_text.contains("spent   epsilon=1.000000"), "{shown_text}");
+    // Lower the stored spend by hand: the next run is refused, and nothing is released.
+    let json = std::fs::read_to_string(&ledger).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    value["budget"]["spent_epsilon"] = 0.0.into();
+    std::fs::write(&ledger, serde_json::to_string(&value).unwrap()).unwrap();
+    let out = dir.join("after-tamper");
+    let refused = fdp(&[
+        "mean",
+        "--csv",
+        csv_s,
+        "--columns",
+        "y_",
+        "--epsilon",
+        "0.25",
+        "--bound",
+        "l1:2",
+        "--centre",
+        "0.5",
+        "--ledger",
+        ledger_s,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(text(&refused).contains("ledger refused"), "{}", text(&refused));
+    assert!(!out.join("release.json").exists());
+}
+
+#[test]
+fn a_ledger_keeps_one_privacy_unit() {
+    let dir = scratch("units");
+    let csv = curves_csv(&dir);
+    let ledger = dir.join("ledger.json");
+    let (csv_s, ledger_s) = (csv.to_str().unwrap(), ledger.to_str().unwrap());
+    let run = |id: Option<&str>, out: &str| {
+        let out = dir.join(out);
+        let mut args = vec![
+            "mean",
+            "--csv",
+            csv_s,
+            "--columns",
+            "y_",
+            "--epsilon",
+            "0.5",
+            "--budget-epsilon",
+            "2",
+            "--bound",
+            "l1:2",
+            "--ledger",
+            ledger_s,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(id) = id {
+            args.extend(["--id", id]);
+        }
+        fdp(&args)
+    };
+    let o = run(Some("id"), "per-person");
+    assert!(o.status.success(), "{}", text(&o));
+    // A record-level release on the same ledger: refused before anything is charged.
+    let o = run(None, "per-row");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("budgets of different privacy units do not add up"), "{}", text(&o));
+    let shown = fdp(&["ledger", "show", ledger_s]);
+    assert!(text(&shown).contains("spent   epsilon=0.500000"), "{}", text(&shown));
+    // The same unit again is accepted.
+    assert!(run(Some("id"), "per-person-2").status.success());
 }

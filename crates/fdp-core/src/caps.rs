@@ -9,6 +9,19 @@ use crate::error::{Error, Result};
 /// The most `f64` values one allocation of a mechanism may hold: `2^27`, 1 GiB.
 pub const MAX_F64_VALUES: usize = 1 << 27;
 
+/// The most records a replace-one mechanism takes (n is public): `2^53`. n is then exactly a
+/// float (the division by n rounds once) and the clipped sums' prefix sums over 64 bounds,
+/// `|Σ| <= 64 · n · 2^63`, fit an `i128`.
+pub const MAX_RECORDS: usize = 1 << 53;
+
+/// `n` if `1 <= n <= `[`MAX_RECORDS`], else a parameter error naming `n`.
+pub fn records(n: usize) -> Result<usize> {
+    if n == 0 {
+        return Err(Error::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
+    }
+    at_most("n", n, MAX_RECORDS, "at most 2^53 records: n must be an exact float and the exact sums must fit i128")
+}
+
 /// `value` if at most `cap`, else a parameter error naming it, with `reason` (which states the cap
 /// and what it bounds).
 pub fn at_most(name: &'static str, value: usize, cap: usize, reason: &'static str) -> Result<usize> {

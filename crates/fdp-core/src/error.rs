@@ -37,6 +37,14 @@ pub enum Error {
     /// The mechanism protects a different unit than the session (replace-one vs add/remove).
     #[error("{mechanism} is private under {got:?} neighbours, but the session's privacy unit is {expected:?}")]
     WrongRelation { mechanism: String, expected: fdp_noise::NeighbourRelation, got: fdp_noise::NeighbourRelation },
+    /// The mechanism protects another privacy unit than the charges already in the ledger: a
+    /// ledger adds up charges of one unit (ε spent per row protects a person only at ε times their
+    /// number of rows), so a session keeps the unit of its first charge.
+    #[error(
+        "{mechanism} protects {got}, but this session's ledger already charges releases that protect {expected}; \
+         budgets of different privacy units do not add up: use one unit per session (ledger)"
+    )]
+    WrongUnit { mechanism: String, expected: crate::release::PrivacyUnit, got: crate::release::PrivacyUnit },
     /// A summary state (bytes from another process) is truncated, corrupted, or not from this
     /// mechanism.
     #[error("summary state: {0}")]
@@ -50,6 +58,10 @@ pub enum Error {
     /// From the data layer.
     #[error(transparent)]
     Data(#[from] fdp_data::DataError),
+    /// A ledger file that does not verify (hash chain, budget, totals, entries); nothing was
+    /// charged or released.
+    #[error("ledger refused: {what}")]
+    LedgerInvalid { what: String },
     /// Serialising or parsing JSON.
     #[error("JSON: {0}")]
     Json(String),

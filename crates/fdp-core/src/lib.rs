@@ -52,5 +52,5 @@ pub use release::{
     Coefficients, Curve, Output, PrivacyUnit, Release, ReleaseMetadata, Representation, Sketch, StageRecord,
     WeightedSample,
 };
-pub use session::{LedgerEntry, Session};
+pub use session::{LedgerEntry, LedgerFile, Session};
 pub use state::{MergeableMechanism, SummaryState};

@@ -157,6 +157,13 @@ pub struct Accuracy {
     pub expected_sq_error: f64,
     /// `sd(||noise||²)` where known (independent components in an orthonormal basis).
     pub sq_error_sd: Option<f64>,
+    /// `expected_sq_error` is an **upper bound** on the release's expected squared error (a worst
+    /// case the mechanism cannot exceed as it runs), not an estimate of it: use it to rule a
+    /// mechanism out, not to rank mechanisms that may do much better. (Issue 23: the privately
+    /// tuned means preview the noise at the public ceiling before any shrinkage, 2-300x their
+    /// realised error.)
+    #[serde(default)]
+    pub upper_bound: bool,
 }
 
 impl Accuracy {
@@ -166,12 +173,17 @@ impl Accuracy {
     pub fn independent(variances: &[f64], kurtosis: f64) -> Self {
         let expected = variances.iter().sum();
         let var: f64 = variances.iter().map(|v| (kurtosis - 1.0) * v * v).sum();
-        Self { expected_sq_error: expected, sq_error_sd: Some(var.sqrt()) }
+        Self { expected_sq_error: expected, sq_error_sd: Some(var.sqrt()), upper_bound: false }
     }
 
     /// Only the mean is known (e.g. a non-orthogonal representation).
     pub fn expected(expected_sq_error: f64) -> Self {
-        Self { expected_sq_error, sq_error_sd: None }
+        Self { expected_sq_error, sq_error_sd: None, upper_bound: false }
+    }
+
+    /// An upper bound on the expected squared error, labelled as one (see [`Accuracy::upper_bound`]).
+    pub fn at_most(bound: f64) -> Self {
+        Self { expected_sq_error: bound, sq_error_sd: None, upper_bound: true }
     }
 
     /// A level-(1 - α) upper bound on `||noise||²`: Cantelli's `μ + s sqrt((1 - α)/α)` when the sd

@@ -27,7 +27,7 @@ impl ClipNorm {
     pub fn norm(self, x: &[f64]) -> f64 {
         match self {
             Self::CoefficientL1 => x.iter().map(|v| v.abs()).sum(),
-            Self::L2 => x.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            Self::L2 => l2_norm(x),
             // `f64::max` ignores NaN; a NaN entry must make the norm NaN (and the record unusable).
             Self::Sup => {
                 x.iter().fold(0.0, |m: f64, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v.abs()) })
@@ -51,6 +51,40 @@ impl ClipNorm {
     }
 }
 
+/// `(Σ_k x_k²)^{1/2}` without underflow or overflow.
+///
+/// The plain sum of squares is used when it is finite and at least `2^-900`: then every square that
+/// underflowed lost less than `2^-1074`, a relative error below `k · 2^-174`, far under the
+/// `k · 2^-53` of the summation itself, and the result is bit-identical to the plain formula.
+/// Otherwise (squares of entries below ~`1e-154` that underflow to 0, so a record of entries
+/// ~`1e-163` would have norm 0 and never be clipped; or squares that overflow) the entries are
+/// first divided by `m = max_k |x_k|`, as LAPACK's `dnrm2` and `hypot` do:
+/// `m · (Σ_k (x_k/m)²)^{1/2}`, each `(x_k/m)² <= 1` and the largest is exactly 1, so nothing that
+/// matters underflows and nothing overflows. A NaN entry gives NaN.
+pub fn l2_norm(x: &[f64]) -> f64 {
+    let plain = x.iter().map(|v| v * v).sum::<f64>();
+    if plain.is_finite() && plain >= 2f64.powi(-900) {
+        return plain.sqrt();
+    }
+    let mut m = 0.0f64;
+    for v in x {
+        if v.is_nan() {
+            return f64::NAN;
+        }
+        m = m.max(v.abs());
+    }
+    if m == 0.0 || m.is_infinite() {
+        return m;
+    }
+    m * x.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt()
+}
+
+/// The smallest clipping bound fdp accepts, `2^-960` (about `1.0e-289`): the fixed-point scale
+/// `2^e` of a bound τ ([`fixed_point_exponent`](crate::state::fixed_point_exponent),
+/// `e = 62 - ceil(log2 τ)`) must be a finite f64 (`e <= 1023`) and its inverse a normal one
+/// (`e <= 1022`); below this the scale overflows and every contribution would silently become 0.
+pub const MIN_CLIPPING_BOUND: f64 = f64::from_bits((1023 - 960) << 52);
+
 /// A clipping bound τ **with its norm**: the mechanism that receives it checks the norm, so a bound
 /// measured in one norm cannot be used by a mechanism that clips in another.
 ///
@@ -62,15 +96,40 @@ impl ClipNorm {
 /// # Ok::<(), fdp_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "UncheckedBound")]
 pub struct ClippingBound {
     value: f64,
     norm: ClipNorm,
 }
 
+/// A bound as read from JSON, checked by [`ClippingBound::new`] before it becomes one.
+#[derive(Deserialize)]
+struct UncheckedBound {
+    value: f64,
+    norm: ClipNorm,
+}
+
+impl TryFrom<UncheckedBound> for ClippingBound {
+    type Error = Error;
+
+    fn try_from(raw: UncheckedBound) -> Result<Self> {
+        Self::new(raw.value, raw.norm)
+    }
+}
+
 impl ClippingBound {
-    /// A bound `τ > 0` (finite) in `norm`, fixed before the data are seen.
+    /// A bound `τ > 0` (finite, at least [`MIN_CLIPPING_BOUND`]) in `norm`, fixed before the data
+    /// are seen.
     pub fn new(value: f64, norm: ClipNorm) -> Result<Self> {
-        Ok(Self { value: positive("clipping bound", value)?, norm })
+        let value = positive("clipping bound", value)?;
+        if value < MIN_CLIPPING_BOUND {
+            return Err(Error::BadParameter {
+                name: "clipping bound",
+                value,
+                reason: "below 2^-960 (about 1.0e-289), the smallest bound whose fixed-point scale is representable",
+            });
+        }
+        Ok(Self { value, norm })
     }
 
     /// `Σ_k |x_k| <= τ` over the basis coefficients (ICLP-RKHS).
@@ -207,6 +266,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bound_read_from_json_is_checked_like_one_made_in_code() {
+        let good: ClippingBound = serde_json::from_str(r#"{"value":2.0,"norm":"L2"}"#).unwrap();
+        assert_eq!(good, ClippingBound::l2(2.0).unwrap());
+        assert_eq!(serde_json::from_str::<ClippingBound>(&serde_json::to_string(&good).unwrap()).unwrap(), good);
+        for bad in [r#"{"value":1e-300,"norm":"L2"}"#, r#"{"value":-1.0,"norm":"Sup"}"#, r#"{"value":0.0,"norm":"L2"}"#]
+        {
+            assert!(serde_json::from_str::<ClippingBound>(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
     fn clipping_lands_on_the_ball() {
         for norm in [ClipNorm::CoefficientL1, ClipNorm::L2, ClipNorm::Sup] {
             let mut x = vec![3.0, -4.0, 1.0];
@@ -219,5 +289,28 @@ mod tests {
             norm.clip(&mut overflowed, 2.0);
             assert_eq!(overflowed, vec![0.0; 3]);
         }
+    }
+
+    #[test]
+    fn l2_norm_neither_underflows_nor_overflows_and_tiny_bounds_are_refused() {
+        // Squares of 1e-163 underflow to 0: the plain norm was 0 and such a record was never clipped.
+        let tiny = vec![1e-163, -2e-163, 2e-163];
+        assert!((l2_norm(&tiny) / 3e-163 - 1.0).abs() < 1e-15);
+        let mut x = tiny.clone();
+        ClipNorm::L2.clip(&mut x, 1e-170);
+        assert!(ClipNorm::L2.norm(&x) <= 1e-170 * (1.0 + 1e-15));
+        let huge = vec![3e200, 4e200];
+        assert!((l2_norm(&huge) / 5e200 - 1.0).abs() < 1e-15);
+        assert!(l2_norm(&[1.0, f64::NAN]).is_nan() && l2_norm(&[]) == 0.0);
+        // Ordinary vectors: bit-identical to the plain formula.
+        let v = [0.3, -1.7, 2.25];
+        assert_eq!(l2_norm(&v), v.iter().map(|a| a * a).sum::<f64>().sqrt());
+        assert_eq!(MIN_CLIPPING_BOUND, 2f64.powi(-960));
+        assert!(ClippingBound::l2(1e-170).is_ok() && ClippingBound::l2(MIN_CLIPPING_BOUND).is_ok());
+        let err = ClippingBound::l2(2.6e-290).unwrap_err().to_string();
+        assert!(err.contains("clipping bound") && err.contains("1.0e-289"), "{err}");
+        assert!("l2:1e-300".parse::<ClippingBound>().is_err());
+        let e = crate::state::fixed_point_exponent(MIN_CLIPPING_BOUND);
+        assert!(crate::state::fixed_scale(e).is_finite() && crate::state::fixed_scale(-e).is_normal());
     }
 }

@@ -207,6 +207,8 @@ pub struct Curve {
     values: Vec<f64>,
     reference: Option<Vec<f64>>,
     representation: Representation,
+    /// A public range `[lo, hi]` the function is clamped to (see [`Curve::clamped`]).
+    range: Option<(f64, f64)>,
 }
 
 impl Curve {
@@ -224,7 +226,28 @@ impl Curve {
             }
             values.iter_mut().zip(r).for_each(|(c, r)| *c += r);
         }
-        Ok(Self { grid, values, reference, representation })
+        Ok(Self { grid, values, reference, representation, range: None })
+    }
+
+    /// **The projection onto a public range** (post-processing: costs no privacy): the function
+    /// clamped pointwise to `[lo, hi]`, on the grid and wherever it is evaluated, and the number of
+    /// grid points that moved. With positive quadrature weights `w_i` the pointwise clamp is the
+    /// projection in `||f||² = Σ_i w_i f(t_i)²` onto the convex set of grid functions in `[lo, hi]`;
+    /// for any target in that set (a mean of records in the range) it cannot increase the error
+    /// (projections onto closed convex sets are non-expansive and fix the set's points).
+    pub fn clamped(mut self, lo: f64, hi: f64) -> Result<(Self, usize)> {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(Error::BadParameter { name: "public range", value: hi - lo, reason: "need finite lo < hi" });
+        }
+        let moved = self.values.iter().filter(|v| **v < lo || **v > hi).count();
+        self.values.iter_mut().for_each(|v| *v = v.clamp(lo, hi));
+        self.range = Some((lo, hi));
+        Ok((self, moved))
+    }
+
+    /// The public range the function is clamped to, if any.
+    pub fn range(&self) -> Option<(f64, f64)> {
+        self.range
     }
 
     /// The values on the grid.
@@ -263,6 +286,9 @@ impl Curve {
         };
         if let Some(r) = &self.reference {
             out.iter_mut().zip(points).for_each(|(o, t)| *o += interpolate(self.grid.points(), r, *t));
+        }
+        if let Some((lo, hi)) = self.range {
+            out.iter_mut().for_each(|v| *v = v.clamp(lo, hi));
         }
         Ok(out)
     }
@@ -458,6 +484,29 @@ pub fn interpolate(points: &[f64], values: &[f64], t: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 23: the projection onto the public range clamps the grid values and every evaluation,
+    /// counts what moved, only brings values closer to any function in the range, and refuses a
+    /// range that is not one.
+    #[test]
+    fn clamped_curves_stay_in_the_public_range() {
+        let grid = Grid::midpoint(0.0, 1.0, 11).unwrap();
+        let line = Representation::Bernstein { values: vec![-2.0, 3.0], degree: 1, domain: vec![(0.0, 1.0)] };
+        let curve = Curve::new(grid.clone(), None, line).unwrap();
+        let raw = curve.values().to_vec();
+        let (clamped, moved) = curve.clone().clamped(-1.0, 1.0).unwrap();
+        assert_eq!(moved, raw.iter().filter(|v| v.abs() > 1.0).count());
+        assert!(moved > 0 && clamped.range() == Some((-1.0, 1.0)));
+        assert!(clamped.values().iter().all(|v| (-1.0..=1.0).contains(v)));
+        let anywhere = clamped.evaluate(&[0.0, 0.5, 1.0]).unwrap();
+        assert_eq!(anywhere, vec![-1.0, 0.5, 1.0]);
+        // Non-expansive towards a target in the range (here the zero function).
+        let sq = |v: &[f64]| grid.weights().iter().zip(v).map(|(w, v)| w * v * v).sum::<f64>();
+        assert!(sq(clamped.values()) <= sq(&raw));
+        for (lo, hi) in [(1.0, 1.0), (2.0, 1.0), (f64::NAN, 1.0), (0.0, f64::INFINITY)] {
+            assert!(curve.clone().clamped(lo, hi).is_err(), "{lo} {hi}");
+        }
+    }
 
     #[test]
     fn tensor_bernstein_reproduces_lattice_corners_and_constants() {

@@ -59,7 +59,26 @@ impl SummaryState {
         self.merge(&Self { fingerprint: self.fingerprint, records, sums: sums.to_vec() })
     }
 
-    /// Adds another state of the same mechanism (exact: integer sums).
+    /// Refuses a state whose sums exceed what its own record count can contribute: every
+    /// contribution is an `i64` (`|c| <= 2^63`), so `|sum_k| <= records · 2^63` for each sum of a
+    /// state built by `update_state`. The check depends on the state alone (never on the records of
+    /// another state it is merged with), so a crafted state is refused whatever the other data are;
+    /// and two states that pass it merge without overflow: `(r_1 + r_2) · 2^63 <= (2^64 - 1) · 2^63
+    /// < 2^127 - 1 = i128::MAX`.
+    pub fn check_sums(&self) -> Result<()> {
+        let cap = u128::from(self.records) << 63;
+        match self.sums.iter().position(|s| s.unsigned_abs() > cap) {
+            None => Ok(()),
+            Some(k) => Err(Error::BadState(format!(
+                "sum {k} of the summary state ({}) exceeds what its {} records can contribute (2^63 each)",
+                self.sums[k], self.records
+            ))),
+        }
+    }
+
+    /// Adds another state of the same mechanism (exact: integer sums). Both states are first
+    /// checked by [`check_sums`](Self::check_sums), so the outcome never depends on which valid
+    /// records the other state holds, and the addition cannot overflow.
     pub fn merge(&mut self, other: &SummaryState) -> Result<()> {
         if other.fingerprint != self.fingerprint || other.sums.len() != self.sums.len() {
             return Err(Error::BadState(format!(
@@ -70,6 +89,8 @@ impl SummaryState {
                 other.sums.len()
             )));
         }
+        self.check_sums()?;
+        other.check_sums()?;
         let overflow = || Error::BadState("merging would overflow the 128-bit sums".into());
         self.records = self.records.checked_add(other.records).ok_or_else(overflow)?;
         for (a, b) in self.sums.iter_mut().zip(&other.sums) {
@@ -123,7 +144,9 @@ impl SummaryState {
         }
         let sums =
             body[HEADER..].chunks_exact(16).map(|c| i128::from_le_bytes(c.try_into().unwrap_or([0; 16]))).collect();
-        Ok(Self { fingerprint: u64_at(10), records: u64_at(18), sums })
+        let state = Self { fingerprint: u64_at(10), records: u64_at(18), sums };
+        state.check_sums()?;
+        Ok(state)
     }
 }
 
@@ -142,7 +165,26 @@ pub trait MergeableMechanism<D: ?Sized>: Mechanism<D> {
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>>;
 }
 
+/// The state must have the layout of `empty` (the mechanism's [`empty_state`]: its fingerprint and
+/// its number of sums), hold `n` records (when n is public), and have sums its record count can
+/// produce ([`SummaryState::check_sums`]). Everything a `state_summary` relies on is checked here,
+/// so a session calls it before anything is charged.
+///
+/// [`empty_state`]: MergeableMechanism::empty_state
+pub fn check_state_layout(state: &SummaryState, empty: &SummaryState, n: Option<usize>) -> Result<()> {
+    check_state(state, empty.fingerprint, n)?;
+    if state.sums.len() != empty.sums.len() {
+        return Err(Error::Shape {
+            what: "sums in the summary state",
+            expected: empty.sums.len(),
+            got: state.sums.len(),
+        });
+    }
+    state.check_sums()
+}
+
 /// The state must come from a mechanism with `fingerprint` and hold `n` records (when n is public).
+/// [`check_state_layout`] checks the width and the sums as well.
 pub fn check_state(state: &SummaryState, fingerprint: u64, n: Option<usize>) -> Result<()> {
     if state.fingerprint != fingerprint {
         return Err(Error::BadState(format!(
@@ -214,7 +256,7 @@ mod tests {
     #[test]
     fn bytes_round_trip_and_every_kind_of_damage_is_refused() {
         let mut state = SummaryState::new(7, 3);
-        state.add(2, &[1, -2, i128::MAX / 4]).unwrap();
+        state.add(2, &[1, -2, 1 << 63]).unwrap();
         let bytes = state.to_bytes();
         assert_eq!(SummaryState::from_bytes(&bytes).unwrap(), state);
         let message = |b: &[u8]| SummaryState::from_bytes(b).unwrap_err().to_string();
@@ -226,8 +268,9 @@ mod tests {
         let mut other = SummaryState::new(8, 3);
         assert!(other.merge(&state).unwrap_err().to_string().contains("different mechanisms"));
         let mut big = SummaryState::new(7, 3);
-        big.add(1, &[i128::MAX, 0, 0]).unwrap();
-        assert!(big.merge(&big.clone()).unwrap_err().to_string().contains("overflow"));
+        assert!(big.add(1, &[i128::MAX, 0, 0]).unwrap_err().to_string().contains("exceeds what its 1 records"));
+        big.add(1, &[1 << 63, 0, 0]).unwrap();
+        assert!(SummaryState::from_bytes(&big.to_bytes()).is_ok());
     }
 
     #[test]
@@ -239,5 +282,30 @@ mod tests {
             assert!(back.abs() <= v.abs() && (back - v).abs() <= 2f64.powi(-e));
         }
         assert_eq!(to_fixed(f64::NAN, e), 0);
+    }
+
+    /// A crafted state near `i128::MAX` used to merge or fail on overflow depending on the sign of
+    /// the victim's contribution; now it is refused for its own record count whatever the victim.
+    #[test]
+    fn a_crafted_state_is_refused_whatever_the_other_record() {
+        let crafted = SummaryState { fingerprint: 7, records: 1, sums: vec![i128::MAX - 5] };
+        let bytes = crafted.to_bytes();
+        assert!(SummaryState::from_bytes(&bytes).unwrap_err().to_string().contains("exceeds"));
+        for x in [100i128, -100] {
+            let mut victim = SummaryState::new(7, 1);
+            victim.add(1, &[x]).unwrap();
+            let err = victim.merge(&crafted).unwrap_err().to_string();
+            assert!(err.contains("exceeds what its 1 records"), "{err}");
+        }
+        // Valid states at the record limit merge without overflow.
+        let full = SummaryState { fingerprint: 7, records: u64::MAX / 2, sums: vec![i128::from(u64::MAX / 2) << 63] };
+        let mut merged = full.clone();
+        merged.merge(&full).unwrap();
+        assert!(merged.check_sums().is_ok());
+        let empty = SummaryState::new(7, 2);
+        let mut short = SummaryState::new(7, 1);
+        short.add(3, &[1]).unwrap();
+        let err = check_state_layout(&short, &empty, Some(3)).unwrap_err().to_string();
+        assert!(err.contains("sums in the summary state is 1") && err.contains("built for 2"), "{err}");
     }
 }

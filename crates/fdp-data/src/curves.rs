@@ -211,7 +211,7 @@ fn check_shape(grid: &Grid, len: usize) -> Result<usize> {
             reason: "curve sets live on 1-D grids",
         });
     }
-    if len % k != 0 {
+    if !len.is_multiple_of(k) {
         return Err(DataError::LengthMismatch {
             what: "curve values (a multiple of the grid size)",
             expected: len.div_ceil(k) * k,

@@ -15,7 +15,7 @@ use fdp_noise::{
 
 use crate::error::{EstimatorError, Result, positive};
 use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain};
-use fdp_core::state::{check_state, fingerprint_of};
+use fdp_core::state::{check_state_layout, fingerprint_of};
 use fdp_core::{
     Accuracy, BasisOutput, Curve, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
     Representation, SensitivityNorm, SummaryState,
@@ -29,7 +29,7 @@ use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_
 /// error, never dropped, so n is kept.
 pub fn snap_to_grid(grid: &Grid, points: &[f64]) -> Result<Vec<usize>> {
     let dim = grid.dim();
-    if points.len() % dim != 0 {
+    if !points.len().is_multiple_of(dim) {
         return Err(EstimatorError::Shape {
             what: "point coordinates (a multiple of the dimension)",
             expected: dim,
@@ -125,14 +125,17 @@ pub fn plug_in_bandwidth(n: usize, dim: usize, scale: f64) -> f64 {
 
 /// `max_{g, g'} ||a_g - a_g'||_p` over the rows `a_g = (w_k φ_k(g))_k` of a basis (p ∈ {1, 2}),
 /// computed over all pairs when that is at most 2·10^8 operations, else bounded by `2 max_g ||a_g||_p`.
-/// Returns the value, the maximising pair and whether it is exact.
-fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usize, usize), bool) {
+/// Returns the value, the maximising pair, whether it is exact, and `max_g ||a_g||_p`: the largest
+/// summary of one point, which bounds the summary of any n points computed on absolute values (a
+/// convex combination of rows), the magnitude its rounding is charged on.
+fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usize, usize), bool, f64) {
     let (k, j) = (basis.n_points(), weights.len());
     let phi = basis.eigenfunctions();
     let rows: Vec<Vec<f64>> = (0..k).map(|g| (0..j).map(|c| weights[c] * phi[(g, c)]).collect()).collect();
     let norm = |v: &mut dyn Iterator<Item = f64>| -> f64 {
         if p == 1 { v.map(f64::abs).sum() } else { v.map(|x| x * x).sum::<f64>().sqrt() }
     };
+    let largest = rows.iter().map(|r| norm(&mut r.iter().copied())).fold(0.0, f64::max);
     if (k * k) as f64 * j as f64 <= 2e8 {
         let best = (0..k)
             .into_par_iter()
@@ -142,12 +145,12 @@ fn max_pair_distance(basis: &MercerBasis, weights: &[f64], p: u8) -> (f64, (usiz
                     .fold((0.0, (g, g)), |acc, x| if x.0 > acc.0 { x } else { acc })
             })
             .reduce(|| (0.0, (0, 0)), |a, b| if b.0 > a.0 { b } else { a });
-        (best.0, best.1, true)
+        (best.0, best.1, true, largest)
     } else {
         let (g, v) = (0..k)
             .map(|g| (g, norm(&mut rows[g].iter().copied())))
             .fold((0, 0.0), |acc, x| if x.1 > acc.1 { x } else { acc });
-        (2.0 * v, (g, g), false)
+        (2.0 * v, (g, g), false, largest)
     }
 }
 
@@ -216,6 +219,15 @@ fn power_factors(basis: &MercerBasis, eta: f64) -> (Vec<f64>, Vec<f64>) {
     (factors, weights)
 }
 
+/// The sensitivity of a basis KDE with the rounding of its summary charged
+/// ([`Sensitivity::with_rounding`]): from the exact counts, each coefficient takes K products, a
+/// K-term sum, the division by n and the factor `λ_k^η` (K + 2 roundings, K grid points); on
+/// absolute values the summary is a convex combination of single points' summaries, so its
+/// magnitude is at most `largest`.
+fn kde_rounding(sensitivity: f64, largest: f64, basis: &MercerBasis) -> Result<Sensitivity> {
+    Ok(Sensitivity::new(sensitivity)?.with_rounding(largest, basis.n_points() as u32 + 2)?)
+}
+
 /// A KDE sensitivity of 0 means `λ_k^η` underflowed on every component: say so in the user's terms.
 fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
     if sensitivity > 0.0 && sensitivity.is_finite() {
@@ -230,10 +242,7 @@ fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
 }
 
 fn check_n(n: usize) -> Result<()> {
-    if n == 0 {
-        return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
-    }
-    Ok(())
+    fdp_core::caps::records(n).map(|_| ())
 }
 
 impl BasisKde<LatticeLaplace> {
@@ -247,11 +256,11 @@ impl BasisKde<LatticeLaplace> {
         let eps = epsilon;
         positive("eta", eta)?;
         let (factors, weights) = power_factors(basis, eta);
-        let (d, pair, exact) = max_pair_distance(basis, &weights, 1);
+        let (d, pair, exact, largest) = max_pair_distance(basis, &weights, 1);
         let sensitivity = check_kde_sensitivity(d / n as f64, eta)?;
         let sup_diag = basis.power_diagonal(eta).into_iter().fold(0.0, f64::max);
         let paper = 2.0 * sup_diag.sqrt() * basis.trace_power(eta - 1.0).sqrt() / n as f64;
-        let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
+        let sampler = IclpSampler::calibrated(basis, kde_rounding(sensitivity, largest, basis)?, eps)?;
         let meta =
             kde_metadata("iclp_kde", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C, Some(eta), n);
         Ok(Self {
@@ -270,9 +279,9 @@ impl BasisKde<LatticeLaplace> {
         check_n(n)?;
         let eps = epsilon;
         let released = leading_block(basis, components)?;
-        let (d, pair, exact) = max_pair_distance(&released, &vec![1.0; components], 1);
+        let (d, pair, exact, largest) = max_pair_distance(&released, &vec![1.0; components], 1);
         let sensitivity = d / n as f64;
-        let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, eps)?;
+        let sampler = IclpSampler::iid(&released, kde_rounding(sensitivity, largest, basis)?, eps)?;
         let meta =
             kde_metadata("iid_laplace_kde", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1, None, n);
         Ok(Self {
@@ -295,9 +304,10 @@ impl BasisKde<LatticeGaussian> {
         let eps = epsilon;
         positive("eta", eta)?;
         let (factors, weights) = power_factors(basis, eta);
-        let (d, pair, exact) = max_pair_distance(basis, &weights, 2);
+        let (d, pair, exact, largest) = max_pair_distance(basis, &weights, 2);
         let sensitivity = check_kde_sensitivity(d / n as f64, eta)?;
-        let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
+        let sampler =
+            GaussianProcessSampler::calibrated(basis, kde_rounding(sensitivity, largest, basis)?, eps, delta)?;
         let meta = kde_metadata(
             "gaussian_process_kde",
             PrivacyGuarantee::approximate(eps, delta),
@@ -347,15 +357,7 @@ impl<N: ComponentNoise> Mechanism<GridPoints> for BasisKde<N> {
         if points.grid() != basis.grid() {
             return Err(EstimatorError::GridMismatch);
         }
-        let phi = basis.eigenfunctions();
-        let counts = points.counts();
-        let n = self.n as f64;
-        Ok(self
-            .factors
-            .iter()
-            .enumerate()
-            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c as f64 * phi[(g, k)]).sum::<f64>() / n)
-            .collect())
+        Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
     delegate_to_basis_output!();
@@ -403,7 +405,11 @@ impl BernsteinKde {
         check_bernstein_domain(grid)?;
         let values = count as f64;
         let per_value = kernel.at_distance(0.0) / n as f64;
-        let noise = LaplaceVector::new(count, Sensitivity::new(values * per_value)?, eps)?;
+        // Rounding: each lattice value is a sum over at most K occupied grid points of count × kernel
+        // value, divided by n (K + 1 roundings), of size at most sup K.
+        let charged = Sensitivity::new(values * per_value)?
+            .with_rounding(values * kernel.at_distance(0.0), grid.len() as u32 + 1)?;
+        let noise = LaplaceVector::new(count, charged, eps)?;
         Ok(Self { kernel, grid: grid.clone(), degree, n, epsilon: eps, noise, sensitivity: values * per_value })
     }
 
@@ -449,16 +455,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         if points.grid() != &self.grid {
             return Err(EstimatorError::GridMismatch);
         }
-        let counts = points.counts();
-        let occupied: Vec<(usize, f64)> =
-            counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(g, c)| (g, *c as f64)).collect();
-        Ok(self
-            .lattice()
-            .par_iter()
-            .map(|t| {
-                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
-            })
-            .collect())
+        Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
@@ -523,6 +520,11 @@ pub fn normalise_density(values: &[f64], grid: &Grid) -> Vec<f64> {
 /// Density states: the counts of points per grid point (integers, so exact already).
 trait CountsState: Mechanism<GridPoints> {
     fn counts_grid(&self) -> &Grid;
+    /// The summary from the counts per grid point (with the public n), linear in the counts: it is
+    /// computed from a merged state's counts as they are — negative ones included — so a crafted
+    /// partial state only shifts it by a fixed vector and no error can depend on whether a victim's
+    /// point cancels a crafted count.
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64>;
     /// Public parameters beside the name and the grid that tell two mechanisms apart.
     fn fingerprint_extra(&self) -> Vec<u64>;
 
@@ -540,6 +542,16 @@ impl<N: ComponentNoise> CountsState for BasisKde<N> {
         self.output.sampler().basis().grid()
     }
 
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64> {
+        let phi = self.output.sampler().basis().eigenfunctions();
+        let n = self.n as f64;
+        self.factors
+            .iter()
+            .enumerate()
+            .map(|(k, f)| f * counts.iter().enumerate().map(|(g, &c)| c * phi[(g, k)]).sum::<f64>() / n)
+            .collect()
+    }
+
     fn fingerprint_extra(&self) -> Vec<u64> {
         let eigenvalues = self.output.sampler().basis().eigenvalues();
         self.factors.iter().chain(eigenvalues).map(|v| v.to_bits()).collect()
@@ -549,6 +561,17 @@ impl<N: ComponentNoise> CountsState for BasisKde<N> {
 impl CountsState for BernsteinKde {
     fn counts_grid(&self) -> &Grid {
         &self.grid
+    }
+
+    fn summary_from_counts(&self, counts: &[f64]) -> Vec<f64> {
+        let occupied: Vec<(usize, f64)> =
+            counts.iter().enumerate().filter(|(_, c)| **c != 0.0).map(|(g, c)| (g, *c)).collect();
+        self.lattice()
+            .par_iter()
+            .map(|t| {
+                occupied.iter().map(|(g, c)| c * self.kernel.eval(t, self.grid.point(*g))).sum::<f64>() / self.n as f64
+            })
+            .collect()
     }
 
     fn fingerprint_extra(&self) -> Vec<u64> {
@@ -574,13 +597,11 @@ macro_rules! mergeable_by_counts {
             }
 
             fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-                check_state(state, self.counts_fingerprint(), self.n())?;
-                let counts = state
-                    .sums()
-                    .iter()
-                    .map(|&c| usize::try_from(c).map_err(|_| EstimatorError::BadState(format!("negative or huge count {c}"))))
-                    .collect::<Result<Vec<usize>>>()?;
-                self.summarize(&GridPoints::from_counts(self.counts_grid(), counts)?)
+                check_state_layout(state, &self.empty_state(), self.n())?;
+                // The same f64 counts `summarize` uses (`c as f64` of a usize or of an i128 is the
+                // same number), so the summary is bit-identical to the one-pass one.
+                let counts: Vec<f64> = state.sums().iter().map(|&c| c as f64).collect();
+                Ok(self.summary_from_counts(&counts))
             }
         }
     };

@@ -89,9 +89,7 @@ impl ErmSetup {
     /// `n >= 1`, `(η, ψ)` with `ψ > 0` (the strong convexity the sensitivity rests on), and a positive
     /// response bound for the squared loss.
     pub fn new(loss: Loss, n: usize, regularisation: Regularisation) -> Result<Self> {
-        if n == 0 {
-            return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
-        }
+        fdp_core::caps::records(n)?;
         let (eta, psi) = (regularisation.eta(), positive("psi", regularisation.psi())?);
         if let Loss::Squared { bound } = loss {
             positive("response bound", bound)?;

@@ -13,7 +13,7 @@ use fdp_noise::{
 };
 
 use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
-use fdp_core::state::check_state;
+use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Regularisation, Release,
     ReleaseMetadata, Representation, SensitivityNorm, SummaryState, Tuning,
@@ -21,7 +21,7 @@ use fdp_core::{
 
 use crate::error::{EstimatorError, Result};
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
-use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
+use crate::sums::{ClippedSums, MEAN_ROUNDINGS, clipped_sums, mean_fingerprint};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ **with its norm**, and
 /// optionally a public reference curve to centre at. Each mechanism checks that the bound is in the
@@ -39,9 +39,7 @@ impl MeanSetup {
     /// `n >= 1` records (public), the budget ε of the release, and the clipping bound, fixed before the
     /// data are seen.
     pub fn new(n: usize, epsilon: Epsilon, bound: ClippingBound) -> Result<Self> {
-        if n == 0 {
-            return Err(EstimatorError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
-        }
+        fdp_core::caps::records(n)?;
         check_sum_bound(n, bound.value())?;
         Ok(Self { n, epsilon, bound, reference: None, tuning: Tuning::PlugIn })
     }
@@ -216,7 +214,8 @@ impl BasisMean<LatticeLaplace> {
         setup.check_reference(basis.grid())?;
         let (worst, shrink) = rkhs_factors(basis, eta, psi)?;
         let sensitivity = 2.0 * setup.tau() / setup.n as f64 * worst;
-        let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon)?;
+        let sampler =
+            IclpSampler::calibrated(basis, Sensitivity::of_mean(sensitivity, setup.n, MEAN_ROUNDINGS)?, setup.epsilon)?;
         let parts = Parts {
             name: "iclp_rkhs",
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
@@ -256,7 +255,11 @@ impl BasisMean<LatticeLaplace> {
         let released = basis.truncated(active)?;
         let inv_sum: f64 = released.eigenvalues().iter().map(|l| 1.0 / l).sum();
         let sensitivity = 2.0 * setup.tau() / setup.n as f64 * inv_sum.sqrt();
-        let sampler = IclpSampler::calibrated(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
+        let sampler = IclpSampler::calibrated(
+            &released,
+            Sensitivity::of_mean(sensitivity, setup.n, MEAN_ROUNDINGS)?,
+            setup.epsilon,
+        )?;
         let parts = Parts {
             name: "iclp_l1",
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
@@ -279,7 +282,8 @@ impl BasisMean<LatticeLaplace> {
         setup.check_reference(basis.grid())?;
         let released = leading_block(basis, components)?;
         let sensitivity = 2.0 * setup.tau() * (components as f64).sqrt() / setup.n as f64;
-        let sampler = IclpSampler::iid(&released, Sensitivity::new(sensitivity)?, setup.epsilon)?;
+        let sampler =
+            IclpSampler::iid(&released, Sensitivity::of_mean(sensitivity, setup.n, MEAN_ROUNDINGS)?, setup.epsilon)?;
         let parts = Parts {
             name: "iid_laplace",
             guarantee: PrivacyGuarantee::pure(setup.epsilon),
@@ -309,7 +313,12 @@ impl BasisMean<LatticeGaussian> {
         setup.check_reference(basis.grid())?;
         let (worst, shrink) = rkhs_factors(basis, eta, psi)?;
         let sensitivity = 2.0 * setup.tau() / setup.n as f64 * worst;
-        let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, setup.epsilon, delta)?;
+        let sampler = GaussianProcessSampler::calibrated(
+            basis,
+            Sensitivity::of_mean(sensitivity, setup.n, MEAN_ROUNDINGS)?,
+            setup.epsilon,
+            delta,
+        )?;
         let parts = Parts {
             name: "gaussian_process",
             guarantee: PrivacyGuarantee::approximate(setup.epsilon, delta),
@@ -435,7 +444,7 @@ impl<N: ComponentNoise> MergeableMechanism<CurveSet<'_>> for BasisMean<N> {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.setup.n))?;
         Ok(self.shape(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
     }
 }
@@ -484,7 +493,11 @@ impl BernsteinMean {
         check_bernstein_domain(grid)?;
         let points = lattice + 1;
         let sensitivity = 2.0 * setup.tau() / setup.n as f64;
-        let noise = LaplaceVector::new(points, Sensitivity::new(points as f64 * sensitivity)?, setup.epsilon)?;
+        let noise = LaplaceVector::new(
+            points,
+            Sensitivity::of_mean(points as f64 * sensitivity, setup.n, MEAN_ROUNDINGS)?,
+            setup.epsilon,
+        )?;
         Ok(Self { setup, grid: grid.clone(), lattice, noise, sensitivity })
     }
 
@@ -604,7 +617,7 @@ impl MergeableMechanism<CurveSet<'_>> for BernsteinMean {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        check_state(state, self.fingerprint()?, Some(self.setup.n))?;
+        check_state_layout(state, &self.empty_state(), Some(self.setup.n))?;
         Ok(self.lattice_values(&self.layout()?.means(state.sums(), self.setup.n).0[0]))
     }
 }

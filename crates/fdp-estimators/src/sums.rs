@@ -29,6 +29,15 @@ use crate::error::{EstimatorError, Result};
 /// Records per block (and rows of every projection product).
 const BLOCK: usize = 256;
 
+/// **Floating-point operations between the exact sums and a coordinate a mean mechanism adds noise
+/// to**, at most: the two integer-to-float conversions, `τ_g ·` the outside sum, the addition and
+/// the division by n in [`ClippedSums::means`] (5), then what a mechanism does to the mean before
+/// the noise: a shrinkage factor or a soft threshold (1), or a linear interpolation at a Bernstein
+/// lattice point (3). Products by the powers of two `2^-e` are exact (the smallest nonzero sum,
+/// one unit, is `2^-e >= 2^-1022`, never subnormal). The calibration charges
+/// `Δ (1 + γ_8 n)` ([`fdp_noise::Sensitivity::of_mean`]; docs/DESIGN.md §15.4).
+pub(crate) const MEAN_ROUNDINGS: u32 = 8;
+
 /// The public layout of the sums: the norm, the bounds, the record width and the log-norm range.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ClippedSums {

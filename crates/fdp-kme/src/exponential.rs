@@ -168,9 +168,7 @@ impl CandidateFamily {
 
     /// The exponential mechanism over this family for N = `n` records at ε.
     pub fn mechanism(&self, n: usize, epsilon: Epsilon) -> Result<ExponentialSynthetic> {
-        if n == 0 {
-            return Err(KmeError::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
-        }
+        fdp_core::caps::records(n)?;
         // The score's floor is the sensitivity itself (see `ExponentialSynthetic`).
         let sensitivity = (2.0 * self.kernel.variance()).sqrt() / n as f64;
         let margin = self.float_margin(sensitivity);

@@ -10,7 +10,7 @@ use fdp_mercer::{Kernel, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
 use crate::error::{KmeError, Result};
-use crate::points::{PointSet, WeightedPoints, check_public_n, fourier_features, parallel_row_sum};
+use crate::points::{PointSet, WeightedPoints, check_public_n, fixed_row_sums, fourier_features};
 
 /// Random Fourier features of the Gaussian kernel `σ² exp(-||x - y||² / (2ρ²))`:
 /// `ω_j ~ N(0, ρ^{-2} I)`, `φ(x) = σ J^{-1/2} (cos ω_1·x, sin ω_1·x, ..., cos ω_J·x, sin ω_J·x)`.
@@ -84,20 +84,24 @@ impl RandomFourierFeatures {
         fourier_features(&self.omegas, self.dim, x, self.amplitude / (j_count as f64).sqrt())
     }
 
-    /// `(1/N) Σ_n φ(x_n)`, in parallel.
+    /// `(1/N) Σ_n φ(x_n)`, in parallel, from exact fixed-point sums (`|φ_j(x)| <= σ`): the same
+    /// value whatever the thread count, and rounded only by the conversion and the division.
     pub fn mean_features(&self, data: &PointSet) -> Result<Vec<f64>> {
         if data.dim() != self.dim {
             return Err(KmeError::Shape { what: "dimension", expected: self.dim, got: data.dim() });
         }
         let n = data.len().max(1) as f64;
-        let sum = parallel_row_sum(data.len(), self.len(), |i| self.features(data.point(i)));
-        Ok(sum.into_iter().map(|s| s / n).collect())
+        let e = fdp_core::state::fixed_point_exponent(self.amplitude);
+        let sums = fixed_row_sums(data.len(), self.len(), e, |i| self.features(data.point(i)));
+        Ok(sums.into_iter().map(|s| fdp_core::state::from_fixed(s, e) / n).collect())
     }
 
     /// **Algorithm 2 (Balog et al. 2018)** for N = `n` records at (ε, δ): the mean feature vector
     /// with Gaussian noise calibrated to `Δ₂ = 2σ/N` by the analytic Gaussian mechanism.
     pub fn mechanism(&self, n: usize, epsilon: Epsilon, delta: Delta) -> Result<FeatureMean> {
-        let sensitivity = Sensitivity::new(2.0 * self.amplitude / n.max(1) as f64)?;
+        fdp_core::caps::records(n)?;
+        // The summary is an exact fixed-point sum converted and divided by n (2 roundings).
+        let sensitivity = Sensitivity::of_mean(2.0 * self.amplitude / n as f64, n, 2)?;
         Ok(FeatureMean { rff: self.clone(), n, noise: GaussianVector::new(self.len(), sensitivity, epsilon, delta)? })
     }
 }

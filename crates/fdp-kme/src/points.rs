@@ -20,7 +20,7 @@ impl PointSet {
 
     /// As [`new`](Self::new) with a public default point for unusable records.
     pub fn with_default(dim: usize, mut data: Vec<f64>, default: Option<&[f64]>) -> Result<Self> {
-        if dim == 0 || data.len() % dim != 0 {
+        if dim == 0 || !data.len().is_multiple_of(dim) {
             return Err(KmeError::Shape {
                 what: "point buffer (a multiple of the dimension)",
                 expected: dim,

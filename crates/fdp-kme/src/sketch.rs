@@ -192,6 +192,11 @@ pub struct PrivateSketch {
 }
 
 impl PrivateSketch {
+    /// The most records a sketch summarises, `2^40` (≈ 1.1·10^12): the rounding of the feature sums
+    /// is charged on this public cap. A state or dataset with more records is refused, which tells
+    /// only that n > 2^40.
+    pub const MAX_RECORDS: u64 = 1 << 40;
+
     /// The ε-DP sketch mechanism of `map`. Refused when M2M's noise-aware ridge parameter
     /// ([`noise_aware_lambda`], at most `2 Δ₁² / ε_num²` since the noisy count is at least 1) is
     /// not a finite number, so every release can be post-processed by M2M.
@@ -204,9 +209,12 @@ impl PrivateSketch {
                 reason: "so small that M2M's noise-aware ridge parameter 2 Δ₁² / ε² overflows",
             });
         }
+        // The summary converts exact fixed-point sums of at most MAX_RECORDS records to floats
+        // (one rounding of a value at most MAX_RECORDS · Δ₁ in l1): charged on the public cap,
+        // since n is private under add/remove (2^-12 of Δ₁; docs/DESIGN.md §15.4).
         let numerator = LaplaceVector::new(
             map.len(),
-            Sensitivity::new(map.l1_bound())?,
+            Sensitivity::new(map.l1_bound())?.with_rounding(Self::MAX_RECORDS as f64 * map.l1_bound(), 1)?,
             Epsilon::new(NUMERATOR_SHARE * epsilon.get())?,
         )?;
         let count =
@@ -254,7 +262,7 @@ impl Mechanism<PointSet> for PrivateSketch {
     /// the mergeable state).
     fn summarize(&self, data: &PointSet) -> Result<Vec<f64>> {
         let sums = self.fixed_feature_sums(data)?;
-        Ok(self.summary_from(&sums, data.len() as u64))
+        self.summary_from(&sums, data.len() as u64)
     }
 
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Sketch>> {
@@ -295,9 +303,15 @@ impl PrivateSketch {
         Ok(fixed_row_sums(data.len(), m, e, |i| self.map.features(data.point(i))))
     }
 
-    fn summary_from(&self, sums: &[i128], count: u64) -> Vec<f64> {
+    fn summary_from(&self, sums: &[i128], count: u64) -> Result<Vec<f64>> {
+        fdp_core::caps::at_most(
+            "records",
+            count as usize,
+            Self::MAX_RECORDS as usize,
+            "a sketch summarises at most 2^40 records (its rounding is charged on that public cap)",
+        )?;
         let e = self.feature_exponent();
-        sums.iter().map(|s| fdp_core::state::from_fixed(*s, e)).chain([count as f64]).collect()
+        Ok(sums.iter().map(|s| fdp_core::state::from_fixed(*s, e)).chain([count as f64]).collect())
     }
 
     /// Name, size, and the features of eight public probe points: two different maps differ there.
@@ -325,8 +339,8 @@ impl MergeableMechanism<PointSet> for PrivateSketch {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        fdp_core::state::check_state(state, self.fingerprint(), None)?;
-        Ok(self.summary_from(state.sums(), state.records()))
+        fdp_core::state::check_state_layout(state, &self.empty_state(), None)?;
+        self.summary_from(state.sums(), state.records())
     }
 }
 

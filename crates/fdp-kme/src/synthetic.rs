@@ -262,6 +262,7 @@ impl SyntheticSubspace {
     /// calibrated to `Δ₂ = sqrt(2 sup k)/N` plus the whitening's rounding
     /// ([`calibrated_sensitivity`](Self::calibrated_sensitivity)).
     pub fn mechanism(&self, n: usize, epsilon: Epsilon, delta: Delta) -> Result<SyntheticData> {
+        fdp_core::caps::records(n)?;
         let sensitivity = Sensitivity::new(self.calibrated_sensitivity(n))?;
         let noise = GaussianVector::new(self.z.len(), sensitivity, epsilon, delta)?;
         Ok(SyntheticData { subspace: self.clone(), n, noise })
@@ -312,7 +313,7 @@ impl MergeableMechanism<PointSet> for SyntheticData {
     }
 
     fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
-        fdp_core::state::check_state(state, self.fingerprint(), Some(self.n))?;
+        fdp_core::state::check_state_layout(state, &self.empty_state(), Some(self.n))?;
         Ok(self.subspace.coordinates_from_sums(state.sums(), self.n))
     }
 }

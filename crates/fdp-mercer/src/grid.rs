@@ -277,7 +277,7 @@ impl Grid {
 
     /// Checks that `points` is a flat list of finite d-dimensional points and returns how many.
     pub fn count_points(&self, points: &[f64]) -> Result<usize> {
-        if points.len() % self.dim != 0 {
+        if !points.len().is_multiple_of(self.dim) {
             return Err(MercerError::LengthMismatch {
                 what: "points (a multiple of the grid dimension)",
                 expected: points.len().div_ceil(self.dim) * self.dim,

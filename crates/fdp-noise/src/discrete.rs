@@ -294,10 +294,10 @@ pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
             // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
             let a = y.unsigned_abs() * t;
             let diff = a.abs_diff(s2);
-            if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t)) {
-                if bernoulli_exp_padded(Some(&mut *rng), pad, num, den) {
-                    return y;
-                }
+            if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
+                && bernoulli_exp_padded(Some(&mut *rng), pad, num, den)
+            {
+                return y;
             }
             // Overflow means |y| is astronomically far in the tail, where acceptance is 0 to any precision.
         }

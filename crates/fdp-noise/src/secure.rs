@@ -151,8 +151,15 @@ impl LatticeGaussian {
             });
         }
         let units = (sigma / step).ceil();
-        if units > 2f64.powi(40) {
-            return Err(NoiseError::BadParameter { name: "lattice step", value: step, reason: "too fine for sigma" });
+        // The discrete Gaussian's acceptance test works on 2 σ² (σ + 1)² in u128: at σ_units <= 2^31
+        // that is < 2^126; above ~2^31.5 it overflows, every proposal would be rejected and the
+        // sampler would never return.
+        if units > 2f64.powi(31) {
+            return Err(NoiseError::BadParameter {
+                name: "lattice step",
+                value: step,
+                reason: "too fine for sigma (more than 2^31 lattice steps per standard deviation)",
+            });
         }
         Ok(Self { step, sigma_units: units as u64 })
     }
@@ -210,6 +217,17 @@ mod tests {
         assert!(LatticeLaplace::new(1.0, 0.3).is_err());
         assert!(LatticeLaplace::new(1.0, 0.5).is_err());
         assert!(LatticeGaussian::with_sigma(-1.0).is_err());
+    }
+
+    #[test]
+    fn a_gaussian_lattice_too_fine_for_the_exact_sampler_is_refused() {
+        // 2^35 steps per standard deviation: the acceptance test's 2 σ² (σ + 1)² overflowed u128 and
+        // the sampler rejected forever. Refused when built; at the largest allowed resolution a draw
+        // returns.
+        assert!(LatticeGaussian::new(1.0, 2f64.powi(-35)).is_err());
+        let finest = LatticeGaussian::new(1.0, 2f64.powi(-31)).unwrap();
+        let mut rng = crate::NoiseRng::seeded(5);
+        assert!(finest.sample(&mut rng).abs() < 10.0);
     }
 
     #[test]

@@ -103,6 +103,16 @@ impl RustSession {
         self.inner.to_json().map_err(py_err)
     }
 
+    /// Writes the ledger atomically (temporary file, fsync, rename).
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        self.inner.save(&path).map_err(py_err)
+    }
+
+    /// The hash of the ledger's last link (hex SHA-256).
+    fn head(&self) -> String {
+        self.inner.head().to_string()
+    }
+
     fn spent(&self) -> (f64, f64) {
         self.inner.spent()
     }
