@@ -9,6 +9,8 @@ use std::hint::black_box;
 use rand::rngs::{StdRng, SysRng};
 use rand::{Rng, SeedableRng};
 
+use crate::timing::{self, SamplerTiming};
+
 /// Uniform integer in `[0, n)`, exactly (mask-and-reject), for `n >= 1`.
 #[inline]
 pub fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u128) -> u128 {
@@ -56,20 +58,41 @@ fn new_pad() -> StdRng {
     StdRng::try_from_rng(&mut SysRng).unwrap_or_else(|_| StdRng::seed_from_u64(0x7469_6d69_6e67))
 }
 
-/// Runs `f` with this thread's padding stream (a fresh one if it is already in use).
-fn with_pad<T>(f: impl FnOnce(&mut StdRng) -> T) -> T {
+/// The padding of one public sampler call: its stream and the bounds the loops are padded to, set
+/// once per call from [`timing::current`]. In [`SamplerTiming::Variable`] mode the bounds are the
+/// least the algorithm needs (one trial, no extra calls), so every loop stops as soon as it has
+/// decided and the padding stream is never drawn from: the same code, the same draws on the
+/// caller's stream, without the padding.
+struct Pad<'a> {
+    rng: &'a mut StdRng,
+    /// Trials every parity loop runs ([`PAD_TRIALS`], or 1).
+    trials: u64,
+    /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
+    calls: u64,
+    /// Fixed work: also a fixed-work division and a last parity loop after a failed factor.
+    padded: bool,
+}
+
+/// Runs `f` with this thread's padding stream (a fresh one if it is already in use) and the
+/// current mode's bounds.
+fn with_pad<T>(f: impl FnOnce(&mut Pad<'_>) -> T) -> T {
+    let (trials, calls, padded) = match timing::current() {
+        SamplerTiming::Padded => (PAD_TRIALS, PAD_CALLS, true),
+        SamplerTiming::Variable => (1, 0, false),
+    };
     PAD.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut slot) => f(slot.get_or_insert_with(new_pad)),
-        Err(_) => f(&mut new_pad()),
+        Ok(mut slot) => f(&mut Pad { rng: slot.get_or_insert_with(new_pad), trials, calls, padded }),
+        Err(_) => f(&mut Pad { rng: &mut new_pad(), trials, calls, padded }),
     })
 }
 
 /// The parity loop of CKS Algorithm 1, padded: `trial(k, decided)` draws Bernoulli(γ/k) — from the
 /// main stream while the result is open, from the padding stream once it is `decided` — for
 /// `k = 1, 2, ...` until the first failure fixes the result (`k` odd: true), and always for at least
-/// [`PAD_TRIALS`] values of `k`, so the work done does not depend on `γ` or on the result.
+/// `bound` ([`PAD_TRIALS`] in fixed work) values of `k`, so the work done does not depend on `γ` or
+/// on the result.
 #[inline]
-fn padded_parity(mut trial: impl FnMut(u64, bool) -> bool) -> bool {
+fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
     let mut result: Option<bool> = None;
     let mut k = 1u64;
     loop {
@@ -80,7 +103,7 @@ fn padded_parity(mut trial: impl FnMut(u64, bool) -> bool) -> bool {
         if !success & !decided {
             result = Some(k % 2 == 1);
         }
-        if k >= PAD_TRIALS {
+        if k >= bound {
             if let Some(r) = result {
                 return r;
             }
@@ -90,11 +113,12 @@ fn padded_parity(mut trial: impl FnMut(u64, bool) -> bool) -> bool {
 }
 
 /// The number of successes before the first failure of `trial(true)` (draws on the main stream),
-/// padded by calls of `trial(false)` (on the padding stream) to at least [`PAD_CALLS`] calls.
+/// padded by calls of `trial(false)` (on the padding stream) to at least `bound` ([`PAD_CALLS`] in
+/// fixed work) calls.
 #[inline]
-fn padded_geometric(mut trial: impl FnMut(bool) -> bool) -> u64 {
+fn padded_geometric(bound: u64, mut trial: impl FnMut(bool) -> bool) -> u64 {
     let (mut successes, mut done, mut calls) = (0u64, false, 0u64);
-    while !done || calls < PAD_CALLS {
+    while !done || calls < bound {
         let success = black_box(trial(!done));
         if !done {
             if success { successes += 1 } else { done = true }
@@ -111,18 +135,20 @@ fn padded_geometric(mut trial: impl FnMut(bool) -> bool) -> u64 {
 /// those of the unpadded algorithm (same values, same order: seeded streams are unchanged); the work
 /// is padded on a separate stream to 48 factor calls plus one fractional call of
 /// 23 trials each, whatever `γ` and the result, unless the algorithm itself needs more
-/// (probability `< 2^-68`; then it continues, so the law is exactly unchanged). See
-/// docs/design-notes/timing3.md.
+/// (probability `< 2^-68`; then it continues, so the law is exactly unchanged). In
+/// [`SamplerTiming::Variable`] mode (an opt-in for simulations, [`crate::timing`]) the loops stop
+/// as soon as they have decided: the same draws, in a time that depends on them. See
+/// docs/DESIGN.md section 15.5.
 pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
     with_pad(|pad| bernoulli_exp_padded(Some(rng), pad, num, den))
 }
 
 /// [`bernoulli_exp`] with its padding stream; `main = None` runs the whole call on `pad` (padding).
-fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut StdRng, num: u128, den: u128) -> bool {
+fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Pad<'_>, num: u128, den: u128) -> bool {
     let (mut rest, mut failed, mut calls) = (num, false, 0u64);
     loop {
         let live = !failed & (rest > den);
-        if !live && calls >= PAD_CALLS {
+        if !live && calls >= pad.calls {
             break;
         }
         let source = if live { main.as_deref_mut() } else { None };
@@ -131,6 +157,9 @@ fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Std
             if pass { rest -= den } else { failed = true }
         }
         calls += 1;
+    }
+    if failed & !pad.padded {
+        return false;
     }
     let source = if failed { None } else { main };
     let last = bernoulli_exp_at_most_one(source, pad, rest.min(den), den);
@@ -141,17 +170,26 @@ fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Std
 /// padded to [`PAD_TRIALS`] trials; `main = None` draws everything from `pad`.
 fn bernoulli_exp_at_most_one<R: Rng + ?Sized>(
     mut main: Option<&mut R>,
-    pad: &mut StdRng,
+    pad: &mut Pad<'_>,
     num: u128,
     den: u128,
 ) -> bool {
-    padded_parity(|k, decided| {
-        let n = den * u128::from(k);
-        match (decided, main.as_deref_mut()) {
-            (false, Some(rng)) => uniform_below(rng, n) < num,
-            _ => uniform_below(pad, n) < num,
-        }
+    padded_parity(pad.trials, |k, decided| match (decided, main.as_deref_mut()) {
+        (false, Some(rng)) => bernoulli_over_k(rng, num, den, k),
+        _ => bernoulli_over_k(&mut *pad.rng, num, den, k),
     })
+}
+
+/// Bernoulli(num / (den · k)) for `num <= den`: one uniform below `den · k`, or, when `den · k`
+/// overflows u128 (a Gaussian acceptance test near the largest lattice resolution, `den ≈ 2^125`,
+/// from k = 8), the product of Bernoulli(1/k) and Bernoulli(num/den), which has the same law. Which
+/// case applies depends on the public `den` and `k` only.
+#[inline]
+fn bernoulli_over_k<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128, k: u64) -> bool {
+    match den.checked_mul(u128::from(k)) {
+        Some(n) => uniform_below(rng, n) < num,
+        None => (uniform_below(rng, u128::from(k)) == 0) & (uniform_below(rng, den) < num),
+    }
 }
 
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
@@ -170,7 +208,7 @@ pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 
     with_pad(|pad| discrete_laplace_padded(rng, pad, t, s))
 }
 
-fn discrete_laplace_padded<R: Rng + ?Sized>(rng: &mut R, pad: &mut StdRng, t: u128, s: u128) -> i128 {
+fn discrete_laplace_padded<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u128, s: u128) -> i128 {
     match u64::try_from(t) {
         Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, pad, t, s.trailing_zeros()),
         _ => discrete_laplace_u128(rng, pad, t, s),
@@ -178,19 +216,25 @@ fn discrete_laplace_padded<R: Rng + ?Sized>(rng: &mut R, pad: &mut StdRng, t: u1
 }
 
 /// [`discrete_laplace`] in u128 arithmetic, for any `t, s >= 1`.
-fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, pad: &mut StdRng, t: u128, s: u128) -> i128 {
+fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u128, s: u128) -> i128 {
     loop {
         let u = uniform_below(rng, t);
         // u < t: γ = u/t < 1, a single parity loop (what `bernoulli_exp` does for γ <= 1).
         if !bernoulli_exp_at_most_one(Some(&mut *rng), pad, u, t) {
             continue;
         }
-        let v = padded_geometric(|live| {
+        let v = padded_geometric(pad.calls, |live| {
             let source = if live { Some(&mut *rng) } else { None };
             bernoulli_exp_at_most_one(source, pad, 1, 1)
         });
         let magnitude = u + t * u128::from(v);
-        let y = if s.is_power_of_two() { magnitude >> s.trailing_zeros() } else { div_fixed_work(magnitude, s) };
+        let y = if s.is_power_of_two() {
+            magnitude >> s.trailing_zeros()
+        } else if pad.padded {
+            div_fixed_work(magnitude, s)
+        } else {
+            magnitude / s
+        };
         if let Some(z) = with_random_sign(rng, y) {
             return z;
         }
@@ -247,29 +291,29 @@ fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
 #[inline]
 fn bernoulli_exp_at_most_one_u64<R: Rng + ?Sized>(
     mut main: Option<&mut R>,
-    pad: &mut StdRng,
+    pad: &mut Pad<'_>,
     num: u64,
     den: u64,
 ) -> bool {
-    padded_parity(|k, decided| {
+    padded_parity(pad.trials, |k, decided| {
         let source = if decided { None } else { main.as_deref_mut() };
         match (den.checked_mul(k), source) {
             (Some(d), Some(rng)) => uniform_below_u64(rng, d) < num,
-            (Some(d), None) => uniform_below_u64(pad, d) < num,
+            (Some(d), None) => uniform_below_u64(&mut *pad.rng, d) < num,
             (None, Some(rng)) => uniform_below(rng, den as u128 * k as u128) < num as u128,
-            (None, None) => uniform_below(pad, den as u128 * k as u128) < num as u128,
+            (None, None) => uniform_below(&mut *pad.rng, den as u128 * k as u128) < num as u128,
         }
     })
 }
 
 /// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
-fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, pad: &mut StdRng, t: u64, shift: u32) -> i128 {
+fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u64, shift: u32) -> i128 {
     loop {
         let u = uniform_below_u64(rng, t);
         if !bernoulli_exp_at_most_one_u64(Some(&mut *rng), pad, u, t) {
             continue;
         }
-        let v = padded_geometric(|live| {
+        let v = padded_geometric(pad.calls, |live| {
             let source = if live { Some(&mut *rng) } else { None };
             bernoulli_exp_at_most_one_u64(source, pad, 1, 1)
         });
@@ -308,7 +352,10 @@ pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
 pub(crate) mod tests {
     use super::*;
     use crate::NoiseRng;
+    use crate::timing::tests::in_mode;
     use std::cell::Cell;
+
+    const MODES: [SamplerTiming; 2] = [SamplerTiming::Padded, SamplerTiming::Variable];
 
     thread_local! {
         /// Parity-loop trials run on this thread (main and padding streams): the samplers' work.
@@ -379,37 +426,92 @@ pub(crate) mod tests {
         }
     }
 
-    /// Padding draws only from its own stream: every sampler returns what the variable-time one
-    /// returned, from the same draws in the same order, so seeded releases are bit-for-bit unchanged.
+    /// Padding draws only from its own stream: in both modes every sampler returns what the
+    /// variable-time algorithm as written returned, from the same draws in the same order, so seeded
+    /// releases are bit-for-bit the same whatever the mode.
     #[test]
-    fn padded_samplers_make_the_unpadded_draws() {
+    fn both_modes_make_the_unpadded_draws() {
         let laplace =
             [(3u128, 2u128), (1, 1), (7, 3), ((1u128 << 52) + 12345, 1 << 12), ((1u128 << 70) + 12345, 3 << 40)];
-        for (seed, (t, s)) in laplace.into_iter().enumerate() {
-            let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
-            for _ in 0..3_000 {
-                assert_eq!(
-                    discrete_laplace(&mut a, t, s),
-                    unpadded::discrete_laplace(&mut b, t, s),
-                    "t = {t}, s = {s}"
-                );
-            }
-            assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+        for mode in MODES {
+            in_mode(mode, || {
+                for (seed, (t, s)) in laplace.into_iter().enumerate() {
+                    let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
+                    for _ in 0..3_000 {
+                        assert_eq!(
+                            discrete_laplace(&mut a, t, s),
+                            unpadded::discrete_laplace(&mut b, t, s),
+                            "t = {t}, s = {s}, {mode}"
+                        );
+                    }
+                    assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+                }
+                for sigma in [1u64, 3, 1 << 20] {
+                    let (mut a, mut b) = (NoiseRng::seeded(sigma), NoiseRng::seeded(sigma));
+                    for _ in 0..2_000 {
+                        let reference = unpadded::discrete_gaussian(&mut b, sigma);
+                        assert_eq!(discrete_gaussian(&mut a, sigma), reference, "σ = {sigma}, {mode}");
+                    }
+                    assert_eq!(a.next_u64(), b.next_u64());
+                }
+                for (num, den) in [(0u128, 1u128), (1, 2), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
+                    let (mut a, mut b) = (NoiseRng::seeded(9), NoiseRng::seeded(9));
+                    for _ in 0..2_000 {
+                        assert_eq!(
+                            bernoulli_exp(&mut a, num, den),
+                            unpadded::bernoulli_exp(&mut b, num, den),
+                            "{mode}"
+                        );
+                    }
+                    assert_eq!(a.next_u64(), b.next_u64());
+                }
+            });
         }
-        for sigma in [1u64, 3, 1 << 20] {
-            let (mut a, mut b) = (NoiseRng::seeded(sigma), NoiseRng::seeded(sigma));
-            for _ in 0..2_000 {
-                assert_eq!(discrete_gaussian(&mut a, sigma), unpadded::discrete_gaussian(&mut b, sigma), "σ = {sigma}");
-            }
-            assert_eq!(a.next_u64(), b.next_u64());
-        }
-        for (num, den) in [(0u128, 1u128), (1, 2), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
-            let (mut a, mut b) = (NoiseRng::seeded(9), NoiseRng::seeded(9));
-            for _ in 0..2_000 {
-                assert_eq!(bernoulli_exp(&mut a, num, den), unpadded::bernoulli_exp(&mut b, num, den));
-            }
-            assert_eq!(a.next_u64(), b.next_u64());
-        }
+    }
+
+    /// The public samplers (lattice Laplace on both paths, lattice Gaussian, the exponential
+    /// mechanism) return the same values from the same seed in both modes, and leave the caller's
+    /// stream at the same place.
+    #[test]
+    fn the_public_samplers_are_the_same_in_both_modes() {
+        use crate::exponential::ExponentialMechanism;
+        use crate::{Epsilon, LatticeGaussian, LatticeLaplace, Sensitivity};
+        let laplace =
+            [LatticeLaplace::new(1.5, 2f64.powi(-21)).unwrap(), LatticeLaplace::new(1.0, 2f64.powi(-40)).unwrap()];
+        let gaussian =
+            [LatticeGaussian::new(3.0, 2f64.powi(-20)).unwrap(), LatticeGaussian::new(1.0, 2f64.powi(-31)).unwrap()];
+        let em = ExponentialMechanism::new(Sensitivity::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
+        let levels = em.levels(&[0.0, 0.5, 1.0, 2.0, 4.0, 40.0]).unwrap();
+        let draws = |mode| {
+            in_mode(mode, || {
+                let mut rng = NoiseRng::seeded(11);
+                let mut out = Vec::new();
+                for _ in 0..400 {
+                    out.extend(laplace.iter().map(|l| l.release(0.25, &mut rng).to_bits()));
+                    out.extend(gaussian.iter().map(|g| g.release(-3.0, &mut rng).to_bits()));
+                    out.push(em.sample(&levels, &mut rng).unwrap() as u64);
+                    // The u128 path, with a divisor that is not a power of two.
+                    out.push(discrete_laplace(&mut rng, (1u128 << 70) + 12345, 3 << 40) as u64);
+                    out.push(discrete_laplace(&mut rng, 7, 3) as u64);
+                }
+                out.push(rng.next_u64());
+                out
+            })
+        };
+        assert_eq!(draws(SamplerTiming::Padded), draws(SamplerTiming::Variable));
+    }
+
+    /// In variable-time mode the work is the algorithm's own and grows with γ: the switch does what
+    /// it says (and the padded mode's fixed work below is not an accident of the inputs).
+    #[test]
+    fn variable_mode_does_only_the_algorithms_work() {
+        let mut rng = NoiseRng::seeded(6);
+        in_mode(SamplerTiming::Variable, || {
+            let (_, small) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 0, 1)).count());
+            assert_eq!(small, 300, "γ = 0: one trial a call");
+            let (_, large) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 5, 2)).count());
+            assert!(large > 300 && large < 300 * 10, "{large}");
+        });
     }
 
     /// The work of a Bernoulli(exp(-γ)) is the same for every γ and both results; the work of a
@@ -458,9 +560,11 @@ pub(crate) mod tests {
         let cases = [(3u128, 2u128), (1, 1), (7, 1), ((1u128 << 52) + 12345, 1 << 12), ((1 << 62) - 1, 1 << 40)];
         for (seed, (t, s)) in cases.into_iter().enumerate() {
             let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
-            for _ in 0..20_000 {
-                let old = with_pad(|pad| discrete_laplace_u128(&mut b, pad, t, s));
-                assert_eq!(discrete_laplace(&mut a, t, s), old, "t = {t}, s = {s}");
+            for i in 0..20_000 {
+                // The two paths are compared in variable time (both modes make the same draws).
+                let mode = if i % 20 == 0 { SamplerTiming::Padded } else { SamplerTiming::Variable };
+                let old = in_mode(mode, || with_pad(|pad| discrete_laplace_u128(&mut b, pad, t, s)));
+                assert_eq!(in_mode(mode, || discrete_laplace(&mut a, t, s)), old, "t = {t}, s = {s}");
             }
             assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
         }
@@ -468,6 +572,10 @@ pub(crate) mod tests {
 
     #[test]
     fn bernoulli_exp_has_the_right_mean() {
+        in_mode(SamplerTiming::Variable, bernoulli_exp_mean);
+    }
+
+    fn bernoulli_exp_mean() {
         let mut rng = NoiseRng::seeded(2);
         for (num, den) in [(1u128, 2u128), (3, 1), (7, 3)] {
             let p = (-(num as f64) / den as f64).exp();
@@ -480,6 +588,10 @@ pub(crate) mod tests {
 
     #[test]
     fn small_scale_laws_match_exactly_computed_pmfs() {
+        in_mode(SamplerTiming::Variable, small_scale_laws);
+    }
+
+    fn small_scale_laws() {
         // Compare empirical frequencies to the exact pmf for a scale where every mass is visible.
         let mut rng = NoiseRng::seeded(3);
         let n = 60_000;
