@@ -12,12 +12,16 @@ use fdp::release::ReleaseMetadata;
 
 #[test]
 fn releases_are_padded_by_default_record_the_mode_and_are_the_same_in_both() {
-    let basis =
-        MercerBasis::build(Stationary::matern32(0.1).unwrap(), Grid::midpoint(0.0, 1.0, 30).unwrap(), BasisOptions::default())
-            .unwrap();
+    let basis = MercerBasis::build(
+        Stationary::matern32(0.1).unwrap(),
+        Grid::midpoint(0.0, 1.0, 30).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap();
     let data = simulate(Scenario::S1, &basis, 50, 3).unwrap().curves;
     let mean =
-        TunedMean::iclp_rkhs(&basis, 50, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap();
+        TunedMean::iclp_rkhs(&basis, 50, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap())
+            .unwrap();
     let release = || Session::pure(Epsilon::new(1.0).unwrap()).unwrap().with_seed(4).release(&mean, &data).unwrap();
 
     assert_eq!(timing::current(), SamplerTiming::Padded, "the default");

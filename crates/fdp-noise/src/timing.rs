@@ -13,7 +13,8 @@
 //! count) and return the same value: the padding only ever draws from its own stream. A seeded
 //! release is the same in both modes; only its running time differs.
 //!
-//! The mode is process-wide and starts as [`SamplerTiming::Padded`]. Releases from the CLI, Python
+//! The mode is process-wide and starts as [`SamplerTiming::Padded`] (a thread can require padding for
+//! its own draws with [`padded_on_this_thread`]). Releases from the CLI, Python
 //! and fdp-core's `Session` never change it; simulations that
 //! make many thousands of draws for statistics (law tests, black-box audits, reproductions,
 //! benchmarks) opt in with [`allow_variable_time_for_simulation`]. Every release records the mode
@@ -29,6 +30,7 @@
 //! assert_eq!(padded, fast);                               // the same draw, faster
 //! ```
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -73,11 +75,17 @@ const VARIABLE: u8 = 1;
 
 static MODE: AtomicU8 = AtomicU8::new(PADDED);
 
-/// The mode the samplers run in now, process-wide.
+thread_local! {
+    /// A mode for this thread that takes precedence over the process-wide one: set to `Padded` by
+    /// [`padded_on_this_thread`] (and to either mode by this crate's unit tests).
+    static OVERRIDE: Cell<Option<SamplerTiming>> = const { Cell::new(None) };
+}
+
+/// The mode the samplers called from this thread run in now: the process-wide mode, unless this
+/// thread is inside [`padded_on_this_thread`].
 #[inline]
 pub fn current() -> SamplerTiming {
-    #[cfg(test)]
-    if let Some(mode) = tests::OVERRIDE.with(std::cell::Cell::get) {
+    if let Some(mode) = OVERRIDE.with(Cell::get) {
         return mode;
     }
     match MODE.load(Ordering::Relaxed) {
@@ -100,23 +108,33 @@ pub fn require_padded() {
     MODE.store(PADDED, Ordering::Relaxed);
 }
 
+/// Runs `f` with the samplers called **from this thread** in fixed work, whatever the process-wide
+/// mode (samplers that `f` runs on other threads, e.g. through rayon, follow the process-wide mode).
+/// For measuring the padded samplers inside a process that opted in to variable time, such as
+/// `examples/timing_channel.rs` run among the other examples' tests. It can only add padding.
+pub fn padded_on_this_thread<T>(f: impl FnOnce() -> T) -> T {
+    set_on_this_thread(SamplerTiming::Padded, f)
+}
+
+fn set_on_this_thread<T>(mode: SamplerTiming, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<SamplerTiming>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OVERRIDE.with(|o| o.set(self.0));
+        }
+    }
+    let _restore = Restore(OVERRIDE.with(|o| o.replace(Some(mode))));
+    f()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::SamplerTiming;
-    use std::cell::Cell;
 
-    thread_local! {
-        /// A per-thread mode for this crate's unit tests, which run in parallel threads of one
-        /// process and must not flip each other's mode.
-        pub(crate) static OVERRIDE: Cell<Option<SamplerTiming>> = const { Cell::new(None) };
-    }
-
-    /// Runs `f` on this thread in `mode`.
+    /// Runs `f` on this thread in `mode` (this crate's unit tests run in parallel threads of one
+    /// process and must not flip each other's mode).
     pub(crate) fn in_mode<T>(mode: SamplerTiming, f: impl FnOnce() -> T) -> T {
-        let before = OVERRIDE.with(|o| o.replace(Some(mode)));
-        let out = f();
-        OVERRIDE.with(|o| o.set(before));
-        out
+        super::set_on_this_thread(mode, f)
     }
 
     #[test]
@@ -124,5 +142,7 @@ pub(crate) mod tests {
         assert_eq!(SamplerTiming::default(), SamplerTiming::Padded);
         assert_eq!(in_mode(SamplerTiming::Variable, super::current), SamplerTiming::Variable);
         assert_eq!(SamplerTiming::unrecorded().to_string(), "variable");
+        let nested = in_mode(SamplerTiming::Variable, || super::padded_on_this_thread(super::current));
+        assert_eq!(nested, SamplerTiming::Padded);
     }
 }
