@@ -103,10 +103,10 @@ fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
         if !success & !decided {
             result = Some(k % 2 == 1);
         }
-        if k >= bound {
-            if let Some(r) = result {
-                return r;
-            }
+        if k >= bound
+            && let Some(r) = result
+        {
+            return r;
         }
         k += 1;
     }
@@ -417,10 +417,10 @@ pub(crate) mod tests {
             loop {
                 let y = discrete_laplace(rng, t, 1);
                 let diff = (y.unsigned_abs() * t).abs_diff(s2);
-                if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t)) {
-                    if bernoulli_exp(rng, num, den) {
-                        return y;
-                    }
+                if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
+                    && bernoulli_exp(rng, num, den)
+                {
+                    return y;
                 }
             }
         }
