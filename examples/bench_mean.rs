@@ -22,7 +22,7 @@ fn status_bytes(field: &str) -> Option<f64> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A benchmark: variable-time sampling (the same draws; releases are padded by default and cost
-    // 15-60 us more per exact draw, docs/DESIGN.md 15.5).
+    // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let args: Vec<String> = std::env::args().collect();
     let n: usize =

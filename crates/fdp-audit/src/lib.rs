@@ -140,7 +140,7 @@ pub struct AuditReport {
 /// The auditor.
 ///
 /// An audit draws thousands of releases; with the exact samplers in their default fixed-work mode
-/// each draw costs 15–60 µs. A process that only audits (publishes nothing about a person) can call
+/// each draw costs 10–60 µs. A process that only audits (publishes nothing about a person) can call
 /// `fdp_noise::timing::allow_variable_time_for_simulation()` first: the same draws, ×26–×320
 /// faster (docs/DESIGN.md section 15.5). The auditor does not switch the mode itself.
 #[derive(Debug, Clone, Copy)]

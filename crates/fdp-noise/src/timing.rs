@@ -6,7 +6,7 @@
 //! on the value drawn. In [`SamplerTiming::Padded`] mode every loop is padded to a public bound
 //! (23 trials per parity loop, 48 calls per geometric loop) with work drawn from a separate
 //! padding stream, so the operations executed do not depend on the output except with probability
-//! below about 2^-64 per draw; a draw costs 15–60 µs. In [`SamplerTiming::Variable`] mode the same
+//! below about 2^-64 per draw; a draw costs 10–60 µs. In [`SamplerTiming::Variable`] mode the same
 //! code stops each loop as soon as the algorithm has decided (0.1–0.6 µs a draw).
 //!
 //! **Both modes make exactly the same draws on the caller's stream** (same values, same order, same
