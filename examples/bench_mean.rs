@@ -21,6 +21,9 @@ fn status_bytes(field: &str) -> Option<f64> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // A benchmark: variable-time sampling (the same draws; releases are padded by default and cost
+    // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
+    fdp::noise::timing::allow_variable_time_for_simulation();
     let args: Vec<String> = std::env::args().collect();
     let n: usize =
         args.iter().position(|a| a == "--n").and_then(|i| args.get(i + 1)).map_or(Ok(1_000_000), |s| s.parse())?;

@@ -109,6 +109,9 @@ fn numpy_peer(sizes: &[usize]) -> Option<Vec<(usize, f64)>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // A benchmark: variable-time sampling (the same draws; releases are padded by default and cost
+    // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
+    fdp::noise::timing::allow_variable_time_for_simulation();
     let quick = std::env::args().any(|a| a == "--quick");
     let sizes: &[usize] = if quick { &[100, 200] } else { &[100, 200, 500, 1000, 2000] };
     let paths = 100;

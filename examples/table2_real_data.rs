@@ -256,6 +256,9 @@ struct AblationRow {
 }
 
 pub fn run(quick: bool, data: Option<&std::path::Path>, as_published: bool) -> AnyResult<()> {
+    // Many draws for statistics, nothing published about a person: variable-time sampling, the
+    // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
+    fdp::noise::timing::allow_variable_time_for_simulation();
     let start = std::time::Instant::now();
     let data = data_dir(data);
     let out = ReportDir::create(match (quick, as_published) {

@@ -136,6 +136,12 @@ fn m2m_sketches_quick() {
 fn timing_channel_quick() {
     // One line per sampler; the timings themselves are not asserted (no timed tests in CI).
     let lines = timing_channel::run(true).unwrap();
-    assert!(lines.len() >= 8, "{lines:?}");
+    assert_eq!(lines.len(), 22, "{lines:?}");
     assert!(lines.iter().all(|l| l.starts_with("timing sampler=") && l.contains("distinguisher_advantage=")));
+    // Each exact sampler is measured in variable time (before) and padded (after), in one run.
+    let sampler = |l: &String| l.split_whitespace().nth(1).unwrap_or_default().to_string();
+    let before: Vec<String> = lines.iter().filter(|l| l.contains(" variant=before ")).map(sampler).collect();
+    let after: Vec<String> = lines.iter().filter(|l| l.contains(" variant=after ")).map(sampler).collect();
+    assert_eq!(before.len(), 10);
+    assert_eq!(before, after);
 }

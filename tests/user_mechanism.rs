@@ -109,6 +109,7 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
             components: upper.len(),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
+            sampler_timing: fdp::noise::timing::current(),
             ..ReleaseMetadata::new(self.name(), self.guarantee(), 0.0, SensitivityNorm::L1, self.n)
         };
         Ok(Release::new(CovarianceOperator { components: self.basis.len(), upper }, metadata))

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 
 use fdp_mercer::{BasisSummary, Grid, KernelSpec, MercerBasis};
+use fdp_noise::timing::{self, SamplerTiming};
 use fdp_noise::{Calibration, NeighbourRelation, PrivacyGuarantee, RngProvenance};
 
 use crate::error::{Error, Result};
@@ -37,6 +38,12 @@ pub struct ReleaseMetadata {
     pub calibration: Option<Calibration>,
     /// Seeded (reproducible, for experiments) or OS entropy (for real releases).
     pub rng: RngProvenance,
+    /// Whether the exact samplers ran in fixed work (`padded`, the default) or in variable time
+    /// (`variable`, an opt-in for simulations whose running time leaks the noise drawn): docs/DESIGN.md
+    /// section 15.5. The draws are the same in both. Read as `variable` when absent from an older
+    /// release's JSON (its samplers were variable-time).
+    #[serde(default = "SamplerTiming::unrecorded")]
+    pub sampler_timing: SamplerTiming,
     /// How the tuning parameters were chosen.
     pub tuning: Tuning,
     /// Whether a public reference curve was subtracted before clipping (and added back).
@@ -104,7 +111,8 @@ pub struct StageRecord {
 
 impl ReleaseMetadata {
     /// The fields every mechanism sets, with the rest at their defaults: no clipping, regularisation,
-    /// basis, kernel or calibration; OS entropy (each release records its own RNG); plug-in tuning;
+    /// basis, kernel or calibration; OS entropy (each release records its own RNG); the samplers'
+    /// current timing mode ([`fdp_noise::timing::current`]); plug-in tuning;
     /// not centred; n public exactly when the relation is replace-one.
     pub fn new(
         mechanism: &str,
@@ -127,6 +135,7 @@ impl ReleaseMetadata {
             kernel: None,
             calibration: None,
             rng: RngProvenance::OsEntropy,
+            sampler_timing: timing::current(),
             tuning: Tuning::PlugIn,
             centred: false,
             stages: Vec::new(),

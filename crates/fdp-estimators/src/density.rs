@@ -468,6 +468,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
             kde_metadata("bernstein_kde", self.guarantee(), self.sensitivity, SensitivityNorm::L1Lattice, None, self.n);
         metadata.components = expected;
         metadata.rng = rng.provenance();
+        metadata.sampler_timing = fdp_noise::timing::current();
         metadata.calibration = Some(self.noise.calibration());
         metadata.kernel = Some(self.kernel.spec());
         let representation =

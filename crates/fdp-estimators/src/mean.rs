@@ -562,6 +562,7 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
             clipping: Some(self.setup.bound),
             components: self.lattice + 1,
             rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
             calibration: Some(self.noise.calibration()),
             tuning: self.setup.tuning,
             centred: self.setup.reference.is_some(),

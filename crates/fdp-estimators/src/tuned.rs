@@ -1069,6 +1069,7 @@ impl TunedMean {
             basis: Some(self.basis.summary()),
             calibration: Some(calibration),
             rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
             centred: self.reference.is_some(),
             ..ReleaseMetadata::new(self.kind.name(), self.guarantee(), sensitivity, norm, self.n)
         };

@@ -380,6 +380,7 @@ impl Mechanism<PointSet> for ExponentialSynthetic {
             kernel: Some(self.family.kernel.spec()),
             calibration: Some(self.selection.calibration()),
             rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
             tuning: Tuning::Fixed,
             ..ReleaseMetadata::new(
                 "kme_exponential",

@@ -150,6 +150,7 @@ impl Mechanism<PointSet> for FeatureMean {
             kernel: Some(self.rff.kernel.spec()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
             tuning: Tuning::Fixed,
             ..ReleaseMetadata::new(
                 "balog_alg2",

@@ -277,6 +277,7 @@ impl Mechanism<PointSet> for PrivateSketch {
             components: m,
             calibration: Some(self.numerator.calibration()),
             rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
             ..ReleaseMetadata::new(self.name(), self.guarantee, self.map.l1_bound(), SensitivityNorm::L1, 0)
         };
         Ok(Release::new(Sketch { sketch, noisy_count, noisy_sum }, metadata))

@@ -348,6 +348,7 @@ impl Mechanism<PointSet> for SyntheticData {
             kernel: Some(self.subspace.kernel.spec()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
             tuning: Tuning::Fixed,
             ..ReleaseMetadata::new(
                 "balog_alg1",

@@ -3,7 +3,13 @@
 //! Everything here uses integer arithmetic and exact uniform integers (rejection sampling), so the
 //! output law is exactly the stated one: no floating-point rounding enters a sample.
 
-use rand::Rng;
+use std::cell::RefCell;
+use std::hint::black_box;
+
+use rand::rngs::{StdRng, SysRng};
+use rand::{Rng, SeedableRng};
+
+use crate::timing::{self, SamplerTiming};
 
 /// Uniform integer in `[0, n)`, exactly (mask-and-reject), for `n >= 1`.
 #[inline]
@@ -33,69 +39,236 @@ pub fn bernoulli_ratio<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bo
     uniform_below(rng, den) < num
 }
 
-/// Bernoulli(exp(-num/den)) for rational `num/den >= 0` (CKS Algorithm 1).
-pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    let mut num = num;
-    // exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋)).
-    while num > den {
-        if !bernoulli_exp_at_most_one(rng, den, den) {
-            return false;
-        }
-        num -= den;
-    }
-    bernoulli_exp_at_most_one(rng, num, den)
+/// Trials of the parity loop of Bernoulli(exp(-γ)), `γ <= 1`, that always run: the loop needs more
+/// with probability `γ^T / T! <= 1/23! < 2^-74`.
+const PAD_TRIALS: u64 = 23;
+/// Calls of Bernoulli(exp(-1)) that always run in a geometric loop (the ⌊γ⌋ factors of
+/// [`bernoulli_exp`], the discrete Laplace's `v`): more are needed with probability `e^-48 < 2^-69`.
+const PAD_CALLS: u64 = 48;
+
+thread_local! {
+    /// The padding stream: the same generator as [`crate::NoiseRng`], seeded from the operating
+    /// system once per thread. Its draws only ever feed discarded work.
+    static PAD: RefCell<Option<StdRng>> = const { RefCell::new(None) };
 }
 
-/// Bernoulli(exp(-γ)) for `γ = num/den ∈ [0, 1]`: the parity of the first k with Bernoulli(γ/k) = 0.
-fn bernoulli_exp_at_most_one<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    let mut k: u128 = 1;
+fn new_pad() -> StdRng {
+    // The padding stream never reaches an output: a fixed seed (if the OS has no entropy) only makes
+    // the padding's own rejection counts predictable, never the law of a draw.
+    StdRng::try_from_rng(&mut SysRng).unwrap_or_else(|_| StdRng::seed_from_u64(0x7469_6d69_6e67))
+}
+
+/// The padding of one public sampler call: its stream and the bounds the loops are padded to, set
+/// once per call from [`timing::current`]. In [`SamplerTiming::Variable`] mode the bounds are the
+/// least the algorithm needs (one trial, no extra calls), so every loop stops as soon as it has
+/// decided and the padding stream is never drawn from: the same code, the same draws on the
+/// caller's stream, without the padding.
+struct Pad<'a> {
+    rng: &'a mut StdRng,
+    /// Trials every parity loop runs ([`PAD_TRIALS`], or 1).
+    trials: u64,
+    /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
+    calls: u64,
+    /// Fixed work: also a fixed-work division and a last parity loop after a failed factor.
+    padded: bool,
+}
+
+/// Runs `f` with this thread's padding stream (a fresh one if it is already in use) and the
+/// current mode's bounds.
+fn with_pad<T>(f: impl FnOnce(&mut Pad<'_>) -> T) -> T {
+    let (trials, calls, padded) = match timing::current() {
+        SamplerTiming::Padded => (PAD_TRIALS, PAD_CALLS, true),
+        SamplerTiming::Variable => (1, 0, false),
+    };
+    PAD.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => f(&mut Pad { rng: slot.get_or_insert_with(new_pad), trials, calls, padded }),
+        Err(_) => f(&mut Pad { rng: &mut new_pad(), trials, calls, padded }),
+    })
+}
+
+/// The parity loop of CKS Algorithm 1, padded: `trial(k, decided)` draws Bernoulli(γ/k) — from the
+/// main stream while the result is open, from the padding stream once it is `decided` — for
+/// `k = 1, 2, ...` until the first failure fixes the result (`k` odd: true), and always for at least
+/// `bound` ([`PAD_TRIALS`] in fixed work) values of `k`, so the work done does not depend on `γ` or
+/// on the result.
+#[inline]
+fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
+    let mut result: Option<bool> = None;
+    let mut k = 1u64;
     loop {
-        if !bernoulli_ratio(rng, num, den * k) {
-            return k % 2 == 1;
+        #[cfg(test)]
+        tests::TRIALS.with(|c| c.set(c.get() + 1));
+        let decided = result.is_some();
+        let success = black_box(trial(k, decided));
+        if !success & !decided {
+            result = Some(k % 2 == 1);
+        }
+        if k >= bound
+            && let Some(r) = result
+        {
+            return r;
         }
         k += 1;
     }
 }
 
+/// The number of successes before the first failure of `trial(true)` (draws on the main stream),
+/// padded by calls of `trial(false)` (on the padding stream) to at least `bound` ([`PAD_CALLS`] in
+/// fixed work) calls.
+#[inline]
+fn padded_geometric(bound: u64, mut trial: impl FnMut(bool) -> bool) -> u64 {
+    let (mut successes, mut done, mut calls) = (0u64, false, 0u64);
+    while !done || calls < bound {
+        let success = black_box(trial(!done));
+        if !done {
+            if success { successes += 1 } else { done = true }
+        }
+        calls += 1;
+    }
+    successes
+}
+
+/// Bernoulli(exp(-num/den)) for rational `num/den >= 0` (CKS Algorithm 1), in fixed work.
+///
+/// `exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋))`: up to ⌊γ⌋ Bernoulli(exp(-1)) factors (stopping at the
+/// first failure), then the fractional one, each by the parity loop. The draws on `rng` are exactly
+/// those of the unpadded algorithm (same values, same order: seeded streams are unchanged); the work
+/// is padded on a separate stream to 48 factor calls plus one fractional call of
+/// 23 trials each, whatever `γ` and the result, unless the algorithm itself needs more
+/// (probability `< 2^-68`; then it continues, so the law is exactly unchanged). In
+/// [`SamplerTiming::Variable`] mode (an opt-in for simulations, [`crate::timing`]) the loops stop
+/// as soon as they have decided: the same draws, in a time that depends on them. See
+/// docs/DESIGN.md section 15.5.
+pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+    with_pad(|pad| bernoulli_exp_padded(Some(rng), pad, num, den))
+}
+
+/// [`bernoulli_exp`] with its padding stream; `main = None` runs the whole call on `pad` (padding).
+fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Pad<'_>, num: u128, den: u128) -> bool {
+    let (mut rest, mut failed, mut calls) = (num, false, 0u64);
+    loop {
+        let live = !failed & (rest > den);
+        if !live && calls >= pad.calls {
+            break;
+        }
+        let source = if live { main.as_deref_mut() } else { None };
+        let pass = bernoulli_exp_at_most_one(source, pad, den, den);
+        if live {
+            if pass { rest -= den } else { failed = true }
+        }
+        calls += 1;
+    }
+    if failed & !pad.padded {
+        return false;
+    }
+    let source = if failed { None } else { main };
+    let last = bernoulli_exp_at_most_one(source, pad, rest.min(den), den);
+    !failed & last
+}
+
+/// Bernoulli(exp(-γ)) for `γ = num/den ∈ [0, 1]`: the parity of the first k with Bernoulli(γ/k) = 0,
+/// padded to [`PAD_TRIALS`] trials; `main = None` draws everything from `pad`.
+fn bernoulli_exp_at_most_one<R: Rng + ?Sized>(
+    mut main: Option<&mut R>,
+    pad: &mut Pad<'_>,
+    num: u128,
+    den: u128,
+) -> bool {
+    padded_parity(pad.trials, |k, decided| match (decided, main.as_deref_mut()) {
+        (false, Some(rng)) => bernoulli_over_k(rng, num, den, k),
+        _ => bernoulli_over_k(&mut *pad.rng, num, den, k),
+    })
+}
+
+/// Bernoulli(num / (den · k)) for `num <= den`: one uniform below `den · k`, or, when `den · k`
+/// overflows u128 (a Gaussian acceptance test near the largest lattice resolution, `den ≈ 2^125`,
+/// from k = 8), the product of Bernoulli(1/k) and Bernoulli(num/den), which has the same law. Which
+/// case applies depends on the public `den` and `k` only.
+#[inline]
+fn bernoulli_over_k<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128, k: u64) -> bool {
+    match den.checked_mul(u128::from(k)) {
+        Some(n) => uniform_below(rng, n) < num,
+        None => (uniform_below(rng, u128::from(k)) == 0) & (uniform_below(rng, den) < num),
+    }
+}
+
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
 ///
-/// `t, s >= 1`. Expected cost: a handful of uniform draws, independent of the scale. The lattice
-/// samplers' scales (`t < 2^62`, `s` a power of two) take a 64-bit path that makes the same draws
-/// in the same order and returns the same value (tested), only with native arithmetic.
+/// `t, s >= 1`. Expected cost: a handful of uniform draws from `rng`, independent of the scale. The
+/// lattice samplers' scales (`t < 2^62`, `s` a power of two) take a 64-bit path that makes the same
+/// draws in the same order and returns the same value (tested), only with native arithmetic.
+///
+/// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
+/// test's parity loop always runs 23 trials and the geometric loop of `v` always makes
+/// 48 calls (padding on a separate stream of the same generator; the draws on `rng` are
+/// unchanged), the sign is applied without a branch and `(u + t v) / s` is a shift or a fixed-work
+/// division. Rejected trials are independent of the accepted one. A draw whose loops need more than
+/// the padding (probability `< 2^-64`) takes longer, and is still exact.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
+    with_pad(|pad| discrete_laplace_padded(rng, pad, t, s))
+}
+
+fn discrete_laplace_padded<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u128, s: u128) -> i128 {
     match u64::try_from(t) {
-        Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, t, s.trailing_zeros()),
-        _ => discrete_laplace_u128(rng, t, s),
+        Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, pad, t, s.trailing_zeros()),
+        _ => discrete_laplace_u128(rng, pad, t, s),
     }
 }
 
 /// [`discrete_laplace`] in u128 arithmetic, for any `t, s >= 1`.
-fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
+fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u128, s: u128) -> i128 {
     loop {
         let u = uniform_below(rng, t);
-        if !bernoulli_exp(rng, u, t) {
+        // u < t: γ = u/t < 1, a single parity loop (what `bernoulli_exp` does for γ <= 1).
+        if !bernoulli_exp_at_most_one(Some(&mut *rng), pad, u, t) {
             continue;
         }
-        let mut v: u128 = 0;
-        while bernoulli_exp(rng, 1, 1) {
-            v += 1;
-        }
-        if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
+        let v = padded_geometric(pad.calls, |live| {
+            let source = if live { Some(&mut *rng) } else { None };
+            bernoulli_exp_at_most_one(source, pad, 1, 1)
+        });
+        let magnitude = u + t * u128::from(v);
+        let y = if s.is_power_of_two() {
+            magnitude >> s.trailing_zeros()
+        } else if pad.padded {
+            div_fixed_work(magnitude, s)
+        } else {
+            magnitude / s
+        };
+        if let Some(z) = with_random_sign(rng, y) {
             return z;
         }
     }
 }
 
+/// `n / d` for `d >= 1` by 128 steps of restoring division without value-dependent branches: the
+/// hardware and compiler-builtins u128 division take a value-dependent time (measured in
+/// examples/timing_channel.rs).
+#[inline]
+fn div_fixed_work(n: u128, d: u128) -> u128 {
+    let (mut q, mut r) = (0u128, 0u128);
+    for i in (0..128).rev() {
+        let carry = r >> 127;
+        r = (r << 1) | ((n >> i) & 1);
+        let subtract = carry | u128::from(black_box(r >= d));
+        r = r.wrapping_sub(d & 0u128.wrapping_sub(subtract));
+        q |= subtract << i;
+    }
+    q
+}
+
 /// CKS Algorithm 2's last step, shared by both paths: a fair sign for the magnitude `y`, or `None`
-/// (start again) for `-0`, so that 0 is not drawn twice as often as its neighbours.
+/// (start again) for `-0`, so that 0 is not drawn twice as often as its neighbours. The sign is
+/// applied without a branch.
 #[inline]
 fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
     let negative = rng.next_u32() & 1 == 1;
-    if negative && y == 0 {
+    if negative & (y == 0) {
         return None;
     }
     let y = y.min(i128::MAX as u128) as i128;
-    Some(if negative { -y } else { y })
+    let mask = -i128::from(negative);
+    Some((y ^ mask) - mask)
 }
 
 /// `uniform_below` for `n < 2^64`: the same mask-and-reject on the same draws.
@@ -113,46 +286,37 @@ fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
     }
 }
 
-/// `bernoulli_exp` with 64-bit operands (the same draws): Bernoulli(exp(-num/den)).
+/// `bernoulli_exp_at_most_one` with 64-bit operands (the same draws); a denominator `den · k` beyond
+/// 64 bits (never met in practice) takes the u128 draw, which is the same draw.
 #[inline]
-fn bernoulli_exp_u64<R: Rng + ?Sized>(rng: &mut R, mut num: u64, den: u64) -> bool {
-    while num > den {
-        if !bernoulli_exp_at_most_one_u64(rng, den, den) {
-            return false;
+fn bernoulli_exp_at_most_one_u64<R: Rng + ?Sized>(
+    mut main: Option<&mut R>,
+    pad: &mut Pad<'_>,
+    num: u64,
+    den: u64,
+) -> bool {
+    padded_parity(pad.trials, |k, decided| {
+        let source = if decided { None } else { main.as_deref_mut() };
+        match (den.checked_mul(k), source) {
+            (Some(d), Some(rng)) => uniform_below_u64(rng, d) < num,
+            (Some(d), None) => uniform_below_u64(&mut *pad.rng, d) < num,
+            (None, Some(rng)) => uniform_below(rng, den as u128 * k as u128) < num as u128,
+            (None, None) => uniform_below(&mut *pad.rng, den as u128 * k as u128) < num as u128,
         }
-        num -= den;
-    }
-    bernoulli_exp_at_most_one_u64(rng, num, den)
-}
-
-/// `bernoulli_exp_at_most_one` with 64-bit operands; a denominator `den · k` beyond 64 bits (never
-/// met in practice) takes the u128 draw, which is the same draw.
-#[inline]
-fn bernoulli_exp_at_most_one_u64<R: Rng + ?Sized>(rng: &mut R, num: u64, den: u64) -> bool {
-    let mut k: u64 = 1;
-    loop {
-        let below = match den.checked_mul(k) {
-            Some(d) => uniform_below_u64(rng, d) < num,
-            None => uniform_below(rng, den as u128 * k as u128) < num as u128,
-        };
-        if !below {
-            return k % 2 == 1;
-        }
-        k += 1;
-    }
+    })
 }
 
 /// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
-fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, t: u64, shift: u32) -> i128 {
+fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u64, shift: u32) -> i128 {
     loop {
         let u = uniform_below_u64(rng, t);
-        if !bernoulli_exp_u64(rng, u, t) {
+        if !bernoulli_exp_at_most_one_u64(Some(&mut *rng), pad, u, t) {
             continue;
         }
-        let mut v: u64 = 0;
-        while bernoulli_exp_at_most_one_u64(rng, 1, 1) {
-            v += 1;
-        }
+        let v = padded_geometric(pad.calls, |live| {
+            let source = if live { Some(&mut *rng) } else { None };
+            bernoulli_exp_at_most_one_u64(source, pad, 1, 1)
+        });
         if let Some(z) = with_random_sign(rng, (u as u128 + t as u128 * v as u128) >> shift) {
             return z;
         }
@@ -161,27 +325,221 @@ fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, t: u64, shift: u32) -> i12
 
 /// Discrete Gaussian on Z with integer standard-deviation parameter `sigma >= 1`:
 /// `P(z) ∝ exp(-z² / (2 σ²))` (CKS Algorithm 3, with σ² = sigma² an integer).
+///
+/// **Timing.** Each proposal is a fixed-work discrete Laplace draw and a fixed-work Bernoulli
+/// (see [`bernoulli_exp`]), so every trial costs the same whatever the proposal; the number of
+/// trials is independent of the accepted value.
 pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
     let s2 = (sigma as u128) * (sigma as u128);
     let t = sigma as u128 + 1;
-    loop {
-        let y = discrete_laplace(rng, t, 1);
-        // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
-        let a = y.unsigned_abs() * t;
-        let diff = a.abs_diff(s2);
-        if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
-            && bernoulli_exp(rng, num, den)
-        {
-            return y;
+    with_pad(|pad| {
+        loop {
+            let y = discrete_laplace_padded(rng, pad, t, 1);
+            // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
+            let a = y.unsigned_abs() * t;
+            let diff = a.abs_diff(s2);
+            if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
+                && bernoulli_exp_padded(Some(&mut *rng), pad, num, den)
+            {
+                return y;
+            }
+            // Overflow means |y| is astronomically far in the tail, where acceptance is 0 to any precision.
         }
-        // Overflow means |y| is astronomically far in the tail, where acceptance is 0 to any precision.
-    }
+    })
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::NoiseRng;
+    use crate::timing::tests::in_mode;
+    use std::cell::Cell;
+
+    const MODES: [SamplerTiming; 2] = [SamplerTiming::Padded, SamplerTiming::Variable];
+
+    thread_local! {
+        /// Parity-loop trials run on this thread (main and padding streams): the samplers' work.
+        pub(crate) static TRIALS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// The trials `f` runs.
+    pub(crate) fn trials_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
+        let before = TRIALS.with(Cell::get);
+        let out = f();
+        (out, TRIALS.with(Cell::get) - before)
+    }
+
+    /// The variable-time samplers this module had before padding (CKS Algorithms 1-3 as written),
+    /// kept as the reference the padded ones must match draw for draw.
+    pub(crate) mod unpadded {
+        use super::super::{uniform_below, with_random_sign};
+        use rand::Rng;
+
+        pub(crate) fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, mut num: u128, den: u128) -> bool {
+            while num > den {
+                if !at_most_one(rng, den, den) {
+                    return false;
+                }
+                num -= den;
+            }
+            at_most_one(rng, num, den)
+        }
+
+        fn at_most_one<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+            let mut k: u128 = 1;
+            loop {
+                if uniform_below(rng, den * k) >= num {
+                    return k % 2 == 1;
+                }
+                k += 1;
+            }
+        }
+
+        pub(crate) fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
+            loop {
+                let u = uniform_below(rng, t);
+                if !bernoulli_exp(rng, u, t) {
+                    continue;
+                }
+                let mut v: u128 = 0;
+                while bernoulli_exp(rng, 1, 1) {
+                    v += 1;
+                }
+                if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
+                    return z;
+                }
+            }
+        }
+
+        pub(crate) fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
+            let s2 = (sigma as u128) * (sigma as u128);
+            let t = sigma as u128 + 1;
+            loop {
+                let y = discrete_laplace(rng, t, 1);
+                let diff = (y.unsigned_abs() * t).abs_diff(s2);
+                if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
+                    && bernoulli_exp(rng, num, den)
+                {
+                    return y;
+                }
+            }
+        }
+    }
+
+    /// Padding draws only from its own stream: in both modes every sampler returns what the
+    /// variable-time algorithm as written returned, from the same draws in the same order, so seeded
+    /// releases are bit-for-bit the same whatever the mode.
+    #[test]
+    fn both_modes_make_the_unpadded_draws() {
+        let laplace =
+            [(3u128, 2u128), (1, 1), (7, 3), ((1u128 << 52) + 12345, 1 << 12), ((1u128 << 70) + 12345, 3 << 40)];
+        for mode in MODES {
+            in_mode(mode, || {
+                for (seed, (t, s)) in laplace.into_iter().enumerate() {
+                    let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
+                    for _ in 0..3_000 {
+                        assert_eq!(
+                            discrete_laplace(&mut a, t, s),
+                            unpadded::discrete_laplace(&mut b, t, s),
+                            "t = {t}, s = {s}, {mode}"
+                        );
+                    }
+                    assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+                }
+                for sigma in [1u64, 3, 1 << 20] {
+                    let (mut a, mut b) = (NoiseRng::seeded(sigma), NoiseRng::seeded(sigma));
+                    for _ in 0..2_000 {
+                        let reference = unpadded::discrete_gaussian(&mut b, sigma);
+                        assert_eq!(discrete_gaussian(&mut a, sigma), reference, "σ = {sigma}, {mode}");
+                    }
+                    assert_eq!(a.next_u64(), b.next_u64());
+                }
+                for (num, den) in [(0u128, 1u128), (1, 2), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
+                    let (mut a, mut b) = (NoiseRng::seeded(9), NoiseRng::seeded(9));
+                    for _ in 0..2_000 {
+                        assert_eq!(
+                            bernoulli_exp(&mut a, num, den),
+                            unpadded::bernoulli_exp(&mut b, num, den),
+                            "{mode}"
+                        );
+                    }
+                    assert_eq!(a.next_u64(), b.next_u64());
+                }
+            });
+        }
+    }
+
+    /// The public samplers (lattice Laplace on both paths, lattice Gaussian, the exponential
+    /// mechanism) return the same values from the same seed in both modes, and leave the caller's
+    /// stream at the same place.
+    #[test]
+    fn the_public_samplers_are_the_same_in_both_modes() {
+        use crate::exponential::ExponentialMechanism;
+        use crate::{Epsilon, LatticeGaussian, LatticeLaplace, Sensitivity};
+        let laplace =
+            [LatticeLaplace::new(1.5, 2f64.powi(-21)).unwrap(), LatticeLaplace::new(1.0, 2f64.powi(-40)).unwrap()];
+        let gaussian =
+            [LatticeGaussian::new(3.0, 2f64.powi(-20)).unwrap(), LatticeGaussian::new(1.0, 2f64.powi(-31)).unwrap()];
+        let em = ExponentialMechanism::new(Sensitivity::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
+        let levels = em.levels(&[0.0, 0.5, 1.0, 2.0, 4.0, 40.0]).unwrap();
+        let draws = |mode| {
+            in_mode(mode, || {
+                let mut rng = NoiseRng::seeded(11);
+                let mut out = Vec::new();
+                for _ in 0..400 {
+                    out.extend(laplace.iter().map(|l| l.release(0.25, &mut rng).to_bits()));
+                    out.extend(gaussian.iter().map(|g| g.release(-3.0, &mut rng).to_bits()));
+                    out.push(em.sample(&levels, &mut rng).unwrap() as u64);
+                    // The u128 path, with a divisor that is not a power of two.
+                    out.push(discrete_laplace(&mut rng, (1u128 << 70) + 12345, 3 << 40) as u64);
+                    out.push(discrete_laplace(&mut rng, 7, 3) as u64);
+                }
+                out.push(rng.next_u64());
+                out
+            })
+        };
+        assert_eq!(draws(SamplerTiming::Padded), draws(SamplerTiming::Variable));
+    }
+
+    /// In variable-time mode the work is the algorithm's own and grows with γ: the switch does what
+    /// it says (and the padded mode's fixed work below is not an accident of the inputs).
+    #[test]
+    fn variable_mode_does_only_the_algorithms_work() {
+        let mut rng = NoiseRng::seeded(6);
+        in_mode(SamplerTiming::Variable, || {
+            let (_, small) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 0, 1)).count());
+            assert_eq!(small, 300, "γ = 0: one trial a call");
+            let (_, large) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 5, 2)).count());
+            assert!(large > 300 && large < 300 * 10, "{large}");
+        });
+    }
+
+    /// The work of a Bernoulli(exp(-γ)) is the same for every γ and both results; the work of a
+    /// discrete Laplace draw does not grow with |z|. (The variable-time loops did `~γ` and `~|z|/scale`
+    /// trials: ⌊γ⌋ factors for γ = 40 against 1 for γ = 1/2.)
+    #[test]
+    fn padded_work_does_not_depend_on_the_value() {
+        let mut rng = NoiseRng::seeded(4);
+        let fixed = (PAD_CALLS + 1) * PAD_TRIALS;
+        for (num, den) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
+            for _ in 0..300 {
+                let (_, work) = trials_of(|| bernoulli_exp(&mut rng, num, den));
+                assert_eq!(work, fixed, "γ = {num}/{den}");
+            }
+        }
+        // Laplace at a large lattice scale: every trial passes the first stage with probability
+        // ≈ 1 - 1/e and costs PAD_TRIALS; the accepted one adds exactly PAD_CALLS calls for v.
+        let (t, s) = ((1u64 << 52) + 12345, 1u128 << 12);
+        let mut largest = 0;
+        for _ in 0..3_000 {
+            let (z, work) = trials_of(|| discrete_laplace(&mut rng, t as u128, s));
+            largest = largest.max(z.unsigned_abs() / (t as u128 >> 12));
+            assert_eq!(work % PAD_TRIALS, 0);
+            let trials = work / PAD_TRIALS - PAD_CALLS;
+            assert!((1..=40).contains(&trials), "work {work} for z = {z}");
+        }
+        assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
+    }
 
     #[test]
     fn uniform_below_is_in_range_and_covers_it() {
@@ -202,8 +560,11 @@ mod tests {
         let cases = [(3u128, 2u128), (1, 1), (7, 1), ((1u128 << 52) + 12345, 1 << 12), ((1 << 62) - 1, 1 << 40)];
         for (seed, (t, s)) in cases.into_iter().enumerate() {
             let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
-            for _ in 0..20_000 {
-                assert_eq!(discrete_laplace(&mut a, t, s), discrete_laplace_u128(&mut b, t, s), "t = {t}, s = {s}");
+            for i in 0..20_000 {
+                // The two paths are compared in variable time (both modes make the same draws).
+                let mode = if i % 20 == 0 { SamplerTiming::Padded } else { SamplerTiming::Variable };
+                let old = in_mode(mode, || with_pad(|pad| discrete_laplace_u128(&mut b, pad, t, s)));
+                assert_eq!(in_mode(mode, || discrete_laplace(&mut a, t, s)), old, "t = {t}, s = {s}");
             }
             assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
         }
@@ -211,6 +572,10 @@ mod tests {
 
     #[test]
     fn bernoulli_exp_has_the_right_mean() {
+        in_mode(SamplerTiming::Variable, bernoulli_exp_mean);
+    }
+
+    fn bernoulli_exp_mean() {
         let mut rng = NoiseRng::seeded(2);
         for (num, den) in [(1u128, 2u128), (3, 1), (7, 3)] {
             let p = (-(num as f64) / den as f64).exp();
@@ -223,6 +588,10 @@ mod tests {
 
     #[test]
     fn small_scale_laws_match_exactly_computed_pmfs() {
+        in_mode(SamplerTiming::Variable, small_scale_laws);
+    }
+
+    fn small_scale_laws() {
         // Compare empirical frequencies to the exact pmf for a scale where every mass is visible.
         let mut rng = NoiseRng::seeded(3);
         let n = 60_000;

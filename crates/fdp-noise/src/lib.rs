@@ -9,6 +9,7 @@
 //! - [`sampler`]: the ICLP and Gaussian-process samplers over a Mercer basis, unit-variance or calibrated;
 //! - [`cholesky`]: Gaussian-process paths by Cholesky, for comparison;
 //! - [`calibration`]: the analytic Gaussian multiplier and the classic constants;
+//! - [`timing`]: fixed-work sampling (the default) or variable time, an opt-in for simulations;
 //! - [`stats`]: Kolmogorov-Smirnov tests and CDFs for validating samplers;
 //! - [`exponential`]: the exponential mechanism over a finite candidate set, sampled exactly on
 //!   lattice scores;
@@ -26,6 +27,7 @@ pub mod rng;
 pub mod sampler;
 pub mod secure;
 pub mod stats;
+pub mod timing;
 pub mod vector;
 
 pub use cholesky::CholeskyGpSampler;

@@ -7,6 +7,12 @@ use fdp_noise::{
     CholeskyGpSampler, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeLaplace, NoiseRng, Sensitivity,
 };
 
+/// Many thousands of draws for statistics: variable-time sampling for this whole test process (the
+/// same draws as the padded samplers releases use; docs/DESIGN.md section 15.5).
+fn simulation() {
+    fdp_noise::timing::allow_variable_time_for_simulation();
+}
+
 fn basis(k: usize, cap: Option<usize>) -> MercerBasis {
     let grid = Grid::midpoint(0.0, 1.0, k).unwrap();
     let options = cap.map_or(BasisOptions::default(), |j| BasisOptions::default().max_components(j));
@@ -38,6 +44,7 @@ fn check_laws(draws: &Mat<f64>, scales: &[f64], cdf: fn(f64, f64) -> f64) {
 
 #[test]
 fn iclp_coefficients_are_laplace_with_the_claimed_scales() {
+    simulation();
     let basis = basis(100, Some(20));
     let iclp = IclpSampler::calibrated(&basis, Sensitivity::new(0.5).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
     let draws = iclp.sample_coefficients(20_000, &mut NoiseRng::seeded(11));
@@ -46,6 +53,7 @@ fn iclp_coefficients_are_laplace_with_the_claimed_scales() {
 
 #[test]
 fn gp_coefficients_are_gaussian_with_the_claimed_scales() {
+    simulation();
     let basis = basis(100, Some(20));
     let gp = GaussianProcessSampler::calibrated(
         &basis,
@@ -80,6 +88,7 @@ fn check_covariance(paths: &Mat<f64>, c: &Mat<f64>) {
 
 #[test]
 fn unit_variance_paths_have_the_kernel_as_covariance() {
+    simulation();
     let basis = basis(40, None);
     assert_eq!(basis.len(), 40, "all components kept, so Σ λ_k φ_k φ_k^T = C on the grid");
     let grid = basis.grid();
@@ -94,6 +103,7 @@ fn unit_variance_paths_have_the_kernel_as_covariance() {
 
 #[test]
 fn iclp_calibration_bounds_the_loss_and_theorem_7_does_not() {
+    simulation();
     let basis = basis(200, None);
     let (delta, eps) = (0.3, 0.5);
     let iclp = IclpSampler::calibrated(&basis, Sensitivity::new(delta).unwrap(), Epsilon::new(eps).unwrap()).unwrap();
@@ -115,6 +125,7 @@ fn iclp_calibration_bounds_the_loss_and_theorem_7_does_not() {
 
 #[test]
 fn seeded_streams_reproduce_and_off_grid_paths_agree_with_grid_paths() {
+    simulation();
     let basis = basis(60, None);
     let iclp = IclpSampler::unit_variance(&basis).unwrap();
     let a = iclp.sample_paths(3, &mut NoiseRng::seeded(5));
@@ -161,6 +172,7 @@ fn naive_reachable(x: f64, b: f64, y: f64) -> bool {
 
 #[test]
 fn reachable_set_attack_breaks_naive_laplace_but_not_the_lattice_sampler() {
+    simulation();
     use rand::Rng;
     let (x0, x1, b) = (0.0, 1.0, 1.0);
     let mut rng = NoiseRng::seeded(99);
@@ -185,6 +197,7 @@ fn reachable_set_attack_breaks_naive_laplace_but_not_the_lattice_sampler() {
 
 #[test]
 fn iid_laplace_has_one_scale_and_bounds_the_l1_loss() {
+    simulation();
     let basis = basis(100, Some(12));
     let iid = IclpSampler::iid(&basis, Sensitivity::new(0.4).unwrap(), Epsilon::new(0.8).unwrap()).unwrap();
     let b = iid.scales();

@@ -34,6 +34,14 @@ pub fn metadata_caption(metadata: &ReleaseMetadata) -> String {
     out
 }
 
+/// How the exact samplers spent their time (docs/DESIGN.md section 15.5).
+fn sampler_timing(metadata: &ReleaseMetadata) -> &'static str {
+    match metadata.sampler_timing.as_str() {
+        "padded" => "padded (fixed work, whatever the noise drawn)",
+        _ => "variable (a simulation: the running time depends on the noise drawn)",
+    }
+}
+
 /// The metadata as a two-column markdown table (`| quantity | value |`).
 pub fn metadata_table(metadata: &ReleaseMetadata) -> String {
     let g = metadata.guarantee;
@@ -45,6 +53,7 @@ pub fn metadata_table(metadata: &ReleaseMetadata) -> String {
         ("released numbers".into(), metadata.components.to_string()),
         ("tuning".into(), format!("{:?}", metadata.tuning)),
         ("randomness".into(), format!("{:?}", metadata.rng)),
+        ("sampler timing".into(), sampler_timing(metadata).into()),
     ];
     if let Some(n) = metadata.n {
         let what = match metadata.privacy_unit {
