@@ -11,13 +11,14 @@
 use std::str::FromStr;
 
 use fdp_core::{
-    Accuracy, ClippingBound, Curve, Error, LedgerFile, Mechanism, MergeableMechanism, Release, Result, Session, Sketch,
-    Stage, SummaryState,
+    Accuracy, ClipNorm, ClippingBound, Curve, Error, LedgerFile, Mechanism, MergeableMechanism, Release, Result,
+    Session, Sketch, Stage, SummaryState,
 };
 use fdp_data::CurveSet;
+use fdp_estimators::frame::{RANGE_SEARCH_FLOOR_RATIO, ceiling_from_range, range_radius};
 use fdp_estimators::{
-    BasisKde, BasisMean, BernsteinKde, BernsteinMean, GaussianMean, GridPoints, LaplaceMean, MeanSetup, PlugIn,
-    TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
+    PlugIn, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
 };
 use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary, StationaryShape};
@@ -41,6 +42,17 @@ pub enum MeanMethod {
     GaussianProcess,
     /// Bernstein polynomials through a noisy lattice, bound in the sup norm.
     Bernstein,
+}
+
+impl MeanMethod {
+    /// The norm the mechanism clips records in (its bound's norm).
+    pub fn norm(self) -> ClipNorm {
+        match self {
+            Self::IclpRkhs => ClipNorm::CoefficientL1,
+            Self::IclpL1 | Self::IidLaplace | Self::GaussianProcess => ClipNorm::L2,
+            Self::Bernstein => ClipNorm::Sup,
+        }
+    }
 }
 
 impl FromStr for MeanMethod {
@@ -93,8 +105,9 @@ pub struct MeanRequest {
     pub method: MeanMethod,
     /// The kernel, on the curves' grid.
     pub kernel: Stationary,
-    /// The clipping bound in the mechanism's norm (the ceiling under private tuning).
-    pub bound: ClippingBound,
+    /// The clipping bound in the mechanism's norm (the ceiling under private tuning). `None`: the
+    /// ceiling that follows from the public `range` ([`ceiling_from_range`]).
+    pub bound: Option<ClippingBound>,
     /// The total ε of the release (every stage included).
     pub epsilon: Epsilon,
     /// δ, for the Gaussian process only.
@@ -102,7 +115,12 @@ pub struct MeanRequest {
     /// Private (default) or plug-in tuning.
     pub tuning: TuningMode,
     /// A public constant the records are centred at before clipping (added back to the release).
+    /// With a `range` and no centre: the middle of the range.
     pub centre: Option<f64>,
+    /// **The public range** `(lo, hi)` of the curves' values (what was measured, never the records):
+    /// every release is clamped to it (post-processing, [`TunedMean::within`]) and, without a
+    /// `bound`, the ceiling in the mechanism's norm follows from it. Private tuning only.
+    pub range: Option<(f64, f64)>,
     /// Plug-in tuning only: ψ instead of the plug-in rule's (ICLP-RKHS, ICLP-l1, Gaussian process).
     pub psi: Option<f64>,
     /// Plug-in tuning only: the number of components of IID Laplace (default `⌊n^{1/3}⌋`).
@@ -114,26 +132,61 @@ pub struct MeanRequest {
 impl MeanRequest {
     /// The privately tuned `method` with everything else at its default.
     pub fn new(method: MeanMethod, kernel: Stationary, bound: ClippingBound, epsilon: Epsilon) -> Self {
+        Self { bound: Some(bound), range: None, ..Self::in_range(method, kernel, (0.0, 1.0), epsilon) }
+    }
+
+    /// The privately tuned `method` in a public frame: values in `[lo, hi]`, centred at the middle
+    /// of the range, the ceiling in the method's norm derived from the range
+    /// ([`ceiling_from_range`]), every release clamped to the range.
+    pub fn in_range(method: MeanMethod, kernel: Stationary, (lo, hi): (f64, f64), epsilon: Epsilon) -> Self {
         Self {
             method,
             kernel,
-            bound,
+            bound: None,
             epsilon,
             delta: None,
             tuning: TuningMode::Private,
             centre: None,
+            range: Some((lo, hi)),
             psi: None,
             components: None,
             degree: None,
         }
     }
 
+    /// The centre the records are centred at: the one given, else the middle of the range, if any.
+    pub fn effective_centre(&self) -> Option<f64> {
+        self.centre.or(self.range.map(|(lo, hi)| lo + (hi - lo) / 2.0))
+    }
+
     /// The mechanism for `n` curves on `grid` (public; the curves are not read).
     pub fn build(&self, grid: &Grid, n: usize) -> Result<AnyMean> {
         let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
-        let reference = self.centre.map(|c| vec![c; grid.len()]);
         if let Some(c) = self.centre.filter(|c| !c.is_finite()) {
             return Err(Error::BadParameter { name: "centre", value: c, reason: "must be finite" });
+        }
+        let centre = self.effective_centre();
+        let reference = centre.map(|c| vec![c; grid.len()]);
+        let bound = match (self.bound, self.range) {
+            (Some(bound), _) => bound,
+            (None, Some((lo, hi))) => ceiling_from_range(self.method.norm(), &basis, lo, hi, centre)?,
+            (None, None) => {
+                return Err(Error::BadParameter {
+                    name: "bound",
+                    value: f64::NAN,
+                    reason: "give a clipping bound in the mechanism's norm or a public range of the values",
+                });
+            }
+        };
+        if let Some((lo, hi)) = self.range {
+            range_radius(lo, hi, centre)?;
+            if self.tuning != TuningMode::Private {
+                return Err(Error::BadParameter {
+                    name: "public range",
+                    value: hi - lo,
+                    reason: "is used by private tuning (the default); with plug-in tuning give the bound",
+                });
+            }
         }
         let plug_in_only =
             [(self.psi.is_some(), "psi"), (self.components.is_some(), "components"), (self.degree.is_some(), "degree")];
@@ -159,13 +212,19 @@ impl MeanRequest {
                 MeanMethod::GaussianProcess => TunedKind::GaussianProcess(delta()?),
                 MeanMethod::Bernstein => TunedKind::Bernstein,
             };
-            let tuned = TunedMean::new(kind, &basis, n, self.epsilon, self.bound)?;
-            return Ok(AnyMean::Tuned(match reference {
-                Some(r) => tuned.centred_at(r)?,
-                None => tuned,
-            }));
+            let mut tuned = TunedMean::new(kind, &basis, n, self.epsilon, bound)?;
+            if let Some(r) = reference {
+                tuned = tuned.centred_at(r)?;
+            }
+            if let Some((lo, hi)) = self.range {
+                tuned = tuned.within(lo, hi)?;
+                if self.bound.is_none() {
+                    tuned = tuned.with_bound_search(BoundSearch::down_to(RANGE_SEARCH_FLOOR_RATIO)?)?;
+                }
+            }
+            return Ok(AnyMean::Tuned(tuned));
         }
-        let mut setup = MeanSetup::new(n, self.epsilon, self.bound)?;
+        let mut setup = MeanSetup::new(n, self.epsilon, bound)?;
         if let Some(r) = reference {
             setup = setup.centred_at(r)?;
         }
@@ -460,6 +519,13 @@ pub struct M2mSummary {
     /// The M2M estimator itself, for further queries (CDFs, box fractions).
     pub estimator: M2mEstimator,
 }
+
+/// The number of public uniform prior points M2M estimation uses unless told otherwise: every front
+/// door's default.
+pub const M2M_PRIOR_POINTS: usize = 2000;
+/// The seed of those prior points (public randomness) unless told otherwise: every front door's
+/// default, so the CLI and Python read the same estimates off the same sketch.
+pub const M2M_PRIOR_SEED: u64 = 0;
 
 /// M2M estimates from a released sketch (post-processing: no budget).
 pub fn m2m_summary(

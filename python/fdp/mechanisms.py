@@ -129,11 +129,21 @@ class MeanCurve:
         length-scale in the grid's units.
     bound:
         ``"NORM:VALUE"``: ``l1`` (coefficient l1, ICLP-RKHS), ``l2`` (ICLP-l1, IID Laplace, GP) or
-        ``sup`` (Bernstein).
+        ``sup`` (Bernstein). Under private tuning it is a ceiling. ``None`` (default): the ceiling
+        follows from ``range`` if given, else ``"l1:10"``. A ``(lo, hi)`` pair is read as ``range``.
     mechanism:
         ``iclp_rkhs``, ``iclp_l1``, ``iid_laplace``, ``gaussian_process`` or ``bernstein``.
     centre:
-        A public constant the curves are centred at before clipping (added back).
+        A public constant the curves are centred at before clipping (added back). With a ``range``
+        and no centre: the middle of the range.
+    range:
+        **The public range** ``(lo, hi)`` of the values, from what is measured (FA in ``(0, 1)``,
+        heights in ``(40, 210)`` cm), never from the data: every release is clamped to it
+        (post-processing: the L2 projection onto a convex set holding the mean, so it cannot add
+        error), the centre defaults to its middle and, without a ``bound``, the ceiling in the
+        mechanism's norm follows from it (``R``, ``R·√|T|`` or ``R·Σ_k Σ_i |w_i φ_k(t_i)|`` in the
+        sup, L2 and coefficient-l1 norms, ``R`` the largest distance from the centre to an end).
+        Private tuning only.
     delta:
         δ of the Gaussian process.
 
@@ -150,10 +160,11 @@ class MeanCurve:
     """
 
     kernel: str = "matern32:0.1"
-    bound: str = "l1:10"
+    bound: str | tuple[float, float] | None = None
     mechanism: MeanMethod = "iclp_rkhs"
     tuning: Literal["private", "plug_in"] = "private"
     centre: float | None = None
+    range: tuple[float, float] | None = None
     delta: float | None = None
     psi: float | None = None
     components: int | None = None
@@ -175,16 +186,18 @@ class MeanCurve:
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
         if int(n) < 1:
             raise ValueError(f"n must be >= 1, got {n}")
+        bound, value_range = _bound_and_range(self.bound, self.range)
         inner = _fdp.build_mean(
             self.mechanism,
             self.kernel,
-            self.bound,
+            bound,
             float(epsilon),
             points,
             int(n),
             delta=self.delta,
             tuning=self.tuning,
             centre=self.centre,
+            range=value_range,
             psi=self.psi,
             components=self.components,
             degree=self.degree,
@@ -331,6 +344,35 @@ class SummaryState:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SummaryState, (self._bytes,))
+
+
+def _bound_and_range(
+    bound: object, value_range: object
+) -> tuple[str | None, tuple[float, float] | None]:
+    """The bound text and the public range a :class:`MeanCurve` passes on: a ``(lo, hi)`` pair given
+    as the bound is the range; a bare number is refused (a bound needs its norm)."""
+    if isinstance(bound, (tuple, list)):
+        if value_range is not None:
+            raise ValueError("bound=(lo, hi) is a public range; give it once, as range=(lo, hi)")
+        bound, value_range = None, bound
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+        raise ValueError(
+            f"bound={bound!r} has no norm: give 'NORM:VALUE' (l1 for iclp_rkhs, l2 for iclp_l1, "
+            f"iid_laplace and gaussian_process, sup for bernstein), e.g. 'l1:{bound}', or the values' "
+            "public range as range=(lo, hi)"
+        )
+    if bound is not None and not isinstance(bound, str):
+        raise ValueError(f"bound must be 'NORM:VALUE' or a (lo, hi) range, got {type(bound).__name__}")
+    pair: tuple[float, float] | None = None
+    if value_range is not None:
+        try:
+            lo, hi = (float(v) for v in value_range)  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            raise ValueError(f"range must be a pair (lo, hi) of numbers, got {value_range!r}") from None
+        pair = (lo, hi)
+    if bound is None and pair is None:
+        bound = "l1:10"
+    return bound, pair
 
 
 def _unit(person_id: str | None) -> str:

@@ -170,8 +170,9 @@ class SketchRelease(_Release):
         """``n + ζ`` (at least 1)."""
         return float(self._inner.noisy_count())
 
-    def m2m(self, prior_points: int = 2000, prior_seed: int = 0) -> M2mEstimates:
-        """Means and covariance by M2M with implicit weights on public uniform prior points."""
+    def m2m(self, prior_points: int = _fdp.M2M_PRIOR_POINTS, prior_seed: int = _fdp.M2M_PRIOR_SEED) -> M2mEstimates:
+        """Means and covariance by M2M with implicit weights on public uniform prior points (the
+        defaults are the command line's: the same sketch gives the same estimates at every door)."""
         if prior_points < 1:
             raise ValueError(f"prior_points must be >= 1, got {prior_points}")
         est = self._inner.m2m(self._mechanism, prior_points, prior_seed)

@@ -221,6 +221,46 @@ def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
     assert (tmp_path / "release.json").exists()
 
 
+def test_a_public_range_gives_centre_ceiling_and_clamp() -> None:
+    """Heights in cm on ages 1-18: the range (40, 210) is all a curator states; the release stays in
+    it, and a (lo, hi) pair given as the bound is read as the range."""
+    ages = np.linspace(1.0, 18.0, 31)
+    rng = np.random.default_rng(4)
+    values = 80.0 + 90.0 * np.sqrt((ages - 1.0) / 17.0) + rng.normal(0.0, 6.0, (40, 31))
+    curves = fdp.Curves(values, ages)
+    framed = fdp.MeanCurve(kernel="matern32:2", range=(40.0, 210.0))
+    release = fdp.Session(0.25, seed=2).release(framed.build(curves, 0.25), curves)
+    assert np.all((release.curve >= 40.0) & (release.curve <= 210.0))
+    assert any(stage["stage"] == "range" for stage in release.metadata["stages"])
+    as_bound = fdp.MeanCurve(kernel="matern32:2", bound=(40.0, 210.0))
+    again = fdp.Session(0.25, seed=2).release(as_bound.build(curves, 0.25), curves)
+    np.testing.assert_array_equal(again.curve, release.curve)
+    with pytest.raises(ValueError, match="has no norm"):
+        fdp.MeanCurve(bound=300).build(curves, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="range"):
+        fdp.MeanCurve(range=(210.0, 40.0)).build(curves, 1.0)
+    with pytest.raises(ValueError, match="plug-in"):
+        fdp.MeanCurve(range=(40.0, 210.0), tuning="plug_in").build(curves, 1.0)
+
+
+def test_a_ledger_keeps_one_privacy_unit(tmp_path: Path) -> None:
+    """Budgets of different privacy units do not add up: a session (and its saved ledger) that charged
+    a per-person release refuses a per-record one, charging nothing."""
+    t = np.linspace(0.0, 1.0, 5)
+    values = np.array([[1.0] * 5, [3.0] * 5, [10.0] * 5, [4.0] * 5])
+    persons = fdp.Curves(values, t, ids=["p", "p", "q", "r"], id="patient")
+    rows = fdp.Curves(values, t)
+    session = fdp.Session(2.0, seed=1)
+    session.release(fdp.MeanCurve(bound="l1:5").build(persons, 0.5), persons)
+    path = tmp_path / "ledger.json"
+    session.save(path)
+    entries = len(session.ledger)
+    for ledger in (session, fdp.Session.load(path)):
+        with pytest.raises(ValueError, match="privacy unit"):
+            ledger.release(fdp.MeanCurve(bound="l1:5").build(rows, 0.5), rows)
+        assert ledger.spent[0] == pytest.approx(0.5) and len(ledger.ledger) == entries
+
+
 @pytest.mark.parametrize(
     "epsilon, kwargs, message",
     [
@@ -559,3 +599,15 @@ def test_python_release_equals_the_rust_cli_release_bit_for_bit(tmp_path: Path) 
         )
         assert rust["curve"] == python.curve.tolist(), mechanism
         assert rust["coefficients"] == python.coefficients.tolist(), mechanism
+    # The public frame: a range alone gives the same centre, ceiling, search and clamp at both doors.
+    out = tmp_path / "range"
+    subprocess.run(
+        [str(cli), "mean", "--csv", str(csv), "--columns", "y_", "--epsilon", "1", "--range", "-0.5,1.5",
+         "--seed", "42", "--out", str(out), "--quiet"],
+        check=True, capture_output=True,
+    )
+    rust = json.loads((out / "release.json").read_text(encoding="utf-8"))["output"]
+    framed = fdp.MeanCurve(range=(-0.5, 1.5)).build(fdp.Curves(values, curves.grid), 1.0)
+    python = fdp.Session(1.0, seed=42).release(framed, fdp.Curves(values, curves.grid))
+    assert rust["curve"] == python.curve.tolist()
+    assert rust["coefficients"] == python.coefficients.tolist()

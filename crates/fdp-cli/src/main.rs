@@ -40,6 +40,8 @@ PRIVACY
 EXAMPLES
   fdp mean --csv dti_cca.csv --columns cca_ --id ID --epsilon 1 --bound l1:1 --centre 0.5 \\
            --kernel matern32:0.1 --ledger ledger.json --out release/
+  fdp mean --csv dti_cca.csv --columns cca_ --id ID --epsilon 1 --range 0,1 --out release/
+           (FA lies in [0, 1]: the centre 0.5, the ceiling and the clamp follow from the range)
   fdp mean --csv long.csv --long id,t,y --grid 0,1,50 --epsilon 1 --bound l1:1 --out release/
   fdp preview --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --centre 0.5
   fdp ledger show ledger.json";
@@ -156,8 +158,14 @@ struct MeanArgs {
     kernel: Stationary,
     /// The clipping bound NORM:VALUE in the mechanism's norm: l1 (coefficient l1; ICLP-RKHS), l2
     /// (ICLP-l1, IID Laplace, GP) or sup (Bernstein). Public; under private tuning, a ceiling.
-    #[arg(long, value_parser = parse_from_str::<ClippingBound>)]
-    bound: ClippingBound,
+    /// Optional with --range (the ceiling then follows from the range).
+    #[arg(long, value_parser = parse_from_str::<ClippingBound>, required_unless_present = "range")]
+    bound: Option<ClippingBound>,
+    /// The public range LO,HI of the values (what is measured, e.g. 0,1 for FA, 40,210 for heights in
+    /// cm): every release is clamped to it, the centre defaults to its middle and, without --bound,
+    /// the ceiling in the mechanism's norm follows from it. Private tuning only.
+    #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
+    range: Option<(f64, f64)>,
     /// private (a private bound and regularisation inside ε) or plug-in (the bound as given).
     #[arg(long, default_value = "private", value_parser = parse_from_str::<TuningMode>)]
     tuning: TuningMode,
@@ -257,9 +265,12 @@ struct SketchArgs {
     /// Seed of the feature map (public randomness).
     #[arg(long, default_value_t = 0)]
     map_seed: u64,
-    /// M2M prior points.
-    #[arg(long, default_value_t = 2000)]
+    /// M2M prior points (public uniform points of [0, 1]^D).
+    #[arg(long, default_value_t = fdp::front::M2M_PRIOR_POINTS)]
     prior_points: usize,
+    /// Seed of the M2M prior points (public randomness; the same default as Python's).
+    #[arg(long, default_value_t = fdp::front::M2M_PRIOR_SEED)]
+    prior_seed: u64,
     #[command(flatten)]
     privacy: PrivacyArgs,
 }
@@ -460,6 +471,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         delta: args.privacy.delta,
         tuning: args.tuning,
         centre: args.centre,
+        range: args.range,
         psi: args.psi,
         components: args.components,
         degree: args.degree,
@@ -647,7 +659,7 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     session.commit()?;
     let release = release?;
     bar.set_message("M2M estimates");
-    let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.map_seed ^ 0x9e37)?;
+    let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.prior_seed)?;
     let d = points.dim();
     let mut extra =
         String::from("\n## M2M estimates (post-processing)\n\n| coordinate | mean | variance |\n|---|---|---|\n");

@@ -262,6 +262,9 @@ fn bad_flags_exit_with_code_2_and_a_clear_message() {
             "K",
         ),
         (vec!["kde", "--csv", "x.csv", "--column", "x", "--domain", "1,0", "--epsilon", "1"], "LO < HI"),
+        // A mean needs a bound or a public range.
+        (vec!["mean", "--csv", "x.csv", "--columns", "y_", "--epsilon", "1"], "--bound"),
+        (vec!["mean", "--csv", "x.csv", "--columns", "y_", "--epsilon", "1", "--range", "1,0"], "LO < HI"),
         (vec!["nonsense"], "unrecognized subcommand"),
     ] {
         let o = fdp(&args);
@@ -644,4 +647,31 @@ fn a_ledger_keeps_one_privacy_unit() {
     assert!(text(&shown).contains("spent   epsilon=0.500000"), "{}", text(&shown));
     // The same unit again is accepted.
     assert!(run(Some("id"), "per-person-2").status.success());
+}
+
+/// `--range LO,HI` is all the frame a curator states: the centre, the ceiling and the clamp follow,
+/// the release stays in the range and the report records the clamp; with plug-in tuning the range
+/// is refused before anything is charged.
+#[test]
+fn a_public_range_gives_the_frame() {
+    let dir = scratch("range");
+    let csv = curves_csv(&dir);
+    let (csv_s, out) = (csv.to_str().unwrap(), dir.join("release"));
+    let args = ["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.25", "--range", "0.1,0.9", "--seed", "3"];
+    let o = fdp(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let release: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("release.json")).unwrap()).unwrap();
+    let curve = release["output"]["curve"].as_array().unwrap();
+    assert!(curve.iter().all(|v| (0.1..=0.9).contains(&v.as_f64().unwrap())), "{curve:?}");
+    let stages = release["metadata"]["stages"].as_array().unwrap();
+    assert!(stages.iter().any(|s| s["stage"] == "range"), "{stages:?}");
+    let ledger = dir.join("ledger.json");
+    let plug_in = fdp(&[&args[..], &["--tuning", "plug-in", "--ledger", ledger.to_str().unwrap()]].concat());
+    assert_eq!(plug_in.status.code(), Some(1), "{}", text(&plug_in));
+    assert!(text(&plug_in).contains("plug-in"), "{}", text(&plug_in));
+    if ledger.exists() {
+        let shown = fdp(&["ledger", "show", ledger.to_str().unwrap()]);
+        assert!(text(&shown).contains("spent   epsilon=0.000000"), "{}", text(&shown));
+    }
 }

@@ -9,6 +9,7 @@
 //!   ([`BasisMean`]) and the Bernstein mechanism ([`BernsteinMean`]), behind [`MeanMechanism`];
 //! - [`density`]: private density estimates — the ICLP KDE (Theorem 14), Hall's GP KDE, IID
 //!   Laplace and Bernstein baselines, in 1-D and on 2-D tensor grids;
+//! - [`frame`]: the public frame — ceilings in each clipping norm from a public range of values;
 //! - [`erm`]: kernel ridge and logistic regression in the RKHS of `C^η` (Theorem 16), released
 //!   through the ICLP or the Gaussian process;
 //! - [`tuned`]: **private tuning end to end** — a private clipping bound, ψ/M/degree chosen under
@@ -18,6 +19,7 @@
 pub mod density;
 pub mod erm;
 mod error;
+pub mod frame;
 pub mod mean;
 pub mod mechanism;
 mod sums;

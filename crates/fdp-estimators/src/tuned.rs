@@ -167,6 +167,14 @@ impl BoundSearch {
         Ok(Self { floor_ratio, factor: Some(factor) })
     }
 
+    /// The search down to `ceiling / floor_ratio` (`floor_ratio > 1`, finite), the factor by the
+    /// n ε rule: for a ceiling known to be loose, such as one derived from a public range of the
+    /// values ([`crate::frame::ceiling_from_range`]). A wider search costs the bound stage
+    /// `ln(floor_ratio)` in sensitivity (the budget split accounts for it).
+    pub fn down_to(floor_ratio: f64) -> Result<Self> {
+        Self::new(floor_ratio, 1.0).map(|s| Self { factor: None, ..s })
+    }
+
     /// The factor c for n records at total ε.
     pub fn factor(&self, n: usize, epsilon: f64) -> f64 {
         self.factor.unwrap_or_else(|| (1.0 + 0.1 * (n as f64 * epsilon / 100.0).log2()).clamp(1.0, 2.0))

@@ -433,19 +433,20 @@ mechanism_methods!(MeanMechanism, CurveSet<'_>);
 
 /// Builds a mean-curve mechanism (see `fdp::front::MeanRequest`).
 #[pyfunction]
-#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, psi=None, components=None, degree=None, person_id=None))]
+#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, range=None, psi=None, components=None, degree=None, person_id=None))]
 #[allow(clippy::too_many_arguments)]
 fn build_mean(
     py: Python<'_>,
     method: &str,
     kernel: &str,
-    bound: &str,
+    bound: Option<&str>,
     epsilon: f64,
     grid: PyReadonlyArray1<'_, f64>,
     n: usize,
     delta: Option<f64>,
     tuning: &str,
     centre: Option<f64>,
+    range: Option<(f64, f64)>,
     psi: Option<f64>,
     components: Option<usize>,
     degree: Option<usize>,
@@ -454,11 +455,12 @@ fn build_mean(
     let request = MeanRequest {
         method: parse::<MeanMethod>(method)?,
         kernel: parse::<Stationary>(kernel)?,
-        bound: parse::<ClippingBound>(bound)?,
+        bound: bound.map(parse::<ClippingBound>).transpose()?,
         epsilon: checked_epsilon(epsilon)?,
         delta: checked_delta(delta)?,
         tuning: parse::<TuningMode>(tuning)?,
         centre,
+        range,
         psi,
         components,
         degree,
@@ -658,7 +660,7 @@ impl SketchRelease {
         self.inner.to_json().map_err(py_err)
     }
     /// M2M estimation from this sketch (post-processing).
-    #[pyo3(signature = (mechanism, prior_points=2000, prior_seed=0))]
+    #[pyo3(signature = (mechanism, prior_points=fdp::front::M2M_PRIOR_POINTS, prior_seed=fdp::front::M2M_PRIOR_SEED))]
     fn m2m(&self, py: Python<'_>, mechanism: &SketchMechanism, prior_points: usize, prior_seed: u64) -> PyResult<M2m> {
         let (inner, release) = (&mechanism.inner, &self.inner);
         let summary =
@@ -697,6 +699,9 @@ impl M2m {
 #[pymodule]
 fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BudgetExceededError", m.py().get_type::<BudgetExceededError>())?;
+    // The front doors' shared defaults (fdp::front), read by the Python layer's signatures.
+    m.add("M2M_PRIOR_POINTS", fdp::front::M2M_PRIOR_POINTS)?;
+    m.add("M2M_PRIOR_SEED", fdp::front::M2M_PRIOR_SEED)?;
     m.add_class::<RustSession>()?;
     m.add_class::<MeanMechanism>()?;
     m.add_class::<KdeMechanism>()?;
