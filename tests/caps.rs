@@ -1,7 +1,8 @@
 //! Issue 29: every mechanism the front doors build ([`MeanRequest`], [`KdeRequest`],
 //! [`KmeRequest`], [`SketchRequest`]) either refuses at build time or releases — it never fails
 //! after a [`Session`] has charged the budget — across extreme public parameters (ε = 1e-12 and
-//! 1e12, tiny and huge bounds, bandwidths and scales) and every size cap plus one.
+//! 1e12, tiny and huge bounds, bandwidths and scales) and every size cap plus one; and what the
+//! ledger charges for each is exactly its guarantee (one entry per stage).
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::GridPoints;
@@ -21,6 +22,12 @@ fn built_then_released<D: ?Sized, M: Mechanism<D>>(label: &str, built: Result<M>
     if let Err(e) = session.release(&m, data) {
         panic!("{label}: {} failed after the charge ({} ledger entries): {e}", m.name(), session.ledger().len());
     }
+    // What the ledger charged is what the mechanism proves: one entry per stage, adding up to the
+    // guarantee.
+    let (spent_epsilon, spent_delta) = session.spent();
+    assert_eq!(session.ledger().len(), m.stages().len(), "{label}");
+    assert!((spent_epsilon - g.epsilon()).abs() <= 1e-12 * g.epsilon(), "{label}: charged {spent_epsilon}");
+    assert!((spent_delta - g.delta()).abs() <= 1e-12 * g.delta().max(f64::MIN_POSITIVE), "{label}");
     true
 }
 

@@ -17,6 +17,7 @@ use fdp::noise::{NoiseRng, Sensitivity};
 use fdp::prelude::*;
 use fdp::release::{
     Accuracy, ClipNorm, ClippingBound, Error, Mechanism, Output, Release, ReleaseMetadata, SensitivityNorm, Session,
+    Stage,
 };
 
 /// The upper triangle of a private J x J second-moment operator `(1/n) Σ_i x_i x_iᵀ` of the leading
@@ -211,4 +212,63 @@ fn a_session_refuses_to_overspend_before_touching_the_data() {
     // A mechanism that protects another unit is refused.
     let mut add_remove = Session::new(NeighbourRelation::AddRemoveOne, Epsilon::new(1.0).unwrap(), None).unwrap();
     assert!(matches!(add_remove.release(&mechanism, &curves), Err(Error::WrongRelation { .. })));
+}
+
+/// A mechanism whose stages claim `factor` times its guarantee: what the ledger would charge is not
+/// what the release states.
+struct MisStaged<'a> {
+    inner: &'a PrivateCovariance,
+    factor: f64,
+}
+
+impl<'d> Mechanism<CurveSet<'d>> for MisStaged<'_> {
+    type Output = CovarianceOperator;
+
+    fn name(&self) -> &'static str {
+        "mis_staged"
+    }
+
+    fn n(&self) -> Option<usize> {
+        Some(self.inner.n)
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.inner.guarantee()
+    }
+
+    fn summarize(&self, curves: &CurveSet<'d>) -> Result<Vec<f64>, Error> {
+        self.inner.summarize(curves)
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<CovarianceOperator>, Error> {
+        self.inner.privatize(summary, rng)
+    }
+
+    fn accuracy(&self) -> Accuracy {
+        Mechanism::<CurveSet<'d>>::accuracy(self.inner)
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        let epsilon = Epsilon::new(self.guarantee().epsilon() * self.factor).unwrap();
+        vec![Stage { name: "release".into(), guarantee: PrivacyGuarantee::pure(epsilon) }]
+    }
+}
+
+/// The Session charges the stages and the release states the guarantee: a mechanism whose stages
+/// add up to less (part of what it spends would go uncharged) or more is refused before the data are
+/// touched, and nothing is charged.
+#[test]
+fn a_session_refuses_a_mechanism_whose_stages_do_not_add_up_to_its_guarantee() {
+    let (basis, curves) = setup();
+    let inner =
+        PrivateCovariance::new(&basis, 3, 60, ClippingBound::l2(2.0).unwrap(), Epsilon::new(0.5).unwrap()).unwrap();
+    let mut session = Session::pure(Epsilon::new(1.0).unwrap()).unwrap().with_seed(1);
+    for factor in [0.5, 1.5, 1.0 - 1e-9] {
+        let refused = session.release(&MisStaged { inner: &inner, factor }, &curves).unwrap_err();
+        assert!(refused.to_string().contains("stages must add up to its guarantee"), "{factor}: {refused}");
+    }
+    assert_eq!(inner.summaries.load(Ordering::SeqCst), 0, "a refused release computes nothing");
+    assert_eq!(session.ledger().len(), 0);
+    session.release(&MisStaged { inner: &inner, factor: 1.0 }, &curves).unwrap();
+    assert_eq!(session.spent(), (0.5, 0.0));
 }

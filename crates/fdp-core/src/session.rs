@@ -378,14 +378,15 @@ impl Session {
         let guarantee = mechanism.guarantee();
         let (epsilon, delta) =
             stages.iter().fold((0.0, 0.0), |(e, d), s| (e + s.guarantee.epsilon(), d + s.guarantee.delta()));
-        if stages.is_empty()
-            || epsilon > guarantee.epsilon() * (1.0 + 1e-12)
-            || delta > guarantee.delta() * (1.0 + 1e-12)
-        {
+        // The ledger charges the stages; the release claims the guarantee. They must be the same
+        // number (up to the rounding of the sum): stages that add up to less would leave part of
+        // what the mechanism spends uncharged, more would charge for a guarantee it does not state.
+        let mismatch = |sum: f64, claimed: f64| (sum - claimed).abs() > 1e-12 * claimed;
+        if stages.is_empty() || mismatch(epsilon, guarantee.epsilon()) || mismatch(delta, guarantee.delta()) {
             return Err(Error::BadParameter {
                 name: "stages",
                 value: epsilon,
-                reason: "a mechanism's stages must add up to (at most) its guarantee",
+                reason: "a mechanism's stages must add up to its guarantee (the ledger charges the stages)",
             });
         }
         // The whole pipeline must fit before any stage is charged.
