@@ -60,7 +60,7 @@ fn mean_requests_build_and_release_or_refuse() {
                         Epsilon::new(eps).unwrap(),
                     );
                     request.tuning = tuning;
-                    request.delta = Some(Delta::new(1e-6).unwrap());
+                    request.delta = (method == MeanMethod::GaussianProcess).then(|| Delta::new(1e-6).unwrap());
                     let label = format!("{method:?} {tuning:?} eps {eps} bound {bound}");
                     let ok = built_then_released(&label, request.build(&grid, 40), &curves);
                     if ok { built += 1 } else { refused += 1 }
@@ -75,7 +75,7 @@ fn mean_requests_build_and_release_or_refuse() {
             Epsilon::new(1.0).unwrap(),
         );
         request.tuning = TuningMode::PlugIn;
-        request.delta = Some(Delta::new(1e-6).unwrap());
+        request.delta = (method == MeanMethod::GaussianProcess).then(|| Delta::new(1e-6).unwrap());
         for (components, degree, psi) in [
             (Some(basis.len()), None, None),
             (Some(basis.len() + 1), None, None),
@@ -106,7 +106,7 @@ fn kde_requests_build_and_release_or_refuse() {
                         request.grid_points = grid_points;
                         request.bandwidth = bandwidth;
                         request.degree = degree;
-                        request.delta = Some(Delta::new(1e-6).unwrap());
+                        request.delta = (method == KdeMethod::GaussianProcess).then(|| Delta::new(1e-6).unwrap());
                         let points = GridPoints::snap(&request.grid().unwrap(), &data).unwrap();
                         let label = format!("{method:?} eps {eps} K {grid_points} h {bandwidth:?} degree {degree:?}");
                         let ok = built_then_released(&label, request.build(60), &points);

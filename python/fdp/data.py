@@ -116,6 +116,12 @@ class Curves:
             raise ValueError(f"values must hold at least one curve and one grid point, got shape {array.shape}")
         array = np.ascontiguousarray(array)
         k = array.shape[1]
+        if grid is None and layout == "rows" and array.shape[0] < k:
+            warnings.warn(
+                f"{array.shape[0]} curves of {k} points each, and no grid: if the curves are the columns "
+                "(R's fda layout), pass layout='columns'; give grid= to state the observation points",
+                stacklevel=2,
+            )
         self.grid = _grid_array(np.linspace(0.0, 1.0, k) if grid is None else grid, k)
         self.person_id = None
         self.rows = None
@@ -182,16 +188,30 @@ class Curves:
             names = [c for c in names if c != id]
         if not names:
             raise ValueError(f"no column of the frame starts with {prefix!r}")
-        if grid is None and prefix is not None:
+        if grid is None:
+            suffix = len(prefix) if prefix is not None else 0
             try:
-                numbers = [float(str(c)[len(prefix):]) for c in names]
+                numbers = [float(str(c)[suffix:]) for c in names]
             except ValueError:
                 numbers = None
             if numbers is not None and len(set(numbers)) == len(numbers):
                 order = np.argsort(numbers)
                 names = [names[i] for i in order]
                 grid = np.asarray(numbers)[order]
-        values = frame[names].apply(_to_numeric_or_nan).to_numpy(dtype=np.float64)
+            else:
+                warnings.warn(
+                    f"the column names ({names[0]!r}, ...) carry no grid: the {len(names)} columns are taken as "
+                    "equally spaced points of [0, 1]; pass grid= with the observation points if they are not",
+                    stacklevel=2,
+                )
+        numeric = frame[names].apply(_to_numeric_or_nan)
+        text = [c for c in names if numeric[c].isna().all() and frame[c].notna().any()]
+        if text:
+            raise ValueError(
+                f"column(s) {text!r} hold no numbers (e.g. {frame[text[0]].dropna().iloc[0]!r}): they are not curve "
+                "values; select the value columns with prefix= or columns= (and name the persons with id=)"
+            )
+        values = numeric.to_numpy(dtype=np.float64)
         if id is None:
             return cls(values, grid)
         return cls(values, grid, ids=frame[id].to_numpy(), id=id)

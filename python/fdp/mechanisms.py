@@ -8,6 +8,8 @@ returns a :class:`Mechanism`; ``Session.release`` spends its budget. Each mechan
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
@@ -203,6 +205,8 @@ class MeanCurve:
             degree=self.degree,
             person_id=id,
         )
+        for message in inner.warnings():
+            warnings.warn(message, stacklevel=3)
         recipe = (MeanCurve.build_for, self, points, int(n), float(epsilon), id)
         return Mechanism(inner, "mean", (int(n), points.size), recipe)
 

@@ -76,8 +76,19 @@ class CurveRelease(_Release):
         return np.asarray(self._inner.coefficients())
 
     def evaluate(self, points: ArrayLike) -> NDArray[np.float64]:
-        """The private curve at any points of the domain (post-processing: no budget)."""
+        """The private curve at any points of the domain ``[grid[0], grid[-1]]`` (post-processing: no
+        budget). Points outside it are refused: the release says nothing there, and an extrapolated
+        value would look like one it had released."""
         array = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1))
+        grid = self.grid
+        lo, hi = float(grid[0]), float(grid[-1])
+        slack = 1e-12 * max(1.0, hi - lo)
+        outside = ~((array >= lo - slack) & (array <= hi + slack))
+        if np.any(outside):
+            raise ValueError(
+                f"{int(outside.sum())} point(s) outside the release's domain [{lo:g}, {hi:g}] "
+                f"(e.g. {float(array[outside][0])!r}): the curve is released on the domain only"
+            )
         return np.asarray(self._inner.evaluate(array))
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import json
 import os
 from typing import Any
@@ -38,6 +40,12 @@ class Session:
             raise ValueError(f"neighbours must be 'replace_one' or 'add_remove_one', got {neighbours!r}")
         if seed is not None and (not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        if delta is not None and 1e-3 < float(delta) < 1.0:
+            warnings.warn(
+                f"delta = {delta} is a large failure probability: an (ε, δ) release may expose a record outright "
+                "with probability up to δ; δ is usually far below 1/n (e.g. 1e-6)",
+                stacklevel=2,
+            )
         self._inner = _fdp.RustSession(float(epsilon), None if delta is None else float(delta), neighbours == "add_remove_one", seed)
 
     @classmethod

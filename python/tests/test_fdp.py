@@ -139,6 +139,45 @@ def test_from_pandas_groups_by_id_and_warns_about_repeated_ids() -> None:
         fdp.Curves.from_pandas(frame, prefix="cca_", id="patient")
 
 
+def test_front_door_traps_are_refused_or_warned_locally() -> None:
+    """The mistakes a new user makes: each is refused with a message naming the fix, or draws a
+    local warning (never anything inside a release)."""
+    pd = pytest.importorskip("pandas")
+    ages = [1.0, 1.25, 1.5, 2.0, 3.0, 4.0]
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "sex": ["M", "F", "F"], **{f"age_{a}": [70.0 + a, 72.0 + a, 71.0 + a] for a in ages}})
+    # String columns taken as grid points: refused, naming them.
+    with pytest.raises(ValueError, match=r"\['id', 'sex'\] hold no numbers"):
+        fdp.Curves.from_pandas(frame)
+    # Names without numeric suffixes: equally spaced points of [0, 1], said out loud.
+    with pytest.warns(UserWarning, match="carry no grid"):
+        fdp.Curves.from_pandas(frame.rename(columns={f"age_{a}": f"h{i}x" for i, a in enumerate(ages)}), prefix="h")
+    parsed = fdp.Curves.from_pandas(frame, prefix="age_")
+    np.testing.assert_array_equal(parsed.grid, ages)
+    # A likely transposed matrix (fewer curves than points, no grid).
+    heights = np.tile(np.linspace(75.0, 180.0, 31), (93, 1))
+    with pytest.warns(UserWarning, match="layout='columns'"):
+        fdp.Curves(heights.T)
+    # A kernel length-scale below half the grid's spacing (ages in years, matern32:0.1).
+    years = fdp.Curves(heights, np.linspace(1.0, 18.0, 31))
+    with pytest.warns(UserWarning, match="below half the grid's spacing"):
+        fdp.MeanCurve(range=(40.0, 210.0)).build(years, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fdp.MeanCurve(kernel="matern32:1.7", range=(40.0, 210.0)).build(years, 1.0)
+    # δ on a pure mechanism, and a huge session δ.
+    with pytest.raises(ValueError, match="pure ε-DP"):
+        fdp.MeanCurve(bound="l1:5", delta=1e-6).build(years, 1.0)
+    with pytest.raises(ValueError, match="pure ε-DP"):
+        fdp.Density(delta=1e-6).build(100, 1.0)
+    with pytest.warns(UserWarning, match="large failure probability"):
+        fdp.Session(1.0, delta=0.5)
+    # Evaluation outside the domain.
+    release = fdp.Session(1.0, seed=1).release(fdp.MeanCurve(kernel="matern32:1.7", range=(40.0, 210.0)).build(years, 1.0), years)
+    assert release.evaluate([1.0, 18.0]).shape == (2,)
+    with pytest.raises(ValueError, match="outside the release's domain"):
+        release.evaluate([25.0])
+
+
 def test_from_fdatagrid_takes_rows_and_the_grid() -> None:
     class FDataGrid:  # the two attributes scikit-fda's FDataGrid has that fdp reads
         data_matrix = np.arange(6.0).reshape(2, 3, 1)

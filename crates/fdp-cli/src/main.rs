@@ -478,6 +478,9 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     };
     bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
     let mechanism = PerUnit::new(request.build(curves.grid(), n)?, records.unit.clone());
+    for warning in request.warnings(curves.grid()) {
+        eprintln!("fdp: warning: {warning}");
+    }
     let accuracy = mechanism.accuracy();
     if preview {
         bar.finish_and_clear();
@@ -546,11 +549,44 @@ fn read_points(path: &Path, prefix: &str) -> Result<PointSet, Failure> {
         return Err(format!("{}: no column name starts with {prefix:?}", path.display()).into());
     }
     let mut data = Vec::new();
+    // Per column: a cell that is not empty and not a number (e.g. "M"), and whether any cell is a number.
+    let mut text: Vec<Option<String>> = vec![None; idx.len()];
+    let mut numeric = vec![false; idx.len()];
     for record in reader.records() {
         let record = record?;
-        data.extend(idx.iter().map(|&i| record[i].trim().parse::<f64>().unwrap_or(f64::NAN)));
+        for (j, &i) in idx.iter().enumerate() {
+            let cell = record[i].trim();
+            let value = cell.parse::<f64>();
+            numeric[j] |= value.is_ok();
+            if value.is_err() && !cell.is_empty() && !cell.eq_ignore_ascii_case("na") && text[j].is_none() {
+                text[j] = Some(cell.to_string());
+            }
+            data.push(value.unwrap_or(f64::NAN));
+        }
+    }
+    // A column with text and no number at all is not a numeric variable (a local refusal, before
+    // anything is charged: the curator holds the file).
+    if let Some(j) = (0..idx.len()).find(|&j| !numeric[j] && text[j].is_some()) {
+        return Err(format!(
+            "{}: column {:?} holds no numbers (e.g. {:?}): choose numeric columns",
+            path.display(),
+            headers[idx[j]],
+            text[j].as_deref().unwrap_or_default()
+        )
+        .into());
     }
     Ok(PointSet::with_default(idx.len(), data, None)?)
+}
+
+/// How many points have a coordinate outside `[lo, hi]` (snapped or clamped by the mechanism): a
+/// count of the private data, for the local log only.
+fn outside(points: &PointSet, lo: f64, hi: f64) -> String {
+    let d = points.dim();
+    let count = points.data().chunks(d).filter(|p| p.iter().any(|v| v.is_finite() && !(lo..=hi).contains(v))).count();
+    format!(
+        "{count} of {} points have a coordinate outside the public domain [{lo}, {hi}] (moved to its nearest end)",
+        points.len()
+    )
 }
 
 fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
@@ -590,8 +626,10 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     )];
     let title = format!("Private density ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
     let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
+    let log = write_local_log(&args.privacy.out, &[outside(&points, args.domain.0, args.domain.1)])?;
     bar.finish_and_clear();
     announce(session.session(), mechanism.name(), &report);
+    eprintln!("fdp: points outside the domain (NOT FOR PUBLICATION) are counted in {}", log.display());
     Ok(())
 }
 
@@ -667,8 +705,10 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
         extra += &format!("| {j} | {:.4} | {:.4} |\n", m2m.means[j], m2m.covariance[j * d + j]);
     }
     let report = write_report(&args.privacy.out, "Private sketch", &release, session.session(), &[], &extra)?;
+    let log = write_local_log(&args.privacy.out, &[outside(&points, 0.0, 1.0)])?;
     bar.finish_and_clear();
     announce(session.session(), mechanism.name(), &report);
+    eprintln!("fdp: points outside [0, 1]^D (NOT FOR PUBLICATION) are counted in {}", log.display());
     Ok(())
 }
 

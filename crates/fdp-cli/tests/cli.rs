@@ -675,3 +675,50 @@ fn a_public_range_gives_the_frame() {
         assert!(text(&shown).contains("spent   epsilon=0.000000"), "{}", text(&shown));
     }
 }
+
+/// The traps of a new user at the shell: a string column taken as points is refused, points outside
+/// the public domain are counted in the local log (not the report), a δ given to a pure mechanism is
+/// refused, and a kernel length-scale below half the grid's spacing draws a warning.
+#[test]
+fn front_door_traps_are_refused_or_reported_locally() {
+    let dir = scratch("traps");
+    let mut points = String::from("sex,humidity\n");
+    for i in 0..200 {
+        points += &format!("{},{}\n", if i % 2 == 0 { "M" } else { "F" }, 16.0 + (i % 25) as f64);
+    }
+    std::fs::write(dir.join("points.csv"), points).unwrap();
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let o = fdp(&[
+        "kde",
+        "--csv",
+        &p("points.csv"),
+        "--column",
+        "sex",
+        "--domain",
+        "0,1",
+        "--epsilon",
+        "1",
+        "--out",
+        &p("k"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("column \"sex\" holds no numbers (e.g. \"M\")"), "{}", text(&o));
+    assert!(!dir.join("k").exists(), "nothing is written for a refused request");
+    let o = fdp(&["sketch", "--csv", &p("points.csv"), "--columns", "humidity", "--epsilon", "1", "--out", &p("s")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let log = std::fs::read_to_string(dir.join("s/local-log.txt")).unwrap();
+    assert!(log.contains("200 of 200 points have a coordinate outside the public domain [0, 1]"), "{log}");
+    assert!(!std::fs::read_to_string(dir.join("s/report.md")).unwrap().contains("outside"));
+    let csv = curves_csv(&dir);
+    let mean = |extra: &[&str]| {
+        let args = ["mean", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--epsilon", "1", "--bound", "l1:2"];
+        fdp(&[&args[..], extra, &["--out", &p("m")]].concat())
+    };
+    let o = mean(&["--delta", "1e-6"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("pure ε-DP"), "{}", text(&o));
+    let o = mean(&["--kernel", "matern32:0.01"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("below half the grid's spacing"), "{}", text(&o));
+    assert!(!text(&mean(&[])).contains("warning"));
+}

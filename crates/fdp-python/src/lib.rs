@@ -244,6 +244,11 @@ fn part_state<D: ?Sized, M: MergeableMechanism<D>>(mechanism: &M, part: &D) -> f
 
 #[pymethods]
 impl MeanMechanism {
+    /// Warnings about the request's public choices (never about the data).
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
     /// The summary state of some curves (`values` n_part x K on `grid`), as bytes.
     fn part_state<'py>(
         &self,
@@ -427,6 +432,8 @@ macro_rules! mechanism_methods {
 #[pyclass(module = "fdp._fdp")]
 struct MeanMechanism {
     inner: PerUnit<AnyMean>,
+    /// The request's warnings about its public choices (`MeanRequest::warnings`), issued by Python.
+    warnings: Vec<String>,
 }
 
 mechanism_methods!(MeanMechanism, CurveSet<'_>);
@@ -468,7 +475,7 @@ fn build_mean(
     let grid = trapezoid_grid(slice(&grid, "grid")?)?;
     let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
     let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
-    Ok(MeanMechanism { inner: PerUnit::new(inner, unit) })
+    Ok(MeanMechanism { inner: PerUnit::new(inner, unit), warnings: request.warnings(&grid) })
 }
 
 /// A density mechanism built for n points.
