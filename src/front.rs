@@ -649,23 +649,64 @@ pub fn write_curve_report(
     release: &Release<Curve>,
     session: &Session,
     notes: &[String],
+    axes: &FigureAxes,
 ) -> Result<std::path::PathBuf> {
-    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series};
+    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series, display_name};
     let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
     let dir = ReportDir::create(out).map_err(report_err)?;
     dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
+    let grid = match &axes.x {
+        Some(x) if x.len() == release.grid().len() => x.clone(),
+        Some(x) => {
+            return Err(Error::Shape { what: "figure x points", expected: release.grid().len(), got: x.len() });
+        }
+        None => release.grid().points().to_vec(),
+    };
+    let metadata = release.metadata();
+    let name = display_name(&metadata.mechanism);
+    let mut figure_title = format!("{name}: ε = {}", metadata.guarantee.epsilon());
+    if metadata.guarantee.delta() > 0.0 {
+        figure_title += &format!(", δ = {:e}", metadata.guarantee.delta());
+    }
+    if let Some(n) = metadata.n {
+        figure_title += &format!(", n = {n}");
+    }
+    if let fdp_core::PrivacyUnit::Person { .. } = metadata.privacy_unit {
+        figure_title += " persons";
+    }
     let figure = CurveFigure {
-        title: title.into(),
-        x_label: "t".into(),
-        y_label: "released value".into(),
-        grid: release.grid().points().to_vec(),
+        title: figure_title,
+        x_label: axes.x_label.clone(),
+        y_label: axes.y_label.clone(),
+        grid,
         background: Vec::new(),
-        series: vec![Series::from_release(release.metadata().mechanism.clone(), release, PALETTE[1])],
+        series: vec![Series::from_release("private release", release, PALETTE[1])],
     };
     figure.write_svg(&dir.file("curves.svg"), 900, 560).map_err(report_err)?;
     let mut md = format!("# {title}\n\n![release](curves.svg)\n\n");
     md += &release_tables(release.metadata(), session, notes);
     dir.write_text("report.md", &md).map_err(report_err)
+}
+
+/// How a release's figure speaks to its readers: the argument's and the values' names (with units)
+/// and, if the release's grid was mapped (the command line maps every grid onto `[0, 1]`), the grid
+/// points in the data's own units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureAxes {
+    /// e.g. `age (years)`.
+    pub x_label: String,
+    /// e.g. `height (cm)`.
+    pub y_label: String,
+    /// The grid in the data's units (as many points as the release's grid), or `None`: the
+    /// release's own grid.
+    pub x: Option<Vec<f64>>,
+}
+
+impl FigureAxes {
+    /// Axes named `x_label` and `y_label` on the release's own grid.
+    pub fn named(x_label: impl Into<String>, y_label: impl Into<String>) -> Self {
+        Self { x_label: x_label.into(), y_label: y_label.into(), x: None }
+    }
 }
 
 /// The first line of `local-log.txt`.

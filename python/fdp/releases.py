@@ -91,26 +91,45 @@ class CurveRelease(_Release):
             )
         return np.asarray(self._inner.evaluate(array))
 
-    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Draws the curve with matplotlib (installed separately: ``pip install fdp[plot]``)."""
+    def plot(self, ax: Any = None, x_label: str = "t", y_label: str = "value", **kwargs: Any) -> Any:
+        """Draws the curve with matplotlib (installed separately: ``pip install fdp[plot]``), titled
+        with the mechanism, ε and n, the axes labelled ``x_label`` and ``y_label`` (give the units),
+        the legend outside the data."""
         try:
             import matplotlib.pyplot as plt
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise ImportError("CurveRelease.plot needs matplotlib: pip install matplotlib") from e
         if ax is None:
             _, ax = plt.subplots()
-        kwargs.setdefault("label", self.metadata["mechanism"])
+        m = self.metadata
+        name = _fdp.display_name(m["mechanism"])
+        kwargs.setdefault("label", "private release")
         ax.plot(self.grid, self.curve, **kwargs)
-        ax.set_xlabel("t")
+        title = f"{name}: ε = {m['guarantee']['epsilon']:g}"
+        if m.get("n") is not None:
+            title += f", n = {m['n']}"
+        ax.set_title(title)
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
         return ax
 
-    def write_report(self, out: str, session: Any, title: str | None = None, notes: list[str] | None = None) -> str:
-        """Writes ``release.json``, ``curves.svg`` (the release only; no record is drawn) and
+    def write_report(
+        self,
+        out: str,
+        session: Any,
+        title: str | None = None,
+        notes: list[str] | None = None,
+        x_label: str = "t",
+        y_label: str = "value",
+    ) -> str:
+        """Writes ``release.json``, ``curves.svg`` (the release only; no record is drawn; titled
+        with the mechanism, ε and n, axes labelled ``x_label`` and ``y_label`` — give the units) and
         ``report.md`` (stages, metadata with the privacy unit, the session's ledger, ``notes``)
         into ``out``: the files a curator publishes. They hold the release and public choices only;
         do not pass notes that describe the data (such as ``Curves.repairs``)."""
         title = title or f"Private release ({self.metadata['mechanism']})"
-        return str(self._inner.write_report(out, title, session._inner, list(notes or [])))
+        return str(self._inner.write_report(out, title, session._inner, list(notes or []), str(x_label), str(y_label)))
 
     def __repr__(self) -> str:
         m = self.metadata

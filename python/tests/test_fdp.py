@@ -260,7 +260,7 @@ def test_session_ledger_save_load_and_refusal(tmp_path: Path) -> None:
     assert (tmp_path / "release.json").exists()
 
 
-def test_a_public_range_gives_centre_ceiling_and_clamp() -> None:
+def test_a_public_range_gives_centre_ceiling_and_clamp(tmp_path: Path) -> None:
     """Heights in cm on ages 1-18: the range (40, 210) is all a curator states; the release stays in
     it, and a (lo, hi) pair given as the bound is read as the range."""
     ages = np.linspace(1.0, 18.0, 31)
@@ -271,6 +271,9 @@ def test_a_public_range_gives_centre_ceiling_and_clamp() -> None:
     release = fdp.Session(0.25, seed=2).release(framed.build(curves, 0.25), curves)
     assert np.all((release.curve >= 40.0) & (release.curve <= 210.0))
     assert any(stage["stage"] == "range" for stage in release.metadata["stages"])
+    out = release.write_report(str(tmp_path / "report"), fdp.Session(1.0), x_label="age (years)", y_label="height (cm)")
+    svg = (tmp_path / "report" / "curves.svg").read_text(encoding="utf-8")
+    assert out.endswith("report.md") and "age (years)" in svg and "height (cm)" in svg and "n = 40" in svg
     as_bound = fdp.MeanCurve(kernel="matern32:2", bound=(40.0, 210.0))
     again = fdp.Session(0.25, seed=2).release(as_bound.build(curves, 0.25), curves)
     np.testing.assert_array_equal(again.curve, release.curve)

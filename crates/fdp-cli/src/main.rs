@@ -13,8 +13,8 @@ use clap::{Args, Parser, Subcommand};
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
-    FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode, m2m_summary,
-    open_session, write_curve_report, write_local_log, write_report,
+    FigureAxes, FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
+    m2m_summary, open_session, write_curve_report, write_local_log, write_report,
 };
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Stationary, StationaryShape};
@@ -181,6 +181,12 @@ struct MeanArgs {
     /// Plug-in only: Bernstein degree.
     #[arg(long)]
     degree: Option<usize>,
+    /// The figure's x-axis label, with units (default: the column prefix, or the long layout's t).
+    #[arg(long)]
+    x_label: Option<String>,
+    /// The figure's y-axis label, with units (default: "value", or the long layout's y).
+    #[arg(long)]
+    y_label: Option<String>,
     #[command(flatten)]
     privacy: PrivacyArgs,
 }
@@ -519,9 +525,19 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         _ => format!("privacy unit: one row; n = {n} rows (public)"),
     });
     notes.push("missing values were repaired per record (interpolation along the grid, else the public default curve); the counts describe the private data and are in local-log.txt, not here".into());
-    notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set)".into());
+    notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into());
     let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
+    let long: Vec<&str> = args.long.as_deref().map(|l| l.split(',').map(str::trim).collect()).unwrap_or_default();
+    let axes = FigureAxes {
+        x_label: args.x_label.clone().unwrap_or_else(|| match (&args.columns, long.get(1)) {
+            (Some(prefix), _) => prefix.trim_end_matches(['_', '.', '-']).to_string(),
+            (None, Some(t)) => t.to_string(),
+            (None, None) => "t".into(),
+        }),
+        y_label: args.y_label.clone().unwrap_or_else(|| long.get(2).map_or("value".into(), |y| y.to_string())),
+        x: Some(records.curves.grid().points().to_vec()),
+    };
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
     let log = write_local_log(&args.privacy.out, &records.local)?;
     eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
@@ -625,7 +641,8 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         args.domain.1
     )];
     let title = format!("Private density ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes)?;
+    let axes = FigureAxes::named(args.column.clone(), "density");
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
     let log = write_local_log(&args.privacy.out, &[outside(&points, args.domain.0, args.domain.1)])?;
     bar.finish_and_clear();
     announce(session.session(), mechanism.name(), &report);

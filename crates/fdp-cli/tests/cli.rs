@@ -666,6 +666,11 @@ fn a_public_range_gives_the_frame() {
     assert!(curve.iter().all(|v| (0.1..=0.9).contains(&v.as_f64().unwrap())), "{curve:?}");
     let stages = release["metadata"]["stages"].as_array().unwrap();
     assert!(stages.iter().any(|s| s["stage"] == "range"), "{stages:?}");
+    // The figure names the mechanism, ε and n, and its axes (the prefix y_ by default).
+    let svg = std::fs::read_to_string(out.join("curves.svg")).unwrap();
+    for text in ["ICLP-RKHS (privately tuned): ε = 0.25, n = 121", "\ny\n", "\nvalue\n", "private release"] {
+        assert!(svg.contains(text), "{text} missing from the figure");
+    }
     let ledger = dir.join("ledger.json");
     let plug_in = fdp(&[&args[..], &["--tuning", "plug-in", "--ledger", ledger.to_str().unwrap()]].concat());
     assert_eq!(plug_in.status.code(), Some(1), "{}", text(&plug_in));

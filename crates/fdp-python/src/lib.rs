@@ -616,10 +616,26 @@ impl CurveRelease {
         self.inner.to_json().map_err(py_err)
     }
     /// Writes release.json, curves.svg and report.md into `out`; returns the report's path.
-    fn write_report(&self, out: &str, title: &str, session: &RustSession, notes: Vec<String>) -> PyResult<String> {
-        let path =
-            fdp::front::write_curve_report(std::path::Path::new(out), title, &self.inner, &session.inner, &notes)
-                .map_err(py_err)?;
+    #[pyo3(signature = (out, title, session, notes, x_label, y_label))]
+    fn write_report(
+        &self,
+        out: &str,
+        title: &str,
+        session: &RustSession,
+        notes: Vec<String>,
+        x_label: String,
+        y_label: String,
+    ) -> PyResult<String> {
+        let axes = fdp::front::FigureAxes::named(x_label, y_label);
+        let path = fdp::front::write_curve_report(
+            std::path::Path::new(out),
+            title,
+            &self.inner,
+            &session.inner,
+            &notes,
+            &axes,
+        )
+        .map_err(py_err)?;
         Ok(path.display().to_string())
     }
 }
@@ -702,11 +718,18 @@ impl M2m {
     }
 }
 
+/// A mechanism's name for readers (`tuned_iclp_rkhs` → `ICLP-RKHS (privately tuned)`).
+#[pyfunction]
+fn display_name(mechanism: &str) -> String {
+    fdp::report::display_name(mechanism)
+}
+
 /// The compiled module.
 #[pymodule]
 fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BudgetExceededError", m.py().get_type::<BudgetExceededError>())?;
     // The front doors' shared defaults (fdp::front), read by the Python layer's signatures.
+    m.add_function(wrap_pyfunction!(display_name, m)?)?;
     m.add("M2M_PRIOR_POINTS", fdp::front::M2M_PRIOR_POINTS)?;
     m.add("M2M_PRIOR_SEED", fdp::front::M2M_PRIOR_SEED)?;
     m.add_class::<RustSession>()?;

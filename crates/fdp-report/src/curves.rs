@@ -28,17 +28,25 @@ pub struct Series {
     pub width: u32,
     /// Dashed (drawn as dots), e.g. for the truth.
     pub dashed: bool,
+    /// A pointwise band `(lower, upper)` drawn as a translucent ribbon under the line.
+    pub band: Option<(Vec<f64>, Vec<f64>)>,
 }
 
 impl Series {
     /// A solid line of width 2.
     pub fn new(label: impl Into<String>, values: Vec<f64>, color: RGBColor) -> Self {
-        Self { label: label.into(), values, color, width: 2, dashed: false }
+        Self { label: label.into(), values, color, width: 2, dashed: false, band: None }
     }
 
     /// The same line dashed.
     pub fn dashed(mut self) -> Self {
         self.dashed = true;
+        self
+    }
+
+    /// The same line over a ribbon from `lower` to `upper` (pointwise, on the figure's grid).
+    pub fn with_band(mut self, lower: Vec<f64>, upper: Vec<f64>) -> Self {
+        self.band = Some((lower, upper));
         self
     }
 }
@@ -76,12 +84,24 @@ impl CurveFigure {
     /// Writes the figure as an SVG of `width x height` pixels.
     pub fn write_svg(&self, path: &Path, width: u32, height: u32) -> Result<()> {
         let k = self.grid.len();
-        if k < 2 || self.series.iter().any(|s| s.values.len() != k) || self.background.iter().any(|b| b.len() != k) {
-            return Err(ReportError::BadInput(format!("every curve needs {k} >= 2 values on the grid")));
+        let bands = self.series.iter().filter_map(|s| s.band.as_ref());
+        if k < 2
+            || self.series.iter().any(|s| s.values.len() != k)
+            || self.background.iter().any(|b| b.len() != k)
+            || bands.clone().any(|(lo, hi)| lo.len() != k || hi.len() != k)
+        {
+            return Err(ReportError::BadInput(format!("every curve and band needs {k} >= 2 values on the grid")));
         }
         let (x0, x1) = (self.grid[0], self.grid[k - 1]);
-        let (y0, y1) = padded_range(self.series.iter().flat_map(|s| &s.values).chain(self.background.iter().flatten()))
-            .ok_or_else(|| ReportError::BadInput("no finite value to draw".into()))?;
+        let band_values = bands.flat_map(|(lo, hi)| lo.iter().chain(hi));
+        let (y0, y1) = padded_range(
+            self.series.iter().flat_map(|s| &s.values).chain(self.background.iter().flatten()).chain(band_values),
+        )
+        .ok_or_else(|| ReportError::BadInput("no finite value to draw".into()))?;
+        // Headroom for the legend (upper right, about 6% of the height per entry), so that it never
+        // covers the data.
+        let entries = self.series.iter().filter(|s| !s.label.is_empty()).count() as f64;
+        let y1 = y1 + (y1 - y0) * (0.04 + 0.07 * entries);
         let root = white_canvas(path, (width, height))?;
         let mut chart =
             titled_chart(&root, &self.title, 60).build_cartesian_2d(x0..x1, y0..y1).map_err(|e| draw_err(path, e))?;
@@ -96,6 +116,21 @@ impl CurveFigure {
         for curve in &self.background {
             let points = self.grid.iter().copied().zip(curve.iter().copied()).filter(|(_, y)| y.is_finite());
             chart.draw_series(LineSeries::new(points, grey.stroke_width(1))).map_err(|e| draw_err(path, e))?;
+        }
+        for s in &self.series {
+            if let Some((lower, upper)) = &s.band {
+                let ribbon: Vec<(f64, f64)> = self
+                    .grid
+                    .iter()
+                    .zip(upper)
+                    .chain(self.grid.iter().zip(lower).rev())
+                    .filter(|(_, y)| y.is_finite())
+                    .map(|(x, y)| (*x, *y))
+                    .collect();
+                chart
+                    .draw_series(std::iter::once(Polygon::new(ribbon, s.color.mix(0.18).filled())))
+                    .map_err(|e| draw_err(path, e))?;
+            }
         }
         for s in &self.series {
             let style = s.color.stroke_width(s.width);

@@ -28,7 +28,7 @@ pub use dir::ReportDir;
 pub use error::{ReportError, Result};
 pub use heatmap::{HeatMaps, viridis};
 pub use loglog::{ErrorSeries, LogLogFigure};
-pub use release::{metadata_caption, metadata_table};
+pub use release::{display_name, metadata_caption, metadata_table};
 
 #[cfg(test)]
 mod tests {

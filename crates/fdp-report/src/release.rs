@@ -14,6 +14,35 @@ impl Series {
     }
 }
 
+/// A mechanism's name for readers (`tuned_iclp_rkhs` → `ICLP-RKHS (privately tuned)`,
+/// `gaussian_process` → `Gaussian process`, `iclp_kde` → `ICLP-KDE`): acronyms in capitals, names
+/// of people capitalised, the ICLP joined to what it releases, the tuning said in words.
+pub fn display_name(mechanism: &str) -> String {
+    let (tuned, rest) = match mechanism.strip_prefix("tuned_") {
+        Some(rest) => (true, rest),
+        None => (false, mechanism),
+    };
+    const ACRONYMS: [&str; 10] = ["iclp", "rkhs", "iid", "kde", "gp", "erm", "kme", "rff", "race", "m2m"];
+    const PROPER: [&str; 3] = ["laplace", "gaussian", "bernstein"];
+    let mut words: Vec<String> = Vec::new();
+    for (i, word) in rest.split('_').filter(|w| !w.is_empty()).enumerate() {
+        let shown = if ACRONYMS.contains(&word) {
+            word.to_ascii_uppercase()
+        } else if i == 0 || PROPER.contains(&word) {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+        } else {
+            word.to_string()
+        };
+        match words.last_mut() {
+            Some(last) if last == "ICLP" => *last = format!("ICLP-{shown}"),
+            _ => words.push(shown),
+        }
+    }
+    let name = words.join(" ");
+    if tuned { format!("{name} (privately tuned)") } else { name }
+}
+
 /// One line saying what a release is and guarantees, e.g.
 /// `iclp_rkhs: ε = 1, δ = 0 (ReplaceOne), n = 500, clipped at 9.22 (CoefficientL1), seeded`.
 pub fn metadata_caption(metadata: &ReleaseMetadata) -> String {
@@ -73,4 +102,19 @@ pub fn metadata_table(metadata: &ReleaseMetadata) -> String {
         out += &format!("| {k} | {v} |\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::display_name;
+
+    #[test]
+    fn names_for_readers() {
+        assert_eq!(display_name("tuned_iclp_rkhs"), "ICLP-RKHS (privately tuned)");
+        assert_eq!(display_name("iclp_l1"), "ICLP-l1");
+        assert_eq!(display_name("iid_laplace"), "IID Laplace");
+        assert_eq!(display_name("gaussian_process"), "Gaussian process");
+        assert_eq!(display_name("iclp_kde"), "ICLP-KDE");
+        assert_eq!(display_name("bernstein"), "Bernstein");
+    }
 }
