@@ -70,16 +70,17 @@ pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error
     let dir = ReportDir::create(out)?;
     let plug_in_release = plug_in.release(curves, &mut rng)?;
     let figure = CurveFigure {
-        title: format!("Privately tuned ICLP-RKHS mean, ε = 1, n = {n} ({})", scenario.label()),
+        title: format!("ICLP-RKHS (privately tuned): ε = 1, n = {n} (simulated, {})", scenario.label()),
         x_label: "t".into(),
         y_label: "X(t)".into(),
         grid: grid.points().to_vec(),
         background: (0..40.min(n)).map(|i| curves.row(i).to_vec()).collect(),
+        // The truth first and thin, so that the sample mean (close to it) stays visible on top.
         series: vec![
+            Series { width: 1, ..Series::new("truth μ0 (simulated)", sim.truth.clone(), PALETTE[6]).dashed() },
             Series::new("sample mean (not private)", sample_mean.clone(), PALETTE[0]),
-            Series::from_release("private release (tuned)", &release, PALETTE[1]),
             Series::from_release("public plug-in (for comparison)", &plug_in_release, PALETTE[3]).dashed(),
-            Series::new("truth μ0", sim.truth.clone(), PALETTE[6]).dashed(),
+            Series::from_release("private release (tuned)", &release, PALETTE[1]),
         ],
     };
     figure.write_svg(&dir.file("curves.svg"), 900, 560)?;
