@@ -680,7 +680,15 @@ pub fn write_curve_report(
         y_label: axes.y_label.clone(),
         grid,
         background: Vec::new(),
-        series: vec![Series::from_release("private release", release, PALETTE[1])],
+        series: vec![Series::from_release(
+            if release.output().noise_sd().is_some() {
+                "private release (±2 sd noise band)"
+            } else {
+                "private release"
+            },
+            release,
+            PALETTE[1],
+        )],
     };
     figure.write_svg(&dir.file("curves.svg"), 900, 560).map_err(report_err)?;
     let mut md = format!("# {title}\n\n![release](curves.svg)\n\n");

@@ -75,6 +75,20 @@ class CurveRelease(_Release):
         """The released numbers (basis coefficients or Bernstein lattice values)."""
         return np.asarray(self._inner.coefficients())
 
+    @property
+    def noise_sd(self) -> NDArray[np.float64] | None:
+        """The pointwise standard deviation of the release's noise on the grid (public: a function
+        of the noise scales and of choices made from the release), or ``None`` if the mechanism does
+        not state it. It describes the noise only, not clipping or smoothing bias."""
+        sd = self._inner.noise_sd()
+        return None if sd is None else np.asarray(sd)
+
+    def band(self, z: float = 2.0) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """``(curve - z sd, curve + z sd)`` on the grid (a pointwise noise band, clamped to the
+        release's public range if it has one), or ``None``."""
+        band = self._inner.band(float(z))
+        return None if band is None else (np.asarray(band[0]), np.asarray(band[1]))
+
     def evaluate(self, points: ArrayLike) -> NDArray[np.float64]:
         """The private curve at any points of the domain ``[grid[0], grid[-1]]`` (post-processing: no
         budget). Points outside it are refused: the release says nothing there, and an extrapolated
@@ -103,8 +117,11 @@ class CurveRelease(_Release):
             _, ax = plt.subplots()
         m = self.metadata
         name = _fdp.display_name(m["mechanism"])
-        kwargs.setdefault("label", "private release")
-        ax.plot(self.grid, self.curve, **kwargs)
+        band = self.band(2.0)
+        kwargs.setdefault("label", "private release" if band is None else "private release (±2 sd noise band)")
+        (line,) = ax.plot(self.grid, self.curve, **kwargs)
+        if band is not None:
+            ax.fill_between(self.grid, band[0], band[1], color=line.get_color(), alpha=0.2, linewidth=0)
         title = f"{name}: ε = {m['guarantee']['epsilon']:g}"
         if m.get("n") is not None:
             title += f", n = {m['n']}"

@@ -285,6 +285,16 @@ def test_a_public_range_gives_centre_ceiling_and_clamp(tmp_path: Path) -> None:
         fdp.MeanCurve(range=(40.0, 210.0), tuning="plug_in").build(curves, 1.0)
 
 
+def test_a_basis_release_states_its_pointwise_noise_band() -> None:
+    curves = simulated()
+    mechanism = fdp.MeanCurve(bound="l1:5", tuning="plug_in").build(curves, 1.0)
+    release = fdp.Session(1.0, seed=5).release(mechanism, curves)
+    sd = release.noise_sd
+    assert sd is not None and sd.shape == release.curve.shape and np.all(sd > 0)
+    lower, upper = release.band(2.0)  # type: ignore[misc]
+    np.testing.assert_allclose(upper - lower, 4.0 * sd, rtol=1e-12)
+
+
 def test_a_ledger_keeps_one_privacy_unit(tmp_path: Path) -> None:
     """Budgets of different privacy units do not add up: a session (and its saved ledger) that charged
     a per-person release refuses a per-record one, charging nothing."""

@@ -204,6 +204,15 @@ impl Accuracy {
     }
 }
 
+/// The pointwise standard deviation on `basis`' grid of independent noise with standard deviations
+/// `std_devs` on its coefficients: `sd(t_i) = (Σ_k std_k² φ_k(t_i)²)^{1/2}`.
+pub fn pointwise_noise_sd(basis: &fdp_mercer::MercerBasis, std_devs: &[f64]) -> Vec<f64> {
+    let phi = basis.eigenfunctions();
+    (0..phi.nrows())
+        .map(|i| std_devs.iter().enumerate().map(|(k, s)| (s * phi[(i, k)]).powi(2)).sum::<f64>().sqrt())
+        .collect()
+}
+
 /// Noise on basis coefficients and everything a curve release needs around it: the sampler of the
 /// released block, an optional public reference curve added back, and the metadata. Use it to build
 /// any mechanism whose summary is a vector of coefficients in a Mercer basis.
@@ -240,9 +249,12 @@ impl<N: ComponentNoise> BasisOutput<N> {
     /// The private release of a summary given by its coefficients on the released block.
     pub fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
         let coefficients = self.sampler.privatize(summary, rng)?;
-        let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
+        let basis = self.sampler.basis();
+        let representation = Representation::Basis { basis: basis.clone(), coefficients };
         let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };
-        Ok(Release::new(Curve::new(self.grid.clone(), self.reference.clone(), representation)?, metadata))
+        let curve = Curve::new(self.grid.clone(), self.reference.clone(), representation)?
+            .with_noise_sd(pointwise_noise_sd(basis, &self.sampler.std_devs()))?;
+        Ok(Release::new(curve, metadata))
     }
 
     /// The noise-free curve of a summary.

@@ -218,6 +218,9 @@ pub struct Curve {
     representation: Representation,
     /// A public range `[lo, hi]` the function is clamped to (see [`Curve::clamped`]).
     range: Option<(f64, f64)>,
+    /// The pointwise standard deviation of the release's noise on the grid, if the mechanism states
+    /// it (see [`Curve::with_noise_sd`]).
+    noise_sd: Option<Vec<f64>>,
 }
 
 impl Curve {
@@ -235,7 +238,39 @@ impl Curve {
             }
             values.iter_mut().zip(r).for_each(|(c, r)| *c += r);
         }
-        Ok(Self { grid, values, reference, representation, range: None })
+        Ok(Self { grid, values, reference, representation, range: None, noise_sd: None })
+    }
+
+    /// **The pointwise standard deviation of the noise** in the released values, `sd(t_i)`, on the
+    /// grid. For noise `ζ_k` added independently to basis coefficients (scaled by public shrinkage
+    /// factors `s_k`), `sd(t_i)² = Σ_k s_k² Var(ζ_k) φ_k(t_i)²`. It is a function of the noise scales
+    /// and of choices made from the release (post-processing), so it costs no privacy. It describes
+    /// the noise only: clipping and smoothing bias are not in it. An error unless there is one
+    /// finite, non-negative value per grid point.
+    pub fn with_noise_sd(mut self, sd: Vec<f64>) -> Result<Self> {
+        if sd.len() != self.grid.len() {
+            return Err(Error::Shape { what: "noise sd", expected: self.grid.len(), got: sd.len() });
+        }
+        if let Some(bad) = sd.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+            return Err(Error::BadParameter { name: "noise sd", value: *bad, reason: "must be finite and >= 0" });
+        }
+        self.noise_sd = Some(sd);
+        Ok(self)
+    }
+
+    /// The pointwise standard deviation of the noise, if the mechanism stated it.
+    pub fn noise_sd(&self) -> Option<&[f64]> {
+        self.noise_sd.as_deref()
+    }
+
+    /// The pointwise band `values ∓ z sd(t_i)` of the noise (clamped to the public range, if any),
+    /// if the mechanism stated its noise's sd: e.g. `z = 2` for a ±2 sd band.
+    pub fn band(&self, z: f64) -> Option<(Vec<f64>, Vec<f64>)> {
+        let sd = self.noise_sd.as_ref()?;
+        let (lo, hi) = self.range.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+        let lower = self.values.iter().zip(sd).map(|(v, s)| (v - z * s).clamp(lo, hi)).collect();
+        let upper = self.values.iter().zip(sd).map(|(v, s)| (v + z * s).clamp(lo, hi)).collect();
+        Some((lower, upper))
     }
 
     /// **The projection onto a public range** (post-processing: costs no privacy): the function
@@ -312,6 +347,8 @@ impl Serialize for Curve {
             curve: &'a [f64],
             coefficients: &'a [f64],
             reference: Option<&'a [f64]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            noise_sd: Option<&'a [f64]>,
         }
         Record {
             grid_points: self.grid.points(),
@@ -319,6 +356,7 @@ impl Serialize for Curve {
             curve: &self.values,
             coefficients: self.coefficients(),
             reference: self.reference.as_deref(),
+            noise_sd: self.noise_sd.as_deref(),
         }
         .serialize(serializer)
     }

@@ -8,9 +8,14 @@ use fdp_core::{Curve, Release, ReleaseMetadata};
 use crate::curves::Series;
 
 impl Series {
-    /// The released curve of `release`, labelled with `label`.
+    /// The released curve of `release`, labelled with `label`, over its ±2 sd noise band when the
+    /// release states its noise's pointwise sd ([`Curve::band`]).
     pub fn from_release(label: impl Into<String>, release: &Release<Curve>, color: RGBColor) -> Self {
-        Self::new(label, release.curve().to_vec(), color)
+        let series = Self::new(label, release.curve().to_vec(), color);
+        match release.output().band(2.0) {
+            Some((lower, upper)) => series.with_band(lower, upper),
+            None => series,
+        }
     }
 }
 
