@@ -205,12 +205,22 @@ impl Accuracy {
 }
 
 /// The pointwise standard deviation on `basis`' grid of independent noise with standard deviations
-/// `std_devs` on its coefficients: `sd(t_i) = (Σ_k std_k² φ_k(t_i)²)^{1/2}`.
-pub fn pointwise_noise_sd(basis: &fdp_mercer::MercerBasis, std_devs: &[f64]) -> Vec<f64> {
+/// `std_devs` on its coefficients: `sd(t_i) = (Σ_k std_k² φ_k(t_i)²)^{1/2}`, computed scaled by the
+/// largest `std_k` (no overflow for huge scales). `None` when it is not finite (an infinite scale):
+/// a release then states no band rather than fail after its charge.
+pub fn pointwise_noise_sd(basis: &fdp_mercer::MercerBasis, std_devs: &[f64]) -> Option<Vec<f64>> {
     let phi = basis.eigenfunctions();
-    (0..phi.nrows())
-        .map(|i| std_devs.iter().enumerate().map(|(k, s)| (s * phi[(i, k)]).powi(2)).sum::<f64>().sqrt())
-        .collect()
+    let scale = std_devs.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+    if !scale.is_finite() {
+        return None;
+    }
+    let sd: Vec<f64> = (0..phi.nrows())
+        .map(|i| {
+            let sum: f64 = std_devs.iter().enumerate().map(|(k, s)| (s / scale * phi[(i, k)]).powi(2)).sum();
+            if scale > 0.0 { scale * sum.sqrt() } else { 0.0 }
+        })
+        .collect();
+    sd.iter().all(|v| v.is_finite()).then_some(sd)
 }
 
 /// Noise on basis coefficients and everything a curve release needs around it: the sampler of the
@@ -252,8 +262,10 @@ impl<N: ComponentNoise> BasisOutput<N> {
         let basis = self.sampler.basis();
         let representation = Representation::Basis { basis: basis.clone(), coefficients };
         let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };
-        let curve = Curve::new(self.grid.clone(), self.reference.clone(), representation)?
-            .with_noise_sd(pointwise_noise_sd(basis, &self.sampler.std_devs()))?;
+        let mut curve = Curve::new(self.grid.clone(), self.reference.clone(), representation)?;
+        if let Some(sd) = pointwise_noise_sd(basis, &self.sampler.std_devs()) {
+            curve = curve.with_noise_sd(sd)?;
+        }
         Ok(Release::new(curve, metadata))
     }
 
