@@ -1774,4 +1774,149 @@ mod tests {
         assert!(m.summarize(&sim.curves).is_err());
         assert!(m.privatize(&[0.0; 5], &mut NoiseRng::seeded(1)).is_err());
     }
+
+    /// Rough counts-like records on a 60-point grid: rate `a (4 + 3 sin 2πt)` plus Laplace noise of
+    /// scale 1.5, clamped to the public range [0, 30] (a seeded simulation, like `counts-*` in
+    /// `examples/robust_accuracy`).
+    fn rough_counts(n: usize, seed: u64) -> CurveSet<'static> {
+        let grid = Grid::midpoint(0.0, 1.0, 60).unwrap();
+        let mut rng = NoiseRng::seeded(seed);
+        let noise = fdp_noise::LatticeLaplace::with_scale(1.5).unwrap();
+        let mut values = Vec::with_capacity(n * 60);
+        for i in 0..n {
+            let a = 0.5 + (i as f64 * 0.618_033_988_75) % 1.0;
+            for t in grid.points() {
+                let rate = a * (4.0 + 3.0 * (2.0 * std::f64::consts::PI * t).sin());
+                values.push((rate + noise.sample(&mut rng)).clamp(0.0, 30.0));
+            }
+        }
+        CurveSet::from_flat(grid, values, None).unwrap().0
+    }
+
+    /// The counts frame: ICLP-RKHS, ceiling 30 in the coefficient-l1 norm, range [0, 30], centre 15.
+    fn counts_default(b: &MercerBasis, n: usize, eps: f64) -> TunedMean {
+        TunedMean::iclp_rkhs(b, n, Epsilon::new(eps).unwrap(), ClippingBound::coefficient_l1(30.0).unwrap())
+            .unwrap()
+            .within(0.0, 30.0)
+            .unwrap()
+            .centred_at(vec![15.0; b.n_points()])
+            .unwrap()
+    }
+
+    #[test]
+    fn the_binned_family_is_a_candidate_only_where_public_quantities_allow() {
+        let b = basis(60);
+        let with_range = counts_default(&b, 100, 1.0);
+        // n ε = 100: a private bound is bought (16 %), K' = round((84)^{1/3}) = 4.
+        assert_eq!(with_range.binned_candidate(), Some(4));
+        assert_eq!(with_range.family(), FamilyChoice::Private);
+        // The stages and their budgets are those without a range: the choice costs nothing.
+        let names: Vec<String> = with_range.stages().iter().map(|s| s.name.clone()).collect();
+        assert_eq!(names, ["bound", "release"]);
+        let total: f64 = with_range.stages().iter().map(|s| s.guarantee.epsilon()).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        let plain =
+            TunedMean::iclp_rkhs(&b, 100, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(30.0).unwrap())
+                .unwrap();
+        assert_eq!(plain.epsilons(), with_range.epsilons());
+        assert_eq!(plain.binned_candidate(), None); // no public range
+        let matched = with_range.clone().with_family(FamilyChoice::Matched).unwrap();
+        assert_eq!(matched.binned_candidate(), None);
+        // The summary holds the K' bins only when the family is a candidate.
+        let curves = rough_counts(100, 5);
+        assert_eq!(with_range.summarize(&curves).unwrap().len(), matched.summarize(&curves).unwrap().len() + 4);
+        // ... and in the mergeable state (exact integer sums, the same summary).
+        let mut state = with_range.empty_state();
+        with_range.update_state(&mut state, &curves).unwrap();
+        assert_eq!(with_range.state_summary(&state).unwrap(), with_range.summarize(&curves).unwrap());
+        assert_ne!(with_range.empty_state().fingerprint(), matched.empty_state().fingerprint());
+        // n ε = 4: no private bound, no statistic: the matched family. n ε = 1000: K' = 10 > 5.
+        assert_eq!(counts_default(&b, 100, 0.04).binned_candidate(), None);
+        assert_eq!(counts_default(&b, 100, 10.0).binned_candidate(), None);
+        // Other kinds never switch.
+        let l2 = TunedMean::iid_laplace(&b, 100, Epsilon::new(1.0).unwrap(), ClippingBound::l2(30.0).unwrap()).unwrap();
+        assert_eq!(l2.within(0.0, 30.0).unwrap().binned_candidate(), None);
+        // A range too wide for floating point is refused when stated, before anything is charged.
+        let built =
+            TunedMean::iclp_rkhs(&b, 100, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(30.0).unwrap());
+        assert!(built.unwrap().within(-f64::MAX, f64::MAX).is_err());
+    }
+
+    /// The closed form of the bins' sensitivity: replacing one record moves each bin mean by at
+    /// most `2R/n` (R the range's half-width), exactly that between a record at `lo` and one at
+    /// `hi`; the exact losses stay within budget.
+    #[test]
+    fn the_binned_family_has_its_closed_form_sensitivity() {
+        let b = basis(60);
+        let (n, half) = (100usize, 15.0);
+        let m = counts_default(&b, n, 1.0);
+        let bins = m.binned_candidate().unwrap();
+        let base = rough_counts(n, 6);
+        let k = b.n_points();
+        let replaced = |record: Vec<f64>| -> Vec<f64> {
+            let mut values = base.values().to_vec();
+            values[..k].copy_from_slice(&record);
+            m.summarize(&CurveSet::from_flat(b.grid().clone(), values, None).unwrap().0).unwrap()
+        };
+        let tail = |s: &[f64]| s[s.len() - bins..].to_vec();
+        let records = [
+            vec![0.0; k],
+            vec![30.0; k],
+            vec![-1e300; k],
+            vec![f64::MAX; k],
+            (0..k).map(|i| if i % 2 == 0 { 1e9 } else { -1e9 }).collect(),
+        ];
+        let summaries: Vec<Vec<f64>> = records.iter().map(|r| replaced(r.clone())).collect();
+        let step = 2.0 * half / n as f64;
+        for a in &summaries {
+            for c in &summaries {
+                for (x, y) in tail(a).iter().zip(tail(c)) {
+                    assert!((x - y).abs() <= step * (1.0 + 1e-12), "{x} {y}");
+                }
+                for (stage, ratio) in m.stage_losses(a, c).unwrap() {
+                    assert!(ratio <= 1.0 + 1e-12, "{stage}: {ratio}");
+                }
+            }
+        }
+        // lo against hi: every bin moves by exactly 2R/n; below lo is lo, above hi is hi.
+        for (x, y) in tail(&summaries[0]).iter().zip(tail(&summaries[1])) {
+            assert!(((y - x) - step).abs() <= 1e-12 * step, "{x} {y}");
+        }
+        assert_eq!(tail(&summaries[0]), tail(&summaries[2]));
+        assert_eq!(tail(&summaries[1]), tail(&summaries[3]));
+    }
+
+    /// Issue 23's rough-curve gap: on rough counts at n ε = 100 the default (the family chosen
+    /// privately) is well below the matched ICLP-RKHS it replaced (which is what the default
+    /// released before: the old code fails this), and never leaves the public range.
+    #[test]
+    fn on_rough_records_the_default_beats_the_matched_family() {
+        let b = basis(60);
+        let curves = rough_counts(100, 7);
+        let target = curves.mean_curve();
+        let default = counts_default(&b, 100, 1.0);
+        let matched = default.clone().with_family(FamilyChoice::Matched).unwrap();
+        let error = |m: &TunedMean| -> (f64, usize) {
+            let summary = m.summarize(&curves).unwrap();
+            let mut streams = NoiseRng::seeded(11).split(60);
+            let mut binned = 0;
+            let total: f64 = streams
+                .iter_mut()
+                .map(|rng| {
+                    let release = m.privatize(&summary, rng).unwrap();
+                    assert!(release.curve().iter().all(|v| (0.0..=30.0).contains(v)));
+                    let stages = &release.metadata().stages;
+                    binned += stages.iter().any(|s| s.stage == "family" && s.outcome.contains("binned")) as usize;
+                    let charged: f64 = stages.iter().map(|s| s.epsilon).sum();
+                    assert!((charged - 1.0).abs() < 1e-12, "{charged}");
+                    b.grid().sq_distance(release.curve(), &target).unwrap()
+                })
+                .sum();
+            (total / 60.0, binned)
+        };
+        let ((new, binned), (old, none)) = (error(&default), error(&matched));
+        assert!(binned >= 40 && none == 0, "{binned} {none}");
+        eprintln!("rough counts: default {new:.4} ({binned}/60 binned), matched {old:.4}");
+        assert!(new < 0.7 * old, "default {new} against the matched family {old}");
+    }
 }
