@@ -163,7 +163,7 @@ fn the_default_with_the_binned_family_passes_the_audit_at_its_total_epsilon() {
             .unwrap()
             .within(-5.0, 5.0)
             .unwrap();
-    assert_eq!(tuned.binned_candidate(), Some(3));
+    assert_eq!(tuned.binned_candidate(), Some(2));
     // The binned family is what these records get, most of the time.
     let summary = tuned.summarize(&a).unwrap();
     let mut rng = NoiseRng::seeded(3);
