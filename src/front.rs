@@ -103,6 +103,11 @@ pub struct MeanRequest {
     pub tuning: TuningMode,
     /// A public constant the records are centred at before clipping (added back to the release).
     pub centre: Option<f64>,
+    /// Private tuning only: the public range `(lo, hi)` of the curves' values (from what is
+    /// measured, never from the records). Releases are clamped to it, and the default ICLP-RKHS
+    /// may then release its pointwise-clipped binned family where the records are rough
+    /// ([`TunedMean::within`]).
+    pub range: Option<(f64, f64)>,
     /// Plug-in tuning only: ψ instead of the plug-in rule's (ICLP-RKHS, ICLP-l1, Gaussian process).
     pub psi: Option<f64>,
     /// Plug-in tuning only: the number of components of IID Laplace (default `⌊n^{1/3}⌋`).
@@ -122,6 +127,7 @@ impl MeanRequest {
             delta: None,
             tuning: TuningMode::Private,
             centre: None,
+            range: None,
             psi: None,
             components: None,
             degree: None,
@@ -137,6 +143,13 @@ impl MeanRequest {
         }
         let plug_in_only =
             [(self.psi.is_some(), "psi"), (self.components.is_some(), "components"), (self.degree.is_some(), "degree")];
+        if self.range.is_some() && self.tuning == TuningMode::PlugIn {
+            return Err(Error::BadParameter {
+                name: "range",
+                value: f64::NAN,
+                reason: "is used by the privately tuned means only (clamping and the family choice)",
+            });
+        }
         if let Some((_, name)) = plug_in_only.iter().find(|(given, _)| *given && self.tuning == TuningMode::Private) {
             return Err(Error::BadParameter {
                 name,
@@ -159,7 +172,10 @@ impl MeanRequest {
                 MeanMethod::GaussianProcess => TunedKind::GaussianProcess(delta()?),
                 MeanMethod::Bernstein => TunedKind::Bernstein,
             };
-            let tuned = TunedMean::new(kind, &basis, n, self.epsilon, self.bound)?;
+            let mut tuned = TunedMean::new(kind, &basis, n, self.epsilon, self.bound)?;
+            if let Some((lo, hi)) = self.range {
+                tuned = tuned.within(lo, hi)?;
+            }
             return Ok(AnyMean::Tuned(match reference {
                 Some(r) => tuned.centred_at(r)?,
                 None => tuned,

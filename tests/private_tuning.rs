@@ -184,6 +184,29 @@ fn the_default_with_the_binned_family_passes_the_audit_at_its_total_epsilon() {
     assert!(report.passed, "{report:?}");
 }
 
+/// The front door's request carries the public range to the default (issue 23): the privately
+/// tuned ICLP-RKHS then clamps to it and may choose its binned family; plug-in tuning refuses it.
+#[test]
+fn the_front_door_passes_the_public_range_to_the_default() {
+    use fdp::front::{AnyMean, MeanMethod, MeanRequest, TuningMode};
+    let grid = Grid::midpoint(0.0, 1.0, 30).unwrap();
+    let bound = ClippingBound::coefficient_l1(CEILING).unwrap();
+    let mut request =
+        MeanRequest::new(MeanMethod::IclpRkhs, Stationary::matern32(0.1).unwrap(), bound, Epsilon::new(2.0).unwrap());
+    request.range = Some((-5.0, 5.0));
+    let AnyMean::Tuned(tuned) = request.build(&grid, N).unwrap() else { panic!("the default is the tuned mean") };
+    assert_eq!(tuned.binned_candidate(), Some(2));
+    let rough: Vec<f64> = (0..N * 30).map(|i| if i % 2 == 0 { 4.0 } else { -4.0 }).collect();
+    let curves = CurveSet::from_flat(grid.clone(), rough, None).unwrap().0;
+    let mut session = Session::pure(Epsilon::new(2.0).unwrap()).unwrap().with_seed(8);
+    let release = session.release(&tuned, &curves).unwrap();
+    assert!(release.metadata().stages.iter().any(|s| s.stage == "family"));
+    assert!(release.curve().iter().all(|v| (-5.0..=5.0).contains(v)));
+    assert!((session.spent().0 - 2.0).abs() < 1e-12);
+    request.tuning = TuningMode::PlugIn;
+    assert!(request.build(&grid, N).is_err());
+}
+
 #[test]
 fn every_stage_is_in_the_ledger_and_in_release_json() {
     let curves = fdp::data::example_curves(300, 7).unwrap();

@@ -134,6 +134,11 @@ class MeanCurve:
         ``iclp_rkhs``, ``iclp_l1``, ``iid_laplace``, ``gaussian_process`` or ``bernstein``.
     centre:
         A public constant the curves are centred at before clipping (added back).
+    range:
+        Private tuning only: the public range ``(lo, hi)`` of the values (from what is measured,
+        never from the records). Releases are clamped to it, and ``iclp_rkhs`` may then release its
+        pointwise-clipped binned family where its bound stage finds the curves rough
+        (docs/DESIGN.md section 16).
     delta:
         δ of the Gaussian process.
 
@@ -154,6 +159,7 @@ class MeanCurve:
     mechanism: MeanMethod = "iclp_rkhs"
     tuning: Literal["private", "plug_in"] = "private"
     centre: float | None = None
+    range: tuple[float, float] | None = None
     delta: float | None = None
     psi: float | None = None
     components: int | None = None
@@ -189,6 +195,7 @@ class MeanCurve:
             components=self.components,
             degree=self.degree,
             person_id=id,
+            range=None if self.range is None else (float(self.range[0]), float(self.range[1])),
         )
         recipe = (MeanCurve.build_for, self, points, int(n), float(epsilon), id)
         return Mechanism(inner, "mean", (int(n), points.size), recipe)

@@ -164,6 +164,10 @@ struct MeanArgs {
     /// A public constant the curves are centred at before clipping (added back).
     #[arg(long, allow_hyphen_values = true)]
     centre: Option<f64>,
+    /// Private tuning only: the public range LO,HI of the values (from what is measured): releases
+    /// are clamped to it, and ICLP-RKHS may use its pointwise-clipped binned family on rough curves.
+    #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
+    range: Option<(f64, f64)>,
     /// Plug-in only: ψ instead of the plug-in rule's.
     #[arg(long)]
     psi: Option<f64>,
@@ -460,6 +464,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         delta: args.privacy.delta,
         tuning: args.tuning,
         centre: args.centre,
+        range: args.range,
         psi: args.psi,
         components: args.components,
         degree: args.degree,

@@ -645,3 +645,29 @@ fn a_ledger_keeps_one_privacy_unit() {
     // The same unit again is accepted.
     assert!(run(Some("id"), "per-person-2").status.success());
 }
+
+/// `--range LO,HI` (issue 23): the privately tuned default clamps to the public range (the release
+/// records a `range` stage and stays in it); plug-in tuning refuses it before anything is charged.
+#[test]
+fn mean_with_a_public_range_stays_in_it() {
+    let dir = scratch("range");
+    let csv = curves_csv(&dir);
+    let out = dir.join("out");
+    let args = ["mean", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--epsilon", "1", "--bound", "l1:2"];
+    let o =
+        fdp(&[&args[..], &["--centre", "0.5", "--range", "0,1", "--seed", "3", "--out", out.to_str().unwrap()]]
+            .concat());
+    assert!(o.status.success(), "{}", text(&o));
+    let release: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("release.json")).unwrap()).unwrap();
+    let stages = release["metadata"]["stages"].as_array().unwrap();
+    assert!(stages.iter().any(|s| s["stage"] == "range"), "{stages:?}");
+    let values = release["output"]["curve"].as_array().unwrap();
+    assert!(values.iter().all(|v| (0.0..=1.0).contains(&v.as_f64().unwrap())), "{values:?}");
+    let refused = fdp(&[
+        &args[..],
+        &["--tuning", "plug-in", "--range", "0,1", "--out", dir.join("x").to_str().unwrap()],
+    ]
+    .concat());
+    assert!(!refused.status.success(), "{}", text(&refused));
+}

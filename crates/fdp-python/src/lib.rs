@@ -433,7 +433,7 @@ mechanism_methods!(MeanMechanism, CurveSet<'_>);
 
 /// Builds a mean-curve mechanism (see `fdp::front::MeanRequest`).
 #[pyfunction]
-#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, psi=None, components=None, degree=None, person_id=None))]
+#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, psi=None, components=None, degree=None, person_id=None, range=None))]
 #[allow(clippy::too_many_arguments)]
 fn build_mean(
     py: Python<'_>,
@@ -450,6 +450,7 @@ fn build_mean(
     components: Option<usize>,
     degree: Option<usize>,
     person_id: Option<String>,
+    range: Option<(f64, f64)>,
 ) -> PyResult<MeanMechanism> {
     let request = MeanRequest {
         method: parse::<MeanMethod>(method)?,
@@ -459,6 +460,7 @@ fn build_mean(
         delta: checked_delta(delta)?,
         tuning: parse::<TuningMode>(tuning)?,
         centre,
+        range,
         psi,
         components,
         degree,
