@@ -159,11 +159,11 @@ class MeanCurve:
     mechanism: MeanMethod = "iclp_rkhs"
     tuning: Literal["private", "plug_in"] = "private"
     centre: float | None = None
-    range: tuple[float, float] | None = None
     delta: float | None = None
     psi: float | None = None
     components: int | None = None
     degree: int | None = None
+    range: tuple[float, float] | None = None
 
     def build(self, curves: Curves, epsilon: float) -> Mechanism:
         """The mechanism for ``curves``' grid, n and privacy unit at a total ``epsilon`` (the values
