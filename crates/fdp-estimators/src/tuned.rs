@@ -201,8 +201,7 @@ impl BoundSearch {
 /// records (daily counts, log-periodograms) that norm is as large as the whole range, and a
 /// **pointwise-clipped binned Laplace mean** — records clamped to the public range, averaged over
 /// `K' = max(1, round((n ε_release)^{1/3} / 2))` contiguous bins, Laplace noise of scale
-/// `2 R K' / (n ε_release)`
-/// per bin, `R = (hi - lo)/2` — is several times more accurate. With
+/// `2 R K' / (n ε_release)` per bin, `R = (hi - lo)/2` — is several times more accurate. With
 /// [`FamilyChoice::Private`] (the default) and a public range ([`TunedMean::within`]), the family is
 /// chosen from the bound stage's released statistic (post-processing; see
 /// [`TunedMean::within`]); [`FamilyChoice::Matched`] is the matched ICLP-RKHS whatever the data.
@@ -412,20 +411,20 @@ impl TunedMean {
     ///
     /// **The family choice.** With a range, ICLP-RKHS (unless [`FamilyChoice::Matched`]) may
     /// release a **pointwise-clipped binned Laplace mean** instead: each record clamped to
-    /// `[lo, hi]` pointwise, averaged over `K' = max(1, round((n ε_release)^{1/3} / 2))` (half the
-    /// usual `(n ε)^{1/3}`: the interpolation removes much of the coarse bins' bias, and on the
-    /// cells of `examples/robust_accuracy` half as many bins had 0.6-0.85x the error) contiguous bins of grid
-    /// points (quadrature weights), the mean over records plus Laplace noise of scale
-    /// `b = 2 R K' / (n ε_release)` per bin (`R = (hi - lo)/2`; one record moves each bin mean by
-    /// at most `2R/n`, the bin vector by `2 R K'/n` in l1: ε_release-DP), shrunk towards the
-    /// reference by positive-part James-Stein (SURE, post-processing) and interpolated linearly
-    /// between the bins' centres (post-processing). It is chosen when `n ε_release < 166`, a private bound is
-    /// bought (share > 0) and the bound stage's released mean clamped log coefficient-l1 norm `L̂`
-    /// satisfies `L̂ - ln(hi - lo) > -0.25` (rough records: their coefficient-l1 norm is about the
-    /// range's width). The choice is a function of the bound stage's output and public quantities:
-    /// **post-processing**. Both families' releases are ε_release-DP for every bound the first stage
-    /// can choose, so by sequential composition the pipeline is ε-DP with the same stages
-    /// (bound, release) and budgets as without a range.
+    /// `[lo, hi]` pointwise and averaged (quadrature weights) over `K' = max(1, round((n
+    /// ε_release)^{1/3} / 2))` contiguous bins of grid points (half the usual `(n ε)^{1/3}`: the
+    /// interpolation removes much of the coarse bins' bias; on the cells of
+    /// `examples/robust_accuracy` half as many bins had 0.6-0.85x the error), the mean over records
+    /// plus Laplace noise of scale `b = 2 R K' / (n ε_release)` per bin (`R = (hi - lo)/2`; one
+    /// record moves each bin mean by at most `2R/n`, the bin vector by `2 R K'/n` in l1:
+    /// ε_release-DP), shrunk towards the reference by positive-part James-Stein (SURE) and
+    /// interpolated linearly between the bins' centres (both post-processing). It is chosen when
+    /// `n ε_release < 166`, a private bound is bought (share > 0) and the bound stage's released
+    /// mean clamped log coefficient-l1 norm `L̂` satisfies `L̂ - ln(hi - lo) > -0.25` (rough
+    /// records: their coefficient-l1 norm is about the range's width). The choice is a function of
+    /// the bound stage's output and public quantities: **post-processing**. Both families' releases
+    /// are ε_release-DP for every bound the first stage can choose, so by sequential composition
+    /// the pipeline is ε-DP with the same stages (bound, release) and budgets as without a range.
     pub fn within(mut self, lo: f64, hi: f64) -> Result<Self> {
         if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
             return Err(EstimatorError::BadParameter {
@@ -1121,7 +1120,9 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
     /// at the public ceiling (the most it can be: a private bound below the ceiling and every
     /// shrinkage only lower it), and with a public range ([`TunedMean::within`]) at most the
     /// range's squared diameter `(hi - lo)² Σ w_i`, which no clamped release can exceed against a
-    /// mean in the range. It is not an estimate: the realised error is typically 2-300x lower
+    /// mean in the range. When the binned family can be chosen, the larger of that noise and the
+    /// binned family's before shrinkage, `2 b² Σ w_i` (its binning bias is not included; the
+    /// diameter caps both). It is not an estimate: the realised error is typically 2-300x lower
     /// (`docs/design-notes/robust-after.txt`); each release carries its own estimate in its
     /// `accuracy` stage.
     fn accuracy(&self) -> Accuracy {
