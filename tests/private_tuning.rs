@@ -136,6 +136,77 @@ fn the_small_n_epsilon_default_passes_the_audit_at_its_total_epsilon() {
     assert!(report.passed, "{report:?}");
 }
 
+/// Issue 23 (rough curves): with a public range at n ε = 40 the default chooses between the matched
+/// ICLP-RKHS and the pointwise-clipped binned family from its bound stage's release. On rough
+/// records (a saw-tooth) with record 0 at the range's bottom against its top — the pair that moves
+/// every bin mean by the most, 2R/n — it passes the audit as a black box at its total ε = 2.
+#[test]
+fn the_default_with_the_binned_family_passes_the_audit_at_its_total_epsilon() {
+    fdp::noise::timing::allow_variable_time_for_simulation();
+    let basis = MercerBasis::build(
+        Stationary::matern32(0.1).unwrap(),
+        Grid::midpoint(0.0, 1.0, 30).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap();
+    let k = basis.n_points();
+    let rough: Vec<f64> =
+        (0..N * k).map(|i| if i % 2 == 0 { 4.0 } else { -4.0 } * (1.0 + (i % 7) as f64 / 10.0)).collect();
+    let with_record = |v: f64| {
+        let mut values = rough.clone();
+        values[..k].fill(v);
+        CurveSet::from_flat(basis.grid().clone(), values, None).unwrap().0
+    };
+    let (a, b) = (with_record(-5.0), with_record(5.0));
+    let tuned =
+        TunedMean::iclp_rkhs(&basis, N, Epsilon::new(2.0).unwrap(), ClippingBound::coefficient_l1(CEILING).unwrap())
+            .unwrap()
+            .within(-5.0, 5.0)
+            .unwrap();
+    assert_eq!(tuned.binned_candidate(), Some(2));
+    // The binned family is what these records get, most of the time.
+    let summary = tuned.summarize(&a).unwrap();
+    let mut rng = NoiseRng::seeded(3);
+    let binned = (0..50)
+        .filter(|_| {
+            let release = tuned.privatize(&summary, &mut rng).unwrap();
+            release.metadata().stages.iter().any(|s| s.stage == "family" && s.outcome.contains("binned"))
+        })
+        .count();
+    assert!(binned >= 30, "{binned}");
+    let auditor = Auditor::new(AuditConfig { pilot: 400, trials: 1500, confidence: 0.99 }).unwrap();
+    let pairs = vec![
+        NeighbourPair::from_mechanism("binned a,b", &tuned, &a, &b).unwrap(),
+        NeighbourPair::from_mechanism("binned b,a", &tuned, &b, &a).unwrap(),
+    ];
+    let report = auditor.audit(2.0, 0.0, pairs, &mut NoiseRng::seeded(24));
+    eprintln!("audit mechanism=tuned_iclp_rkhs_binned_family eps_lb={:.3} claimed=2", report.epsilon_lower_bound);
+    assert!(report.passed, "{report:?}");
+}
+
+/// The front door's request carries the public range to the default (issue 23): the privately
+/// tuned ICLP-RKHS then clamps to it and may choose its binned family; plug-in tuning refuses it.
+#[test]
+fn the_front_door_passes_the_public_range_to_the_default() {
+    use fdp::front::{AnyMean, MeanMethod, MeanRequest, TuningMode};
+    let grid = Grid::midpoint(0.0, 1.0, 30).unwrap();
+    let bound = ClippingBound::coefficient_l1(CEILING).unwrap();
+    let mut request =
+        MeanRequest::new(MeanMethod::IclpRkhs, Stationary::matern32(0.1).unwrap(), bound, Epsilon::new(2.0).unwrap());
+    request.range = Some((-5.0, 5.0));
+    let AnyMean::Tuned(tuned) = request.build(&grid, N).unwrap() else { panic!("the default is the tuned mean") };
+    assert_eq!(tuned.binned_candidate(), Some(2));
+    let rough: Vec<f64> = (0..N * 30).map(|i| if i % 2 == 0 { 4.0 } else { -4.0 }).collect();
+    let curves = CurveSet::from_flat(grid.clone(), rough, None).unwrap().0;
+    let mut session = Session::pure(Epsilon::new(2.0).unwrap()).unwrap().with_seed(8);
+    let release = session.release(&tuned, &curves).unwrap();
+    assert!(release.metadata().stages.iter().any(|s| s.stage == "family"));
+    assert!(release.curve().iter().all(|v| (-5.0..=5.0).contains(v)));
+    assert!((session.spent().0 - 2.0).abs() < 1e-12);
+    request.tuning = TuningMode::PlugIn;
+    assert!(request.build(&grid, N).is_err());
+}
+
 #[test]
 fn every_stage_is_in_the_ledger_and_in_release_json() {
     let curves = fdp::data::example_curves(300, 7).unwrap();

@@ -162,8 +162,9 @@ struct MeanArgs {
     #[arg(long, value_parser = parse_from_str::<ClippingBound>, required_unless_present = "range")]
     bound: Option<ClippingBound>,
     /// The public range LO,HI of the values (what is measured, e.g. 0,1 for FA, 40,210 for heights in
-    /// cm): every release is clamped to it, the centre defaults to its middle and, without --bound,
-    /// the ceiling in the mechanism's norm follows from it. Private tuning only.
+    /// cm): every release is clamped to it, the centre defaults to its middle, without --bound the
+    /// ceiling in the mechanism's norm follows from it, and ICLP-RKHS may use its pointwise-clipped
+    /// binned family on rough curves. Private tuning only.
     #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
     range: Option<(f64, f64)>,
     /// private (a private bound and regularisation inside ε) or plug-in (the bound as given).

@@ -38,5 +38,5 @@ pub use fdp_core::{
 };
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
-pub use tuned::{BoundSearch, BudgetSplit, TunedChoice, TunedKind, TunedMean};
+pub use tuned::{BoundSearch, BudgetSplit, FamilyChoice, TunedChoice, TunedKind, TunedMean};
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

@@ -48,6 +48,83 @@ pub(crate) struct ClippedSums {
     e_value: i32,
     e_unit: i32,
     e_log: i32,
+    pointwise: Option<PointwiseBins>,
+}
+
+/// **The pointwise part of the sums** (the binned family of the tuned default; docs/DESIGN.md
+/// section 16): each record's grid values clamped to the public range `[lo, hi]` (a non-finite value
+/// replaced by the midpoint `m = (lo + hi)/2`, the public default), averaged with the quadrature
+/// weights over `bins` contiguous bins of grid points, minus `m`. Each entry is a convex combination
+/// of values in `[lo, hi]` minus `m`, clamped again to `[-R, R]`, `R = (hi - lo)/2` (so no rounding
+/// of the average can leave it): replacing one record moves each bin's mean by at most `2R/n`,
+/// the vector of bin means by at most `2 R bins / n` in l1 — a sensitivity that follows from the
+/// public range alone, whatever the records' roughness.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PointwiseBins {
+    lo: f64,
+    hi: f64,
+    bins: usize,
+    /// The bin of each grid point.
+    bin_of: Vec<usize>,
+    /// `w_i / W_b` for grid point i in bin b (`W_b` the bin's total quadrature weight).
+    share: Vec<f64>,
+    e_bin: i32,
+}
+
+impl PointwiseBins {
+    /// `bins` (1 ..= the grid's size) contiguous bins of equally many grid points (the first
+    /// `i · bins / K` rule) in the public range `lo < hi` (both finite).
+    pub(crate) fn new(weights: &[f64], lo: f64, hi: f64, bins: usize) -> Result<Self> {
+        let k = weights.len();
+        if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite() && bins >= 1 && bins <= k) {
+            return Err(EstimatorError::BadParameter {
+                name: "pointwise bins",
+                value: bins as f64,
+                reason: "need finite lo < hi and 1 <= bins <= the number of grid points",
+            });
+        }
+        let bin_of: Vec<usize> = (0..k).map(|i| i * bins / k).collect();
+        let mut totals = vec![0.0; bins];
+        bin_of.iter().zip(weights).for_each(|(b, w)| totals[*b] += w);
+        let share = bin_of.iter().zip(weights).map(|(b, w)| w / totals[*b]).collect();
+        Ok(Self { lo, hi, bins, bin_of, share, e_bin: fixed_point_exponent((hi - lo) / 2.0) })
+    }
+
+    /// The number of bins.
+    pub(crate) fn bins(&self) -> usize {
+        self.bins
+    }
+
+    /// The bin of each grid point.
+    pub(crate) fn bin_of(&self) -> &[usize] {
+        &self.bin_of
+    }
+
+    /// `R = (hi - lo)/2`: every entry of a record's bin vector is in `[-R, R]`.
+    pub(crate) fn half(&self) -> f64 {
+        (self.hi - self.lo) / 2.0
+    }
+
+    /// The midpoint of the range, subtracted from every bin mean.
+    pub(crate) fn mid(&self) -> f64 {
+        self.lo + self.half()
+    }
+
+    /// One record's bin vector (see the type's docs), each entry in `[-R, R]`.
+    fn record(&self, raw: &[f64]) -> Vec<f64> {
+        let (mid, half) = (self.mid(), self.half());
+        let mut out = vec![0.0; self.bins];
+        for ((x, b), share) in raw.iter().zip(&self.bin_of).zip(&self.share) {
+            let v = if x.is_finite() { x.clamp(self.lo, self.hi) - mid } else { 0.0 };
+            out[*b] += share * v;
+        }
+        out.iter_mut().for_each(|v| *v = v.clamp(-half, half));
+        out
+    }
+
+    fn fingerprint_words(&self) -> Vec<u64> {
+        vec![self.lo.to_bits(), self.hi.to_bits(), self.bins as u64]
+    }
 }
 
 impl ClippedSums {
@@ -71,12 +148,25 @@ impl ClippedSums {
             e_value: fixed_point_exponent(taus[taus.len() - 1]),
             e_unit: fixed_point_exponent(1.0),
             e_log: fixed_point_exponent(log_bound),
+            pointwise: None,
         })
     }
 
-    /// How many integers the state holds: `inside` (G x width), `outside` (G x width), the log sum.
-    pub(crate) fn len(&self) -> usize {
+    /// The same sums followed by the pointwise bins of every record ([`PointwiseBins`]).
+    pub(crate) fn with_pointwise(mut self, pointwise: PointwiseBins) -> Self {
+        self.pointwise = Some(pointwise);
+        self
+    }
+
+    /// Where the pointwise bins start in the state (after the clipped sums and the log sum).
+    fn pointwise_at(&self) -> usize {
         2 * self.taus.len() * self.width + 1
+    }
+
+    /// How many integers the state holds: `inside` (G x width), `outside` (G x width), the log sum,
+    /// then the pointwise bins if any.
+    pub(crate) fn len(&self) -> usize {
+        self.pointwise_at() + self.pointwise.as_ref().map_or(0, PointwiseBins::bins)
     }
 
     /// The words a mechanism's fingerprint includes for this layout.
@@ -89,13 +179,21 @@ impl ClippedSums {
         let (lo, hi) = self.log_range.unwrap_or((0.0, 0.0));
         let mut words = vec![norm, self.width as u64, lo.to_bits(), hi.to_bits(), self.log_range.is_some() as u64];
         words.extend(self.taus.iter().map(|t| t.to_bits()));
+        if let Some(p) = &self.pointwise {
+            words.extend(p.fingerprint_words());
+        }
         words
     }
 
-    /// Adds one record to `acc` (length [`len`](Self::len)).
+    /// Adds one record to `acc` (length [`len`](Self::len)): `row` its centred coordinates, `raw`
+    /// its grid values (for the pointwise bins).
     #[inline]
-    fn add_record(&self, acc: &mut [i128], row: &[f64]) {
+    fn add_record(&self, acc: &mut [i128], row: &[f64], raw: &[f64]) {
         let (g_count, w) = (self.taus.len(), self.width);
+        if let Some(p) = &self.pointwise {
+            let at = self.pointwise_at();
+            acc[at..at + p.bins].iter_mut().zip(p.record(raw)).for_each(|(a, v)| *a += to_fixed(v, p.e_bin));
+        }
         let size = self.norm.norm(row);
         let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
         if let Some((lo, hi)) = self.log_range {
@@ -144,6 +242,18 @@ impl ClippedSums {
             .collect();
         (means, from_fixed(sums[2 * g_count * w], self.e_log) / n)
     }
+
+    /// The mean pointwise bin vector over `n` records (empty without pointwise bins).
+    pub(crate) fn pointwise_means(&self, sums: &[i128], n: usize) -> Vec<f64> {
+        let n = n.max(1) as f64;
+        match &self.pointwise {
+            Some(p) => {
+                let at = self.pointwise_at();
+                sums[at..at + p.bins].iter().map(|s| from_fixed(*s, p.e_bin) / n).collect()
+            }
+            None => Vec::new(),
+        }
+    }
 }
 
 /// The sums of the records of `curves` minus `reference`, projected onto `basis` (or on the grid
@@ -178,13 +288,13 @@ pub(crate) fn clipped_sums(
                     project_rows(block, k, b.weighted_eigenfunctions(), &mut c);
                     for i in 0..rows {
                         row.iter_mut().enumerate().for_each(|(col, v)| *v = c[(i, col)] - offset[col]);
-                        layout.add_record(&mut acc, &row);
+                        layout.add_record(&mut acc, &row, &block[i * k..(i + 1) * k]);
                     }
                 }
                 None => {
                     for record in block.chunks_exact(k) {
                         row.iter_mut().zip(record.iter().zip(&offset)).for_each(|(v, (x, r))| *v = x - r);
-                        layout.add_record(&mut acc, &row);
+                        layout.add_record(&mut acc, &row, record);
                     }
                 }
             }
