@@ -52,3 +52,31 @@ fn the_stated_noise_sd_is_the_empirical_pointwise_sd() {
         assert!((upper[i] - lower[i] - 4.0 * stated[i]).abs() < 1e-12 * (1.0 + stated[i]));
     }
 }
+
+/// The privately tuned default states the band of its shrunk noise: `Σ_i w_i sd(t_i)² = Σ_k s_k² v`
+/// (the eigenfunctions are orthonormal in the grid's weights), at most the preview's upper bound
+/// `K v` at the ceiling, since `s_k ≤ 1` and the private bound is at most the ceiling.
+#[test]
+fn the_tuned_default_states_the_band_of_its_shrunk_noise() {
+    let grid = Grid::midpoint(0.0, 1.0, 40).unwrap();
+    let kernel = Stationary::matern32(0.1).unwrap();
+    let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
+    let curves = simulate(Scenario::S2, &basis, 300, 5).unwrap().curves;
+    let request = MeanRequest::new(
+        MeanMethod::IclpRkhs,
+        kernel,
+        ClippingBound::coefficient_l1(20.0).unwrap(),
+        Epsilon::new(1.0).unwrap(),
+    );
+    let mechanism = request.build(&grid, curves.n()).unwrap();
+    let preview = mechanism.accuracy();
+    assert!(preview.upper_bound);
+    for seed in 0..20 {
+        let release =
+            Session::pure(Epsilon::new(1.0).unwrap()).unwrap().with_seed(seed).release(&mechanism, &curves).unwrap();
+        let sd = release.output().noise_sd().expect("the tuned default states its band");
+        let integrated: f64 = sd.iter().zip(grid.weights()).map(|(s, w)| w * s * s).sum();
+        assert!(sd.iter().all(|s| s.is_finite() && *s >= 0.0));
+        assert!(integrated <= preview.expected_sq_error * (1.0 + 1e-9), "{integrated} > {}", preview.expected_sq_error);
+    }
+}

@@ -438,7 +438,7 @@ def _published(out: Path) -> tuple[dict, str, set[str]]:
     coefficients, the private bound with the sensitivity and noise scale it sets, ψ, each stage's
     outcome, and the figure's coordinates (drawn from the released curve)."""
     record = json.loads((out / "release.json").read_text(encoding="utf-8"))
-    for key in ("curve", "coefficients"):
+    for key in ("curve", "coefficients", "noise_sd"):  # the band is set by the private bound and ψ
         record["output"][key] = "released"
     for key in ("clipping", "regularisation", "sensitivity"):
         record["metadata"][key] = "released"

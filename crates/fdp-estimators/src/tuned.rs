@@ -1329,7 +1329,13 @@ impl TunedMean {
             ..ReleaseMetadata::new(self.kind.name(), self.guarantee(), sensitivity, norm, self.n)
         };
         let representation = Representation::Basis { basis: self.basis.clone(), coefficients };
-        let curve = Curve::new(self.basis.grid().clone(), self.reference.clone(), representation)?;
+        let mut curve = Curve::new(self.basis.grid().clone(), self.reference.clone(), representation)?;
+        // The noise on coefficient k is shrunk by s_k: its sd is s_k v^{1/2} (a function of the
+        // noise scale and of ψ, chosen from the release: post-processing).
+        let sd: Vec<f64> = shrink.iter().map(|s| s * noise.variance().sqrt()).collect();
+        if let Some(band) = fdp_core::mechanism::pointwise_noise_sd(&self.basis, &sd) {
+            curve = curve.with_noise_sd(band)?;
+        }
         Ok(Release::new(curve, metadata))
     }
 
