@@ -1,11 +1,11 @@
 //! Issue 25, the FPCA half: the private covariance operator ([`PrivateCovariance`], Laplace, pure
-//! ε) and its principal components by post-processing, on DTI (cca, FA in [0, 1], centre 0.5),
+//! ε, and Gaussian, (ε, 10⁻⁶)) and its principal components by post-processing, on DTI (cca, FA in [0, 1], centre 0.5),
 //! Adelaide Mondays (demand in [0, 3.5] GW, centre 1.75) and the simulated scenarios, against the
 //! **full-data non-private FPCA** on the grid (the weighted sample covariance of the curves).
 //!
 //! One record per cell:
 //!
-//! `fpca data=D epsilon=E k=3 J=J tau=T eigval_rel_err=X subspace_dist=Y nonprivate_subspace_dist=Z`
+//! `fpca data=D noise=laplace|gaussian epsilon=E k=3 J=J tau=T eigval_rel_err=X subspace_dist=Y nonprivate_subspace_dist=Z`
 //!
 //! - `subspace_dist`: the spectral norm `‖P̃ − P‖` of the top-k projectors in `L²` of the grid
 //!   (the sine of the largest principal angle), mean over the releases;
@@ -40,6 +40,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
     pub data: String,
+    /// `laplace` (pure ε) or `gaussian` ((ε, 10⁻⁶)).
+    pub noise: &'static str,
     pub n: usize,
     pub epsilon: f64,
     pub k: usize,
@@ -64,6 +66,8 @@ struct Problem {
 }
 
 const K: usize = 3;
+/// δ of the Gaussian variant.
+const DELTA: f64 = 1e-6;
 
 fn main() -> AnyResult<()> {
     let dir = flag_value("--data-dir").map(std::path::PathBuf::from);
@@ -120,6 +124,7 @@ fn basis_fpca(curves: &CurveSet, basis: &MercerBasis, reference: Option<&[f64]>)
 /// The subspace distances and eigenvalue errors of `releases` Laplace releases at `tau`.
 #[allow(clippy::too_many_arguments)]
 fn releases_at(
+    noise: &str,
     problem: &Problem,
     basis: &MercerBasis,
     j: usize,
@@ -134,7 +139,11 @@ fn releases_at(
     if let Some(r) = &problem.reference {
         setup = setup.centred_at(r.clone())?;
     }
-    let mechanism = PrivateCovariance::laplace(basis, setup, j)?;
+    let mechanism = if noise == "gaussian" {
+        PrivateCovariance::gaussian(basis, setup, j, Delta::new(DELTA)?)?
+    } else {
+        PrivateCovariance::laplace(basis, setup, j)?
+    };
     let summary = mechanism.summarize(curves)?;
     let mut rng = NoiseRng::seeded(25 + j as u64);
     let (mut dists, mut errs) = (Vec::new(), Vec::new());
@@ -204,7 +213,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Cell>> 
 
     let mut md = String::from("# Private FPCA (issue 25, dense curves)\n\n");
     md.push_str(
-        "`PrivateCovariance::laplace` (pure ε): records centred at the public centre, projected on the J leading \
+        "`PrivateCovariance::laplace` (pure ε) and `::gaussian` ((ε, 10⁻⁶)): records centred at the public centre, projected on the J leading \
          Matérn 3/2 (ρ = 0.1) components, clipped in L2 at the public τ, the mean and the second moments released \
          with Laplace noise, C = S − m mᵀ, FPCA by post-processing (PSD projection). Against the full-data \
          non-private FPCA on the grid: `subspace` = ‖P̃ − P‖₂ of the top-3 projectors (mean ± se over the \
@@ -230,7 +239,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Cell>> 
         println!("fpca_eigenvalues data={} top3={:?}", problem.label, values);
         writeln!(
             md,
-            "| ε | J | subspace ± se | eigval | truncation | oracle τ (not private) | subspace at oracle τ |\n|---|---|---|---|---|---|---|"
+            "| noise | ε | J | subspace ± se | eigval | truncation | oracle τ (not private) | subspace at oracle τ |\n|---|---|---|---|---|---|---|---|"
         )?;
         for &j in components {
             let block = basis.truncated(j)?;
@@ -238,10 +247,12 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Cell>> 
                 &whitened(&grid, &basis_fpca(curves, &block, problem.reference.as_deref())?),
                 &truth,
             )?;
-            for &eps in epsilons {
-                let (dists, errs) = releases_at(problem, &basis, j, eps, problem.tau, releases, &values, &truth)?;
+            for (&eps, noise) in epsilons.iter().flat_map(|e| [(e, "laplace"), (e, "gaussian")]) {
+                let (dists, errs) =
+                    releases_at(noise, problem, &basis, j, eps, problem.tau, releases, &values, &truth)?;
                 let oracle_tau = oracle_bound(curves, &block, problem.reference.as_deref())?;
-                let (oracle_dists, _) = releases_at(problem, &basis, j, eps, oracle_tau, releases, &values, &truth)?;
+                let (oracle_dists, _) =
+                    releases_at(noise, problem, &basis, j, eps, oracle_tau, releases, &values, &truth)?;
                 let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
                 let (dist, err) = (mean(&dists), mean(&errs));
                 let oracle_dist = mean(&oracle_dists);
@@ -249,17 +260,18 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Cell>> 
                     / (dists.len() as f64 * (dists.len() as f64 - 1.0)).max(1.0))
                 .sqrt();
                 println!(
-                    "fpca data={} epsilon={eps} k={K} J={j} tau={} eigval_rel_err={err:.4} subspace_dist={dist:.4} \
+                    "fpca data={} noise={noise} epsilon={eps} k={K} J={j} tau={} eigval_rel_err={err:.4} subspace_dist={dist:.4} \
                      nonprivate_subspace_dist={nonprivate:.4} oracle_tau={oracle_tau:.4} \
                      oracle_tau_subspace_dist={oracle_dist:.4}",
                     problem.label, problem.tau
                 );
                 writeln!(
                     md,
-                    "| {eps} | {j} | {dist:.3} ± {se:.3} | {err:.3} | {nonprivate:.3} | {oracle_tau:.3} | {oracle_dist:.3} |"
+                    "| {noise} | {eps} | {j} | {dist:.3} ± {se:.3} | {err:.3} | {nonprivate:.3} | {oracle_tau:.3} | {oracle_dist:.3} |"
                 )?;
                 cells.push(Cell {
                     data: problem.label.clone(),
+                    noise,
                     n,
                     epsilon: eps,
                     k: K,
