@@ -46,7 +46,8 @@ use fdp_core::state::{
     check_state_layout, fingerprint_of, fixed_point_exponent, fixed_scale, from_fixed, to_fixed_scaled,
 };
 use fdp_core::{
-    Accuracy, ClipNorm, Mechanism, MergeableMechanism, Output, Release, ReleaseMetadata, SensitivityNorm, SummaryState,
+    Accuracy, ClipNorm, ClippingBound, Coefficients, Mechanism, MergeableMechanism, Output, Release, ReleaseMetadata,
+    SensitivityNorm, SummaryState,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisSummary, Grid, MercerBasis};
@@ -56,7 +57,7 @@ use fdp_noise::{Delta, NoiseRng, PrivacyGuarantee, Sensitivity};
 use crate::error::{EstimatorError, Result};
 use crate::mean::MeanSetup;
 use crate::mechanism::leading_block;
-use crate::sums::record_sums;
+use crate::sums::{ClippedSums, clipped_sums, record_sums};
 
 /// Floating-point operations from the exact integer sums to a summary coordinate: the conversion
 /// of the sum, the division by n, the product by τ (mean block) or √2 (off-diagonal entries of the
@@ -521,6 +522,139 @@ impl Covariance {
     }
 }
 
+/// **A private clipping bound for [`PrivateCovariance`]**, released on its own (a first release
+/// through the same [`Session`](fdp_core::Session); the covariance built with the bound is the
+/// second, sequential composition charges both): a private geometric mean of the records' norms
+/// times a public factor, as the means' bound stage ([`crate::BoundSearch`]).
+///
+/// `τ̂ = clamp(c · exp(mean_i clamp(ln ‖x_i‖, ln f, ln F) + L), f, F)` with `x_i` the centred
+/// projected record (J components, as the covariance will clip it), the public ceiling F (the
+/// setup's L2 bound, e.g. from [`crate::frame::ceiling_from_range`]), the floor `f = F / r`, a
+/// public factor c and Laplace noise L. **Sensitivity:** replacing one record moves the mean of the
+/// clamped logs by at most `ln(F/f)/n = ln(r)/n`; the mean is computed from exact fixed-point sums
+/// with 2 roundings (the conversion, `/n`), charged on `B = max(|ln f|, |ln F|)`
+/// ([`fdp_noise::Sensitivity::with_rounding`]); a record with a non-finite norm counts as `ln f`.
+/// The rest (exp, the factor, the clamp) is post-processing.
+#[derive(Debug, Clone)]
+pub struct CovarianceBound {
+    setup: MeanSetup,
+    basis: MercerBasis,
+    floor_ratio: f64,
+    factor: f64,
+    noise: LaplaceVector,
+}
+
+impl CovarianceBound {
+    /// The bound stage at the setup's ε for the J leading components of `basis`, searching from the
+    /// setup's L2 bound (the ceiling) down to ceiling / `floor_ratio` (`> 1`), with the factor
+    /// `factor > 0`. Everything is checked here, before any charge.
+    pub fn new(
+        basis: &MercerBasis,
+        setup: MeanSetup,
+        components: usize,
+        floor_ratio: f64,
+        factor: f64,
+    ) -> Result<Self> {
+        let (basis, ceiling, _) = PrivateCovariance::validated(basis, &setup, components, "covariance_bound")?;
+        if !(floor_ratio > 1.0 && floor_ratio.is_finite() && factor > 0.0 && factor.is_finite()) {
+            return Err(EstimatorError::BadParameter {
+                name: "covariance bound search",
+                value: floor_ratio,
+                reason: "need a finite floor ratio > 1 and a finite factor > 0",
+            });
+        }
+        let floor = ceiling / floor_ratio;
+        if floor < fdp_core::params::MIN_CLIPPING_BOUND.sqrt() {
+            return Err(EstimatorError::BadParameter {
+                name: "floor_ratio",
+                value: floor_ratio,
+                reason: "the floor ceiling / floor_ratio must be a usable covariance bound (tau^2 >= 2^-960)",
+            });
+        }
+        let (lo, hi) = (ceiling.ln() - floor_ratio.ln(), ceiling.ln());
+        let sensitivity = floor_ratio.ln() / setup.n() as f64;
+        let charged = Sensitivity::new(sensitivity)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
+        let noise = LaplaceVector::new(1, charged, setup.epsilon())?;
+        Ok(Self { setup, basis, floor_ratio, factor, noise })
+    }
+
+    /// The layout of the exact sums: the clamped log-norm (the clipped sums at the ceiling ride
+    /// along unused).
+    fn layout(&self) -> Result<ClippedSums> {
+        let ceiling = self.setup.tau();
+        ClippedSums::new(ClipNorm::L2, &[ceiling], self.basis.len(), Some(self.log_range()))
+    }
+
+    fn log_range(&self) -> (f64, f64) {
+        let ceiling = self.setup.tau();
+        (ceiling.ln() - self.floor_ratio.ln(), ceiling.ln())
+    }
+
+    /// The released bound as an L2 [`ClippingBound`] for [`PrivateCovariance`] (post-processing).
+    pub fn bound_of(&self, release: &Release<Coefficients>) -> Result<ClippingBound> {
+        match release.output().0.as_slice() {
+            [tau] => ClippingBound::l2(*tau),
+            other => Err(EstimatorError::Shape { what: "covariance bound release", expected: 1, got: other.len() }),
+        }
+    }
+
+    /// The Laplace noise on the mean clamped log-norm.
+    pub fn noise(&self) -> &LaplaceVector {
+        &self.noise
+    }
+}
+
+impl Mechanism<CurveSet<'_>> for CovarianceBound {
+    type Output = Coefficients;
+
+    fn name(&self) -> &'static str {
+        "covariance_bound"
+    }
+
+    fn n(&self) -> Option<usize> {
+        Some(self.setup.n())
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.noise.guarantee()
+    }
+
+    fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
+        self.setup.check_curves(curves, self.basis.grid())?;
+        let layout = self.layout()?;
+        let sums = clipped_sums(&layout, Some(&self.basis), curves, self.setup.reference())?;
+        Ok(vec![layout.means(&sums, self.setup.n()).1])
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Coefficients>> {
+        let noisy = self.noise.release(summary, rng)?;
+        let ceiling = self.setup.tau();
+        let tau = (self.factor * noisy[0].exp()).clamp(ceiling / self.floor_ratio, ceiling);
+        let metadata = ReleaseMetadata {
+            clipping: Some(self.setup.bound()),
+            components: 1,
+            basis: Some(self.basis.summary()),
+            calibration: Some(self.noise.calibration()),
+            rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
+            centred: self.setup.reference().is_some(),
+            ..ReleaseMetadata::new(
+                "covariance_bound",
+                self.guarantee(),
+                self.floor_ratio.ln() / self.setup.n() as f64,
+                SensitivityNorm::L1,
+                self.setup.n(),
+            )
+        };
+        Ok(Release::new(Coefficients(vec![tau]), metadata))
+    }
+
+    /// The variance of the noisy log-mean (the bound's own error is multiplicative).
+    fn accuracy(&self) -> Accuracy {
+        Accuracy::expected(2.0 * self.noise.scale().powi(2))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use fdp_core::{ClippingBound, Session};
@@ -740,6 +874,44 @@ mod tests {
         let mut s = other.empty_state();
         other.update_state(&mut s, &curves).unwrap();
         assert!(m.state_summary(&s).is_err());
+    }
+
+    #[test]
+    fn a_private_bound_then_the_covariance_spend_their_two_budgets_in_one_session() {
+        let basis = basis();
+        let n = 500;
+        let curves = simulate(Scenario::S2, &basis, n, 6).unwrap().curves;
+        let j = 4;
+        let ceiling = 200.0;
+        let bound = CovarianceBound::new(&basis, setup(n, 0.1, ceiling), j, 1000.0, 1.5).unwrap();
+        let mut session = Session::pure(Epsilon::new(1.0).unwrap()).unwrap().with_seed(7);
+        let released = session.release(&bound, &curves).unwrap();
+        let tau = bound.bound_of(&released).unwrap();
+        // Near 1.5x the geometric mean of the norms, far below the ceiling.
+        let block = basis.truncated(j).unwrap();
+        let log_mean =
+            (0..n).map(|i| ClipNorm::L2.norm(&block.project(curves.row(i)).unwrap()).ln()).sum::<f64>() / n as f64;
+        let target = 1.5 * log_mean.exp();
+        assert!(tau.value() > target / 1.5 && tau.value() < target * 1.5, "{} vs {target}", tau.value());
+        let covariance =
+            PrivateCovariance::laplace(&basis, MeanSetup::new(n, Epsilon::new(0.9).unwrap(), tau).unwrap(), j).unwrap();
+        session.release(&covariance, &curves).unwrap();
+        assert_eq!(session.ledger().len(), 2);
+        assert!(session.remaining().0 < 1e-12);
+        // Exact loss of the bound stage over adversarial records (ln(1000)/n per record, clamped).
+        let records = adversarial(&basis, j);
+        let summaries: Vec<f64> =
+            records.iter().map(|r| bound.summarize(&with_record(&curves, r)).unwrap()[0]).collect();
+        for a in &summaries {
+            for b in &summaries {
+                let loss = fdp_noise::exact_loss::laplace_loss(&[bound.noise().noise()], &[*a], &[*b]).unwrap();
+                assert!(loss <= 0.1 * (1.0 + 1e-12), "{loss}");
+            }
+        }
+        // Bad parameters are refused at construction.
+        assert!(CovarianceBound::new(&basis, setup(n, 0.1, ceiling), j, 1.0, 1.5).is_err());
+        assert!(CovarianceBound::new(&basis, setup(n, 0.1, ceiling), j, 10.0, 0.0).is_err());
+        assert!(CovarianceBound::new(&basis, setup(n, 0.1, 1e-140), j, 1e10, 1.0).is_err());
     }
 
     /// The spectral norm of `P − Q` for the projectors on the spans of orthonormal `u` and `v`

@@ -29,7 +29,7 @@ mod sums;
 pub mod tuned;
 pub mod tuning;
 
-pub use covariance::{Covariance, CovarianceNoise, Fpca, PrivateCovariance};
+pub use covariance::{Covariance, CovarianceBound, CovarianceNoise, Fpca, PrivateCovariance};
 pub use density::{
     BasisKde, BernsteinKde, GridPoints, KdeSensitivity, density_kernel, normalise_density, plug_in_bandwidth,
     snap_to_grid,
