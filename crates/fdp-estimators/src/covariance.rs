@@ -32,8 +32,8 @@
 //! products (one rounding each, or an absolute `2⁻¹⁰⁷⁵` where they underflow) and the truncation
 //! to fixed point (toward zero, at most `2⁻⁶²` of the bound per entry) stay inside the exact
 //! bounds above for J <= [`PrivateCovariance::MAX_COMPONENTS`] (the relative slack `2⁻³²` is
-//! above `(J + 6) u + J 2⁻⁶¹`). From the exact integer sums each coordinate takes 3 roundings
-//! (the conversion, `/n`, the product by τ or √2), charged with
+//! above `(J + 6) u + J 2⁻⁶¹`). From the exact integer sums each coordinate takes at most 4
+//! roundings (the conversion, `/n`, the product by τ or by √2, and √2's own rounding), charged with
 //! [`fdp_noise::Sensitivity::with_rounding`] on the summary's largest norm.
 //!
 //! A record whose projection is not finite contributes 0 (the centre of the ball, so the bounds
@@ -61,8 +61,9 @@ use crate::sums::{ClippedSums, clipped_sums, record_sums};
 
 /// Floating-point operations from the exact integer sums to a summary coordinate: the conversion
 /// of the sum, the division by n, the product by τ (mean block) or √2 (off-diagonal entries of the
-/// Gaussian variant). Products by `2^-e` are exact.
-const COVARIANCE_ROUNDINGS: u32 = 3;
+/// Gaussian variant), and one more for `SQRT_2` being √2 rounded (a relative error below u).
+/// Products by `2^-e` are exact.
+const COVARIANCE_ROUNDINGS: u32 = 4;
 
 /// Records are clipped at `τ (1 − CLIP_SLACK)` so that the rounding of the clipped vector, of its
 /// products and of the fixed-point truncation stays inside the exact bound at τ (module docs).
@@ -243,7 +244,7 @@ impl PrivateCovariance {
         })
     }
 
-    /// The summary `[τ m ; U(S)]` from the exact sums (3 roundings per coordinate).
+    /// The summary `[τ m ; U(S)]` from the exact sums (at most 4 roundings per coordinate).
     fn summary_from(&self, sums: &[i128]) -> Vec<f64> {
         let j = self.basis.len();
         let n = self.setup.n() as f64;
