@@ -19,8 +19,8 @@ use std::error::Error;
 
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{
-    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
-    MeanSetup, Mechanism, PlugIn, PrivateCovariance, TunedMean, density_kernel,
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
+    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, TunedMean, density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -121,6 +121,14 @@ fn covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         out.push(EdgeRecord::new(
             &format!("private_covariance_gaussian_j{j}"),
             worst_pair(&s, gaussian_ratio(&vec![noise.noise(); dim], noise.multiplier()))?,
+        ));
+        // Its private bound stage, searching from τ = 1 down to 1e-3.
+        let bound =
+            CovarianceBound::new(&basis, MeanSetup::new(n, Epsilon::new(0.5)?, ClippingBound::l2(1.0)?)?, j, 1e3, 1.2)?;
+        let s = curve_summaries(&bound, &base, &records)?;
+        out.push(EdgeRecord::new(
+            &format!("covariance_bound_j{j}"),
+            worst_pair(&s, laplace_ratio(&[bound.noise().noise()], 0.5))?,
         ));
     }
     Ok(())
