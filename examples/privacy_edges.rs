@@ -19,8 +19,8 @@ use std::error::Error;
 
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{
-    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
-    MeanSetup, Mechanism, PlugIn, TunedMean, density_kernel,
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
+    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, TunedMean, density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -74,6 +74,64 @@ fn gp_multiplier(sampler: &GaussianProcessSampler) -> f64 {
         fdp::noise::Calibration::GaussianProcess { multiplier, .. } => multiplier,
         _ => f64::NAN,
     }
+}
+
+/// The private covariance operator (Laplace and Gaussian, J = 1, 2, 5) over the adversarial curves
+/// and records aimed at its sensitivity: one component only, all J components equal, alternating
+/// signs, two records of norm τ at 120° (the Gaussian worst case), each at and 10^6 times past τ.
+fn covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 50;
+    let basis = MercerBasis::build(Stationary::matern32(0.2)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let base = simulate(Scenario::S2, &basis, n, 4)?.curves;
+    for j in [1, 2, 5] {
+        let block = basis.truncated(j)?;
+        let mut records = adversarial_curves(&basis);
+        let flat = vec![1.0 / (j as f64).sqrt(); j];
+        let alternating: Vec<f64> = flat.iter().enumerate().map(|(i, v)| if i % 2 == 0 { *v } else { -v }).collect();
+        let mut e0 = vec![0.0; j];
+        e0[0] = 1.0;
+        let mut at120 = vec![0.0; j];
+        at120[0] = -0.5;
+        if j >= 2 {
+            at120[1] = 3f64.sqrt() / 2.0;
+        }
+        for scale in [1.0, -1.0, 1e6] {
+            for x in [&flat, &alternating, &e0, &at120] {
+                records.push(block.synthesize(&x.iter().map(|v| v * scale).collect::<Vec<_>>())?);
+            }
+        }
+        let setup = MeanSetup::new(n, Epsilon::new(1.0)?, ClippingBound::l2(1.0)?)?;
+        let laplace = PrivateCovariance::laplace(&basis, setup.clone(), j)?;
+        let noise = match laplace.noise() {
+            fdp::estimators::CovarianceNoise::Laplace(l) => l,
+            _ => return Err("the Laplace covariance has Laplace noise".into()),
+        };
+        let s = curve_summaries(&laplace, &base, &records)?;
+        let dim = s[0].len();
+        out.push(EdgeRecord::new(
+            &format!("private_covariance_laplace_j{j}"),
+            worst_pair(&s, laplace_ratio(&vec![noise.noise(); dim], 1.0))?,
+        ));
+        let gaussian = PrivateCovariance::gaussian(&basis, setup, j, Delta::new(1e-6)?)?;
+        let noise = match gaussian.noise() {
+            fdp::estimators::CovarianceNoise::Gaussian(g) => g,
+            _ => return Err("the Gaussian covariance has Gaussian noise".into()),
+        };
+        let s = curve_summaries(&gaussian, &base, &records)?;
+        out.push(EdgeRecord::new(
+            &format!("private_covariance_gaussian_j{j}"),
+            worst_pair(&s, gaussian_ratio(&vec![noise.noise(); dim], noise.multiplier()))?,
+        ));
+        // Its private bound stage, searching from τ = 1 down to 1e-3.
+        let bound =
+            CovarianceBound::new(&basis, MeanSetup::new(n, Epsilon::new(0.5)?, ClippingBound::l2(1.0)?)?, j, 1e3, 1.2)?;
+        let s = curve_summaries(&bound, &base, &records)?;
+        out.push(EdgeRecord::new(
+            &format!("covariance_bound_j{j}"),
+            worst_pair(&s, laplace_ratio(&[bound.noise().noise()], 0.5))?,
+        ));
+    }
+    Ok(())
 }
 
 /// Curves an adversary would try on a basis: zero, ±1e3 φ_J (smallest kept eigenvalue) and φ_1,
@@ -543,6 +601,7 @@ pub fn run() -> Result<Vec<EdgeRecord>> {
     kde_edges(&mut out)?;
     erm_edges(&mut out)?;
     kme_edges(&mut out)?;
+    covariance_edges(&mut out)?;
     Ok(out)
 }
 

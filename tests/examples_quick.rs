@@ -80,6 +80,22 @@ fn private_tuning_quick() {
 }
 
 #[allow(dead_code)]
+#[path = "../examples/sparse_and_fpca.rs"]
+mod sparse_and_fpca;
+
+#[test]
+fn sparse_and_fpca_quick() {
+    // Without ../shared/data only the simulated scenario runs.
+    let cells = sparse_and_fpca::run(true, shared_data().as_deref()).unwrap();
+    assert_files("reports/sparse_and_fpca_quick", &["report.md", "results.json"]);
+    assert!(cells.iter().any(|c| c.data == "S-2-n1000"));
+    for c in &cells {
+        assert!(c.subspace_dist.is_finite() && (0.0..=1.0 + 1e-9).contains(&c.subspace_dist), "{c:?}");
+        assert!(c.nonprivate_subspace_dist <= 1.0 + 1e-9 && c.eigval_rel_err.is_finite(), "{c:?}");
+    }
+}
+
+#[allow(dead_code)]
 #[path = "../examples/table3_mortality.rs"]
 mod table3_mortality;
 

@@ -33,6 +33,18 @@ fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
     // The calibrations are tight: the ICLP and Bernstein means reach their budget on some pair.
     let rkhs = records.iter().find(|r| r.mechanism == "iclp_rkhs_psi0").unwrap();
     assert!(rkhs.worst_loss_over_eps > 0.999, "{}", rkhs.worst_loss_over_eps);
+    // The covariance operator: every variant is covered, and the Gaussian constant is attained.
+    for j in [1, 2, 5] {
+        for name in [
+            format!("private_covariance_laplace_j{j}"),
+            format!("private_covariance_gaussian_j{j}"),
+            format!("covariance_bound_j{j}"),
+        ] {
+            assert!(records.iter().any(|r| r.mechanism == name), "{name}");
+        }
+    }
+    let gaussian = records.iter().find(|r| r.mechanism == "private_covariance_gaussian_j5").unwrap();
+    assert!(gaussian.worst_loss_over_eps > 0.99, "{}", gaussian.worst_loss_over_eps);
 }
 
 /// The same exact-loss computation flags a mechanism calibrated to half its sensitivity: the suite

@@ -7,6 +7,8 @@
 //! - [`mechanism`]: [`CurveMechanism`], the noise-free estimate of a curve mechanism's summary;
 //! - [`mean`]: private mean curves — ICLP-RKHS, ICLP-l1, IID Laplace and the Gaussian process
 //!   ([`BasisMean`]) and the Bernstein mechanism ([`BernsteinMean`]), behind [`MeanMechanism`];
+//! - [`covariance`]: the private covariance operator of curves in a Mercer basis (Laplace or
+//!   Gaussian, [`PrivateCovariance`]) and functional PCA by post-processing ([`Covariance::fpca`]);
 //! - [`density`]: private density estimates — the ICLP KDE (Theorem 14), Hall's GP KDE, IID
 //!   Laplace and Bernstein baselines, in 1-D and on 2-D tensor grids;
 //! - [`frame`]: the public frame — ceilings in each clipping norm from a public range of values;
@@ -16,6 +18,7 @@
 //!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]);
 //! - [`tuning`]: plug-in tuning from public quantities (Theorem 13) and private cross-validation.
 
+pub mod covariance;
 pub mod density;
 pub mod erm;
 mod error;
@@ -26,6 +29,7 @@ mod sums;
 pub mod tuned;
 pub mod tuning;
 
+pub use covariance::{Covariance, CovarianceBound, CovarianceNoise, Fpca, PrivateCovariance};
 pub use density::{
     BasisKde, BernsteinKde, GridPoints, KdeSensitivity, density_kernel, normalise_density, plug_in_bandwidth,
     snap_to_grid,

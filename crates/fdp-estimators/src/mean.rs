@@ -82,12 +82,22 @@ impl MeanSetup {
         self.bound
     }
 
+    /// The public reference curve records are centred at, if any.
+    pub fn reference(&self) -> Option<&[f64]> {
+        self.reference.as_deref()
+    }
+
+    /// How the tuning parameters were chosen.
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
     /// τ in the bound's norm.
-    fn tau(&self) -> f64 {
+    pub(crate) fn tau(&self) -> f64 {
         self.bound.value()
     }
 
-    fn check_reference(&self, grid: &Grid) -> Result<()> {
+    pub(crate) fn check_reference(&self, grid: &Grid) -> Result<()> {
         match &self.reference {
             Some(r) if r.len() != grid.len() => {
                 Err(EstimatorError::Shape { what: "reference curve length", expected: grid.len(), got: r.len() })
@@ -96,7 +106,7 @@ impl MeanSetup {
         }
     }
 
-    fn check_curves(&self, curves: &CurveSet, grid: &Grid) -> Result<()> {
+    pub(crate) fn check_curves(&self, curves: &CurveSet, grid: &Grid) -> Result<()> {
         if curves.n() != self.n {
             return Err(EstimatorError::Shape { what: "number of curves", expected: self.n, got: curves.n() });
         }

@@ -268,33 +268,50 @@ pub(crate) fn clipped_sums(
     curves: &CurveSet,
     reference: Option<&[f64]>,
 ) -> Result<Vec<i128>> {
+    record_sums(basis, curves, reference, layout.width, layout.len(), |acc, row, raw| layout.add_record(acc, row, raw))
+}
+
+/// The integer sums `Σ_i add(x_i)` of `len` accumulators over the records `x_i` of `curves`
+/// minus `reference`, projected onto `basis` (`width` = its number of components) or taken on the
+/// grid (`basis = None`, `width` = the grid size): the parallel-block pipeline of every clipped
+/// summary ([`clipped_sums`], the covariance's rank-one sums). `add(acc, row, raw)` must add one
+/// record's integer contribution to the accumulators (`row` its centred coordinates, `raw` its grid
+/// values); the record's projection is the same bits whatever
+/// the partitioning ([`project_rows`]), and integer addition is exact, so the sums are too.
+pub(crate) fn record_sums(
+    basis: Option<&MercerBasis>,
+    curves: &CurveSet,
+    reference: Option<&[f64]>,
+    width: usize,
+    len: usize,
+    add: impl Fn(&mut [i128], &[f64], &[f64]) + Sync,
+) -> Result<Vec<i128>> {
     let k = curves.grid().len();
     let offset = match (basis, reference) {
         (Some(b), Some(r)) => b.project(r)?,
         (None, Some(r)) => r.to_vec(),
-        _ => vec![0.0; layout.width],
+        _ => vec![0.0; width],
     };
-    let len = layout.len();
     let sums = curves
         .values()
         .par_chunks(BLOCK * k.max(1))
         .map(|block| {
             let rows = block.len() / k.max(1);
             let mut acc = vec![0i128; len];
-            let mut row = vec![0.0; layout.width];
+            let mut row = vec![0.0; width];
             match basis {
                 Some(b) => {
-                    let mut c = Mat::<f64>::zeros(BLOCK, layout.width);
+                    let mut c = Mat::<f64>::zeros(BLOCK, width);
                     project_rows(block, k, b.weighted_eigenfunctions(), &mut c);
                     for i in 0..rows {
                         row.iter_mut().enumerate().for_each(|(col, v)| *v = c[(i, col)] - offset[col]);
-                        layout.add_record(&mut acc, &row, &block[i * k..(i + 1) * k]);
+                        add(&mut acc, &row, &block[i * k..(i + 1) * k]);
                     }
                 }
                 None => {
                     for record in block.chunks_exact(k) {
                         row.iter_mut().zip(record.iter().zip(&offset)).for_each(|(v, (x, r))| *v = x - r);
-                        layout.add_record(&mut acc, &row, record);
+                        add(&mut acc, &row, record);
                     }
                 }
             }
