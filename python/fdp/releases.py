@@ -152,6 +152,28 @@ class CurveRelease(_Release):
         m = self.metadata
         return f"CurveRelease(mechanism={m['mechanism']!r}, k={self.grid.size}, epsilon={m['guarantee']['epsilon']}, unit={m.get('privacy_unit')!r})"
 
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame with columns ``t`` and ``value`` (and ``lower``, ``upper``: the ±2 sd
+        noise band, when the release states one); pandas is imported here (``pip install fdp[pandas]``)."""
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("CurveRelease.to_pandas needs pandas: pip install pandas") from e
+        columns: dict[str, Any] = {"t": self.grid, "value": self.curve}
+        band = self.band(2.0)
+        if band is not None:
+            columns["lower"], columns["upper"] = band
+        return pd.DataFrame(columns)
+
+    def to_fdatagrid(self) -> Any:
+        """The release as a scikit-fda ``FDataGrid`` (one sample on the release's grid); scikit-fda is
+        imported here (``pip install fdp[fda]``)."""
+        try:
+            from skfda import FDataGrid
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("CurveRelease.to_fdatagrid needs scikit-fda: pip install scikit-fda") from e
+        return FDataGrid(data_matrix=self.curve[np.newaxis, :], grid_points=self.grid)
+
 
 class WeightedSampleRelease(_Release):
     """A released synthetic weighted dataset: public points, private (possibly negative) weights."""
@@ -174,7 +196,8 @@ class WeightedSampleRelease(_Release):
         return str(self._inner.to_csv())
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Scatter of the first two coordinates (or of x against the weight in 1-D), sized by |weight|."""
+        """Scatter of the first two coordinates (or of x against the weight in 1-D), sized by |weight|
+        and coloured by the weight on a diverging scale with a colour bar, titled with ε and δ."""
         try:
             import matplotlib.pyplot as plt
         except ImportError as e:  # pragma: no cover
@@ -183,8 +206,19 @@ class WeightedSampleRelease(_Release):
             _, ax = plt.subplots()
         p, w = self.points, self.weights
         y = p[:, 1] if p.shape[1] > 1 else w
-        ax.scatter(p[:, 0], y, s=20 * np.abs(w) / max(np.abs(w).max(), 1e-300), c=np.sign(w), **kwargs)
+        top = max(float(np.abs(w).max()), 1e-300)
+        kwargs.setdefault("cmap", "coolwarm")
+        points = ax.scatter(p[:, 0], y, s=8 + 40 * np.abs(w) / top, c=w, vmin=-top, vmax=top, **kwargs)
+        ax.figure.colorbar(points, ax=ax, label="released weight (may be negative)")
+        g = self.metadata["guarantee"]
+        ax.set_title(f"Private synthetic dataset ({len(w)} points): ε = {g['epsilon']:g}, δ = {g['delta']:g}")
+        ax.set_xlabel("x1")
+        ax.set_ylabel("x2" if p.shape[1] > 1 else "weight")
         return ax
+
+    def __repr__(self) -> str:
+        g = self.metadata["guarantee"]
+        return f"WeightedSampleRelease(points={self.weights.size}, dim={self.points.shape[1]}, epsilon={g['epsilon']}, delta={g['delta']})"
 
 
 @dataclass(frozen=True)
@@ -216,6 +250,27 @@ class SketchRelease(_Release):
     def noisy_count(self) -> float:
         """``n + ζ`` (at least 1)."""
         return float(self._inner.noisy_count())
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The normalised sketch as bars, one per feature (for a histogram map: the private bin
+        frequencies), titled with the map, ε and the noisy count."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:  # pragma: no cover
+            raise ImportError("SketchRelease.plot needs matplotlib: pip install matplotlib") from e
+        if ax is None:
+            _, ax = plt.subplots()
+        values = self.sketch
+        ax.bar(np.arange(values.size), values, **kwargs)
+        m = self.metadata
+        ax.set_title(f"Private sketch ({m['mechanism']}): ε = {m['guarantee']['epsilon']:g}, noisy n = {self.noisy_count:.0f}")
+        ax.set_xlabel("feature")
+        ax.set_ylabel("normalised sketch value")
+        return ax
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return f"SketchRelease(mechanism={m['mechanism']!r}, features={self.sketch.size}, epsilon={m['guarantee']['epsilon']}, noisy_count={self.noisy_count:.1f})"
 
     def m2m(self, prior_points: int = _fdp.M2M_PRIOR_POINTS, prior_seed: int = _fdp.M2M_PRIOR_SEED) -> M2mEstimates:
         """Means and covariance by M2M with implicit weights on public uniform prior points (the

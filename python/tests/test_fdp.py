@@ -295,6 +295,34 @@ def test_a_basis_release_states_its_pointwise_noise_band() -> None:
     np.testing.assert_allclose(upper - lower, 4.0 * sd, rtol=1e-12)
 
 
+def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: Path) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    sketch = fdp.Session(1.0, seed=2, neighbours="add_remove_one").release(fdp.Sketch(dim=2).build(1.0), rng.uniform(size=(500, 2)))
+    assert repr(sketch).startswith("SketchRelease(") and "noisy_count=" in repr(sketch)
+    points = rng.normal(size=(400, 2))
+    synthetic = fdp.Session(1.0, delta=1e-6, seed=1).release(
+        fdp.SyntheticDataset(centre=[0.0, 0.0], scale=1.5, rho=1.0, synthetic_points=50).build(400, 1.0, 1e-6), points
+    )
+    assert repr(synthetic) == "WeightedSampleRelease(points=50, dim=2, epsilon=1.0, delta=1e-06)"
+    curves = simulated()
+    curve = fdp.Session(1.0, seed=5).release(fdp.MeanCurve(bound="l1:5").build(curves, 1.0), curves)
+    for release, title in [(sketch, "Private sketch"), (synthetic, "Private synthetic dataset"), (curve, "ICLP-RKHS (privately tuned)")]:
+        fig, ax = plt.subplots()
+        release.plot(ax=ax)
+        assert ax.get_title().startswith(title) and "ε = 1" in ax.get_title()
+        assert ax.get_xlabel() and ax.get_ylabel()
+        fig.savefig(tmp_path / f"{title[:8]}.png")
+        plt.close(fig)
+    table = curve.to_pandas()
+    assert isinstance(table, pd.DataFrame) and list(table.columns) == ["t", "value", "lower", "upper"]
+    np.testing.assert_array_equal(table["value"].to_numpy(), curve.curve)
+
+
 def test_a_ledger_keeps_one_privacy_unit(tmp_path: Path) -> None:
     """Budgets of different privacy units do not add up: a session (and its saved ledger) that charged
     a per-person release refuses a per-record one, charging nothing."""
