@@ -150,7 +150,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = Instant::now();
-    let dir = ReportDir::create(if quick { "reports/fig1_pcv_vs_plugin_quick" } else { "reports/fig1_pcv_vs_plugin" })?;
+    let dir = ReportDir::create(common::report_path("fig1_pcv_vs_plugin", quick))?;
     let (sizes, reps): (&[usize], usize) = if quick { (&[100, 300], 4) } else { (&[100, 300, 1000, 3000], 50) };
     let kernels: Vec<(&'static str, Stationary)> = if quick {
         vec![("matern32", Stationary::matern32(0.1)?)]

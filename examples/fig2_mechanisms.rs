@@ -34,7 +34,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = Instant::now();
-    let dir = ReportDir::create(if quick { "reports/fig2_mechanisms_quick" } else { "reports/fig2_mechanisms" })?;
+    let dir = ReportDir::create(common::report_path("fig2_mechanisms", quick))?;
     let (sizes, reps): (&[usize], usize) = if quick { (&[100, 1000], 10) } else { (&[100, 300, 1000, 3000], 100) };
     let grid = Grid::midpoint(0.0, 1.0, 100)?;
     let basis = MercerBasis::build(Stationary::matern32(0.1)?, grid, BasisOptions::default())?;

@@ -5,6 +5,9 @@
 //! `cargo run --release --example kde_report [-- --quick]` writes `reports/kde_report/` (report.md,
 //! kde_1d.svg, kde_2d.svg, erm.svg, results.json) and prints one record per result.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use std::fmt::Write as _;
 
 use fdp::estimators::{
@@ -206,7 +209,7 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
     // Many draws for statistics, nothing published about a person: variable-time sampling, the
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
-    let dir = ReportDir::create(if quick { "reports/kde_report_quick" } else { "reports/kde_report" })?;
+    let dir = ReportDir::create(common::report_path("kde_report", quick))?;
     let draws = if quick { 10 } else { 50 };
     let mut noise = NoiseRng::seeded(2023);
     let mut data_rng = StdRng::seed_from_u64(14);

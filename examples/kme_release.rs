@@ -86,7 +86,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = Instant::now();
-    let dir = ReportDir::create(if quick { "reports/kme_release_quick" } else { "reports/kme_release" })?;
+    let dir = ReportDir::create(common::report_path("kme_release", quick))?;
     let (n, dims, sizes, features): (usize, &[usize], &[usize], usize) =
         if quick { (2000, &[2], &[10, 40], 500) } else { (100_000, &[2, 5], &[10, 20, 50, 100, 200, 500], 10_000) };
     // The exponential mechanism's sizes: C(2M - 1, M) candidates, 2.0e7 at M = 14 (the cap is 2^25).

@@ -420,7 +420,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = Instant::now();
     let data = data_dir(data);
-    let out = ReportDir::create(if quick { "reports/m2m_sketches_quick" } else { "reports/m2m_sketches" })?;
+    let out = ReportDir::create(common::report_path("m2m_sketches", quick))?;
     let lifesci_cols: Vec<String> = (1..=10).map(|i| format!("x{i}")).collect();
     let tables = [
         load(

@@ -177,7 +177,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = std::time::Instant::now();
-    let out = ReportDir::create(if quick { "reports/private_tuning_quick" } else { "reports/private_tuning" })?;
+    let out = ReportDir::create(common::report_path("private_tuning", quick))?;
     let releases = if quick { 20 } else { 100 };
     let kernel = Stationary::matern32(0.1)?;
     let data = data_dir(data);

@@ -353,7 +353,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = std::time::Instant::now();
-    let out = ReportDir::create(if quick { "reports/robust_accuracy_quick" } else { "reports/robust_accuracy" })?;
+    let out = ReportDir::create(common::report_path("robust_accuracy", quick))?;
     let releases = if quick { 20 } else { 200 };
     let problems = problems(quick, data)?;
     let jobs: Vec<(usize, f64)> =

@@ -239,7 +239,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Cell>> 
     // (the same draws as the padded samplers; docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = std::time::Instant::now();
-    let out = ReportDir::create(if quick { "reports/sparse_and_fpca_quick" } else { "reports/sparse_and_fpca" })?;
+    let out = ReportDir::create(common::report_path("sparse_and_fpca", quick))?;
     let releases = if quick { 5 } else { 50 };
     let epsilons: &[f64] = if quick { &[1.0] } else { &[0.25, 1.0, 4.0, 16.0] };
     let components: &[usize] = if quick { &[4] } else { &[3, 4, 6, 8] };

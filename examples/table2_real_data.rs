@@ -262,9 +262,9 @@ pub fn run(quick: bool, data: Option<&std::path::Path>, as_published: bool) -> A
     let start = std::time::Instant::now();
     let data = data_dir(data);
     let out = ReportDir::create(match (quick, as_published) {
-        (true, _) => "reports/table2_real_data_quick",
-        (false, true) => "reports/table2_real_data_as_published",
-        (false, false) => "reports/table2_real_data",
+        (true, _) => common::report_path("table2_real_data", true),
+        (false, true) => common::report_path("table2_real_data_as_published", false),
+        (false, false) => common::report_path("table2_real_data", false),
     })?;
     let main_step = if as_published { STEPS[0] } else { STEPS[4] };
     let mode = if as_published { " mode=as_published NOT_PRIVATE" } else { "" };

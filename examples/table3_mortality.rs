@@ -70,7 +70,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
         return Err(format!("{} not found: the UN deaths-by-age reconstruction lives in ../shared/data (see its README); set FDP_DATA_DIR or --data-dir", path.display()).into());
     }
     let table = read_wide_csv(&path, &CsvSpec::prefix("d_").with_ids(&["name", "location_type"]), None)?;
-    let out = ReportDir::create(if quick { "reports/table3_mortality_quick" } else { "reports/table3_mortality" })?;
+    let out = ReportDir::create(common::report_path("table3_mortality", quick))?;
     let releases = if quick { 5 } else { 50 };
     let rows_to_use = if quick { 3 } else { table.curves.n() };
     // One-year cells on [0, 105); the kernel bandwidth is the public width of an age group.

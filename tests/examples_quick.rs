@@ -3,6 +3,9 @@
 // Each example includes the shared helpers itself; compiled together here they appear twice.
 #![allow(clippy::duplicate_mod)]
 
+#[path = "../examples/common/mod.rs"]
+mod common;
+
 #[allow(dead_code)]
 #[path = "../examples/quickstart.rs"]
 mod quickstart;
@@ -23,8 +26,10 @@ mod fig1_pcv_vs_plugin;
 #[path = "../examples/timing_channel.rs"]
 mod timing_channel;
 
-fn assert_files(dir: &str, files: &[&str]) {
-    let dir = std::path::Path::new(dir);
+/// Checks that the quick report of example `name` (in the temporary folder, never the working tree)
+/// holds `files`.
+fn assert_files(name: &str, files: &[&str]) {
+    let dir = common::report_path(name, true);
     for file in files {
         assert!(dir.join(file).is_file(), "{}/{file} missing", dir.display());
     }
@@ -32,34 +37,35 @@ fn assert_files(dir: &str, files: &[&str]) {
 
 #[test]
 fn quickstart_writes_its_report() {
-    quickstart::run(Some(1), "reports/quickstart_test").unwrap();
-    assert_files("reports/quickstart_test", &["report.md", "curves.svg", "release.json", "ledger.json"]);
-    let json = std::fs::read_to_string("reports/quickstart_test/release.json").unwrap();
+    let out = common::report_path("quickstart", true);
+    quickstart::run(Some(1), out.to_str().unwrap()).unwrap();
+    assert_files("quickstart", &["report.md", "curves.svg", "release.json", "ledger.json"]);
+    let json = std::fs::read_to_string(out.join("release.json")).unwrap();
     assert!(json.contains("\"tuned_iclp_rkhs\"") && json.contains("FixedSeed"));
     // Every stage is in the release and in the ledger.
     for stage in ["\"bound\"", "\"release\"", "\"tuning\""] {
         assert!(json.contains(stage), "{stage} missing from release.json");
     }
-    let ledger = std::fs::read_to_string("reports/quickstart_test/ledger.json").unwrap();
+    let ledger = std::fs::read_to_string(out.join("ledger.json")).unwrap();
     assert!(ledger.contains("bound: tau = ") && ledger.contains("release: "), "{ledger}");
 }
 
 #[test]
 fn kde_report_quick() {
     kde_report::run(true).unwrap();
-    assert_files("reports/kde_report_quick", &["report.md", "kde_1d.svg", "kde_2d.svg", "erm.svg", "results.json"]);
+    assert_files("kde_report", &["report.md", "kde_1d.svg", "kde_2d.svg", "erm.svg", "results.json"]);
 }
 
 #[test]
 fn fig2_mechanisms_quick() {
     fig2_mechanisms::run(true).unwrap();
-    assert_files("reports/fig2_mechanisms_quick", &["report.md", "fig2_S-1.svg", "fig2_S-4.svg", "results.json"]);
+    assert_files("fig2_mechanisms", &["report.md", "fig2_S-1.svg", "fig2_S-4.svg", "results.json"]);
 }
 
 #[test]
 fn fig1_pcv_vs_plugin_quick() {
     fig1_pcv_vs_plugin::run(true).unwrap();
-    assert_files("reports/fig1_pcv_vs_plugin_quick", &["report.md", "fig1_matern32_S-1.svg", "results.json"]);
+    assert_files("fig1_pcv_vs_plugin", &["report.md", "fig1_matern32_S-1.svg", "results.json"]);
 }
 
 #[allow(dead_code)]
@@ -74,8 +80,8 @@ mod private_tuning;
 fn private_tuning_quick() {
     // Without ../shared/data only the simulated scenarios run.
     private_tuning::run(true, shared_data().as_deref()).unwrap();
-    assert_files("reports/private_tuning_quick", &["report.md", "results.json"]);
-    let json = std::fs::read_to_string("reports/private_tuning_quick/results.json").unwrap();
+    assert_files("private_tuning", &["report.md", "results.json"]);
+    let json = std::fs::read_to_string(common::report_path("private_tuning", true).join("results.json")).unwrap();
     assert!(json.contains("\"S-2-n300\"") && json.contains("\"oracle_mse\""));
 }
 
@@ -87,7 +93,7 @@ mod sparse_and_fpca;
 fn sparse_and_fpca_quick() {
     // Without ../shared/data only the simulated scenario runs.
     let cells = sparse_and_fpca::run(true, shared_data().as_deref()).unwrap();
-    assert_files("reports/sparse_and_fpca_quick", &["report.md", "results.json"]);
+    assert_files("sparse_and_fpca", &["report.md", "results.json"]);
     assert!(cells.iter().any(|c| c.data == "S-2-n1000"));
     for c in &cells {
         assert!(c.subspace_dist.is_finite() && (0.0..=1.0 + 1e-9).contains(&c.subspace_dist), "{c:?}");
@@ -114,17 +120,14 @@ fn shared_data() -> Option<std::path::PathBuf> {
 fn table2_real_data_quick() {
     let Some(dir) = shared_data() else { return };
     table2_real_data::run(true, Some(&dir), false).unwrap();
-    assert_files(
-        "reports/table2_real_data_quick",
-        &["report.md", "fig5_adelaide.svg", "fig5_dti_cca.svg", "results.json"],
-    );
+    assert_files("table2_real_data", &["report.md", "fig5_adelaide.svg", "fig5_dti_cca.svg", "results.json"]);
 }
 
 #[test]
 fn table3_mortality_quick() {
     let Some(dir) = shared_data() else { return };
     table3_mortality::run(true, Some(&dir)).unwrap();
-    assert_files("reports/table3_mortality_quick", &["report.md", "fig7_World.svg", "results.json"]);
+    assert_files("table3_mortality", &["report.md", "fig7_World.svg", "results.json"]);
 }
 
 #[allow(dead_code)]
@@ -138,14 +141,14 @@ mod m2m_sketches;
 #[test]
 fn kme_release_quick() {
     kme_release::run(true).unwrap();
-    assert_files("reports/kme_release_quick", &["report.md", "kme_D2_eps1.svg", "results.json"]);
+    assert_files("kme_release", &["report.md", "kme_D2_eps1.svg", "results.json"]);
 }
 
 #[test]
 fn m2m_sketches_quick() {
     let Some(dir) = shared_data() else { return };
     m2m_sketches::run(true, Some(&dir)).unwrap();
-    assert_files("reports/m2m_sketches_quick", &["report.md", "results.json"]);
+    assert_files("m2m_sketches", &["report.md", "results.json"]);
 }
 
 #[test]

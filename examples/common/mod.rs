@@ -14,6 +14,16 @@ use serde::Serialize;
 
 pub type AnyResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
+/// Where an example writes its report: `reports/NAME` for a full run; for `--quick` (what the tests
+/// run) `$TMPDIR/fdp-reports/NAME_quick`, so that tests never write into the working tree.
+pub fn report_path(name: &str, quick: bool) -> std::path::PathBuf {
+    if quick {
+        std::env::temp_dir().join("fdp-reports").join(format!("{name}_quick"))
+    } else {
+        std::path::Path::new("reports").join(name)
+    }
+}
+
 /// `--quick` on the command line.
 pub fn quick_flag() -> bool {
     std::env::args().any(|a| a == "--quick")
