@@ -24,6 +24,28 @@ use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticS
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee};
 
+/// **The grid rule every front door shares**: a 1-D curve grid is mapped affinely onto `[0, 1]` (its
+/// first point to 0, its last to 1, the weights scaled alike) before a kernel meets it, so a kernel's
+/// length-scale (`matern32:0.1`) is a fraction of the domain whatever the data's units — ages in
+/// years, positions along a tract, half-hours. The grid is public, so the map is too. The command
+/// line and Python both call this: the same data and spec give the same mechanism and, at a fixed
+/// seed, the same bytes (the release lives on the mapped grid; the doors show it in the data's units).
+/// A grid of one point, or already on `[0, 1]`, is unchanged.
+pub fn unit_grid(grid: &Grid) -> Result<Grid> {
+    Ok(if maps_to_unit(grid) { grid.rescaled(0.0, 1.0)? } else { grid.clone() })
+}
+
+/// Curves on their grid mapped by [`unit_grid`] (values unchanged: they were read, and repaired, on
+/// the grid as given).
+pub fn on_unit_interval<'a>(curves: &CurveSet<'a>) -> Result<CurveSet<'a>> {
+    Ok(if maps_to_unit(curves.grid()) { curves.rescaled(0.0, 1.0)? } else { curves.clone() })
+}
+
+/// Whether [`unit_grid`] moves `grid`: a 1-D grid of an interval other than `[0, 1]`.
+fn maps_to_unit(grid: &Grid) -> bool {
+    matches!(grid.domain(), [(a, b)] if grid.dim() == 1 && a < b && (*a, *b) != (0.0, 1.0))
+}
+
 /// A δ given to a pure ε-DP mechanism would be silently ignored (and a reader of the request would
 /// believe the release is (ε, δ)): refused, for the Gaussian-process mechanisms only take one.
 fn no_delta_unless(takes_delta: bool, delta: Option<Delta>) -> Result<()> {
@@ -176,7 +198,7 @@ impl MeanRequest {
     /// depend on the request and the grid only, never on the data): a kernel length-scale below half
     /// the grid's smallest spacing (neighbouring grid points are then nearly uncorrelated under the
     /// kernel — Matérn 3/2 correlation 0.14 at 2ρ — so the basis can follow nothing smoother than the
-    /// noise; the command line maps grids to `[0, 1]`, Python keeps the grid's own units).
+    /// noise). `grid` is the one the kernel meets: [`unit_grid`]'s, at every front door.
     pub fn warnings(&self, grid: &Grid) -> Vec<String> {
         let mut warnings = Vec::new();
         let points = grid.points();
@@ -185,9 +207,9 @@ impl MeanRequest {
             let rho = self.kernel.rho();
             if rho < spacing / 2.0 {
                 warnings.push(format!(
-                    "the kernel's length-scale {rho} is below half the grid's spacing {spacing:.4} (in the grid's units, \
-                     [{:.4}, {:.4}]): the basis can follow nothing smoother than the noise; choose a length-scale \
-                     of at least {:.4} (a tenth of the domain, or the spacing if larger)",
+                    "the kernel's length-scale {rho} is below half the grid's spacing {spacing:.4} (on the grid the \
+                     kernel meets, [{:.4}, {:.4}]): the basis can follow nothing smoother than the noise; choose a \
+                     length-scale of at least {:.4} (a tenth of the domain, or the spacing if larger)",
                     points[0],
                     points[points.len() - 1],
                     ((points[points.len() - 1] - points[0]) / 10.0).max(spacing)

@@ -79,3 +79,22 @@ fn a_request_needs_a_bound_or_a_range_and_a_range_needs_private_tuning() -> Resu
     assert_eq!(MeanMethod::Bernstein.norm(), ClipNorm::Sup);
     Ok(())
 }
+
+/// The grid rule every door shares: a 1-D grid goes onto [0, 1] (ends to 0 and 1, weights scaled),
+/// a grid already there or of one point stays as it is.
+#[test]
+fn one_grid_rule_maps_every_curve_grid_onto_the_unit_interval() {
+    use fdp::front::{on_unit_interval, unit_grid};
+    let ages = Grid::trapezoid_points((0..31).map(|i| 1.0 + 17.0 * i as f64 / 30.0).collect()).unwrap();
+    let unit = unit_grid(&ages).unwrap();
+    assert_eq!((unit.points()[0], unit.points()[30]), (0.0, 1.0));
+    assert!((unit.weights().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let already = Grid::trapezoid(0.0, 1.0, 11).unwrap();
+    assert_eq!(unit_grid(&already).unwrap(), already);
+    let single = Grid::with_weights(vec![5.0], vec![1.0]).unwrap();
+    assert_eq!(unit_grid(&single).unwrap(), single);
+    let curves = CurveSet::from_flat(ages, vec![1.0; 2 * 31], None).unwrap().0;
+    let mapped = on_unit_interval(&curves).unwrap();
+    assert_eq!(mapped.grid(), &unit);
+    assert_eq!(mapped.values(), curves.values());
+}

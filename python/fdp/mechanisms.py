@@ -66,6 +66,7 @@ class Mechanism:
                 raise ValueError(f"the mechanism was built for curves on {self._shape[1]} points, got {data.k}")
             if data.person_id is not None and data.person_id != self.person_id:
                 raise ValueError(f"the mechanism protects {_unit(self.person_id)} but the curves are {_unit(data.person_id)}")
+            _check_grid(self, data)
             return SummaryState(self._inner.part_state(data.values, data.grid))
         if self._kind == "kde":
             points = as_points(data.values if isinstance(data, Curves) else data, 1)
@@ -128,7 +129,9 @@ class MeanCurve:
     ----------
     kernel:
         ``"SHAPE:RHO"``: ``exponential``, ``matern32``, ``matern52`` or ``gaussian``, with the
-        length-scale in the grid's units.
+        length-scale as a fraction of the domain: the grid is mapped onto ``[0, 1]`` (its first
+        point to 0, its last to 1) before the kernel meets it, as the command line does, so the same
+        data and spec give the same release at every door.
     bound:
         ``"NORM:VALUE"``: ``l1`` (coefficient l1, ICLP-RKHS), ``l2`` (ICLP-l1, IID Laplace, GP) or
         ``sup`` (Bernstein). Under private tuning it is a ceiling. ``None`` (default): the ceiling
@@ -383,6 +386,17 @@ def _unit(person_id: str | None) -> str:
     return "one record per curve" if person_id is None else f"one record per person ({person_id!r})"
 
 
+def _check_grid(mechanism: Mechanism, data: Curves) -> None:
+    """Curves must be on the grid the mean mechanism was built for, in the data's units (Rust sees
+    both mapped onto [0, 1], where two grids of one shape on different intervals would agree)."""
+    built = mechanism._recipe[2]
+    if not np.array_equal(np.asarray(built, dtype=np.float64), data.grid):
+        raise ValueError(
+            f"the curves are on another grid ([{data.grid[0]:g}, {data.grid[-1]:g}]) than the mechanism was built for "
+            f"([{built[0]:g}, {built[-1]:g}]): build it from these curves"
+        )
+
+
 def _prepare(mechanism: Mechanism, data: Any) -> Any:
     """The data as the mechanism's Rust release function takes them, checked against its shape."""
     if mechanism._kind == "mean":
@@ -394,6 +408,7 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
             raise ValueError(
                 f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves"
             )
+        _check_grid(mechanism, data)
         return data
     points: ArrayLike = data.values if isinstance(data, Curves) else data
     array = as_points(points, None if mechanism._kind == "kde" else mechanism._shape[1])

@@ -55,10 +55,18 @@ class _Release:
 
 
 class CurveRelease(_Release):
-    """A released curve (a mean curve or a density) on its grid."""
+    """A released curve (a mean curve or a density) on its grid.
 
-    def __init__(self, inner: Any) -> None:
+    A mean curve is released on its grid mapped onto ``[0, 1]`` (the rule every front door shares,
+    so a kernel's length-scale is a fraction of the domain); :attr:`grid`, :meth:`evaluate`, the
+    figures and :meth:`to_pandas` speak the data's own units, ``release.json`` holds the mapped grid
+    (as the command line's does).
+    """
+
+    def __init__(self, inner: Any, grid: ArrayLike | None = None) -> None:
         self._inner = inner
+        # The grid in the data's units when the release lives on a mapped one (mean curves).
+        self._grid = None if grid is None else np.asarray(grid, dtype=np.float64).reshape(-1)
 
     @property
     def curve(self) -> NDArray[np.float64]:
@@ -67,8 +75,15 @@ class CurveRelease(_Release):
 
     @property
     def grid(self) -> NDArray[np.float64]:
-        """The grid points."""
-        return np.asarray(self._inner.grid())
+        """The grid points, in the data's units."""
+        return self._grid if self._grid is not None else np.asarray(self._inner.grid())
+
+    def _to_release_grid(self, points: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Points in the data's units on the release's (mapped) grid: ``(t - t_0) / (t_K - t_0)``."""
+        if self._grid is None or self._grid.size < 2:
+            return points
+        lo, hi = float(self._grid[0]), float(self._grid[-1])
+        return np.ascontiguousarray((points - lo) * (1.0 / (hi - lo)))
 
     @property
     def coefficients(self) -> NDArray[np.float64]:
@@ -103,6 +118,7 @@ class CurveRelease(_Release):
                 f"{int(outside.sum())} point(s) outside the release's domain [{lo:g}, {hi:g}] "
                 f"(e.g. {float(array[outside][0])!r}): the curve is released on the domain only"
             )
+        array = np.clip(self._to_release_grid(array), *(np.asarray(self._inner.grid())[[0, -1]]))
         return np.asarray(self._inner.evaluate(array))
 
     def plot(self, ax: Any = None, x_label: str = "t", y_label: str = "value", **kwargs: Any) -> Any:
@@ -146,7 +162,7 @@ class CurveRelease(_Release):
         into ``out``: the files a curator publishes. They hold the release and public choices only;
         do not pass notes that describe the data (such as ``Curves.repairs``)."""
         title = title or f"Private release ({self.metadata['mechanism']})"
-        return str(self._inner.write_report(out, title, session._inner, list(notes or []), str(x_label), str(y_label)))
+        return str(self._inner.write_report(out, title, session._inner, list(notes or []), str(x_label), str(y_label), self._grid))
 
     def __repr__(self) -> str:
         m = self.metadata

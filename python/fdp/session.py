@@ -102,8 +102,9 @@ class Session:
         prepared = _prepare(mechanism, data)
         kind, inner = mechanism._kind, mechanism._inner
         if kind == "mean":
-            out = self._inner.release_mean(inner, prepared.values, prepared.grid)
-        elif kind == "kde":
+            # Released on the grid mapped onto [0, 1]; shown in the data's units (the mechanism's grid).
+            return CurveRelease(self._inner.release_mean(inner, prepared.values, prepared.grid), mechanism._recipe[2])
+        if kind == "kde":
             out = self._inner.release_kde(inner, prepared)
         elif kind == "kme":
             out = self._inner.release_kme(inner, prepared)
@@ -125,7 +126,7 @@ class Session:
             raise TypeError(f"state must be an fdp.SummaryState, got {type(state).__name__}")
         kind, inner, data = mechanism._kind, mechanism._inner, state.to_bytes()
         if kind == "mean":
-            return CurveRelease(self._inner.release_mean_state(inner, data))
+            return CurveRelease(self._inner.release_mean_state(inner, data), mechanism._recipe[2])
         if kind == "kde":
             return CurveRelease(self._inner.release_kde_state(inner, data))
         if kind == "kme":

@@ -157,13 +157,14 @@ def test_front_door_traps_are_refused_or_warned_locally() -> None:
     heights = np.tile(np.linspace(75.0, 180.0, 31), (93, 1))
     with pytest.warns(UserWarning, match="layout='columns'"):
         fdp.Curves(heights.T)
-    # A kernel length-scale below half the grid's spacing (ages in years, matern32:0.1).
+    # The grid is mapped onto [0, 1] at every door: matern32:0.1 on ages 1-18 is a tenth of the
+    # domain, not 0.1 years (no warning); a length-scale below half the mapped spacing warns.
     years = fdp.Curves(heights, np.linspace(1.0, 18.0, 31))
     with pytest.warns(UserWarning, match="below half the grid's spacing"):
-        fdp.MeanCurve(range=(40.0, 210.0)).build(years, 1.0)
+        fdp.MeanCurve(kernel="matern32:0.01", range=(40.0, 210.0)).build(years, 1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fdp.MeanCurve(kernel="matern32:1.7", range=(40.0, 210.0)).build(years, 1.0)
+        fdp.MeanCurve(kernel="matern32:0.1", range=(40.0, 210.0)).build(years, 1.0)
     # δ on a pure mechanism, and a huge session δ.
     with pytest.raises(ValueError, match="pure ε-DP"):
         fdp.MeanCurve(bound="l1:5", delta=1e-6).build(years, 1.0)
@@ -172,8 +173,9 @@ def test_front_door_traps_are_refused_or_warned_locally() -> None:
     with pytest.warns(UserWarning, match="large failure probability"):
         fdp.Session(1.0, delta=0.5)
     # Evaluation outside the domain.
-    release = fdp.Session(1.0, seed=1).release(fdp.MeanCurve(kernel="matern32:1.7", range=(40.0, 210.0)).build(years, 1.0), years)
-    assert release.evaluate([1.0, 18.0]).shape == (2,)
+    release = fdp.Session(1.0, seed=1).release(fdp.MeanCurve(range=(40.0, 210.0)).build(years, 1.0), years)
+    np.testing.assert_array_equal(release.grid, years.grid)  # shown in the data's units
+    np.testing.assert_allclose(release.evaluate(years.grid), release.curve, rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="outside the release's domain"):
         release.evaluate([25.0])
 
@@ -679,6 +681,23 @@ def test_python_release_equals_the_rust_cli_release_bit_for_bit(tmp_path: Path) 
         )
         assert rust["curve"] == python.curve.tolist(), mechanism
         assert rust["coefficients"] == python.coefficients.tolist(), mechanism
+    # One grid rule at both doors: the same curves on ages 1-18 (column names y_1.0 ... y_18.0) give
+    # the same bytes, and Python shows the release on the ages.
+    ages = np.linspace(1.0, 18.0, curves.grid.size)
+    header_ages = "id," + ",".join(f"y_{t!r}" for t in ages.tolist())
+    csv_ages = tmp_path / "ages.csv"
+    csv_ages.write_text(header_ages + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "ages"
+    subprocess.run(
+        [str(cli), "mean", "--csv", str(csv_ages), "--columns", "y_", "--epsilon", "1", "--bound", "l1:2",
+         "--centre", "0.5", "--seed", "42", "--out", str(out), "--quiet"],
+        check=True, capture_output=True,
+    )
+    rust = json.loads((out / "release.json").read_text(encoding="utf-8"))["output"]
+    on_ages = fdp.Curves(values, ages)
+    python = fdp.Session(1.0, seed=42).release(fdp.MeanCurve(bound="l1:2", centre=0.5).build(on_ages, 1.0), on_ages)
+    assert rust["curve"] == python.curve.tolist() and rust["coefficients"] == python.coefficients.tolist()
+    np.testing.assert_array_equal(python.grid, ages)
     # The public frame: a range alone gives the same centre, ceiling, search and clamp at both doors.
     out = tmp_path / "range"
     subprocess.run(

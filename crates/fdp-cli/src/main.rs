@@ -14,7 +14,7 @@ use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
     FigureAxes, FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
-    m2m_summary, open_session, write_curve_report, write_local_log, write_report,
+    m2m_summary, on_unit_interval, open_session, write_curve_report, write_local_log, write_report,
 };
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Stationary, StationaryShape};
@@ -468,7 +468,7 @@ fn load_curves(args: &MeanArgs) -> Result<Records, Failure> {
 fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let records = load_curves(&args)?;
-    let curves = records.curves.rescaled(0.0, 1.0)?;
+    let curves = on_unit_interval(&records.curves)?;
     let (n, k) = (curves.n(), curves.grid().len());
     let request = MeanRequest {
         method: args.mechanism,

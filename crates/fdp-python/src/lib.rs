@@ -137,8 +137,9 @@ impl RustSession {
         let grid = trapezoid_grid(slice(&grid, "grid")?)?;
         let (session, inner) = (&mut self.inner, &mechanism.inner);
         let release = py.detach(move || {
+            // Read (and repaired) on the grid as given, then on [0, 1]: the command line's rule.
             let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-            session.release(inner, &curves)
+            session.release(inner, &fdp::front::on_unit_interval(&curves)?)
         });
         Ok(CurveRelease { inner: release.map_err(py_err)? })
     }
@@ -262,7 +263,7 @@ impl MeanMechanism {
         let bytes = py
             .detach(move || {
                 let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-                part_state(inner, &curves)
+                part_state(inner, &fdp::front::on_unit_interval(&curves)?)
             })
             .map_err(py_err)?;
         Ok(PyBytes::new(py, &bytes))
@@ -472,7 +473,7 @@ fn build_mean(
         components,
         degree,
     };
-    let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+    let grid = fdp::front::unit_grid(&trapezoid_grid(slice(&grid, "grid")?)?).map_err(py_err)?;
     let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
     let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
     Ok(MeanMechanism { inner: PerUnit::new(inner, unit), warnings: request.warnings(&grid) })
@@ -624,7 +625,8 @@ impl CurveRelease {
         self.inner.to_json().map_err(py_err)
     }
     /// Writes release.json, curves.svg and report.md into `out`; returns the report's path.
-    #[pyo3(signature = (out, title, session, notes, x_label, y_label))]
+    #[pyo3(signature = (out, title, session, notes, x_label, y_label, x=None))]
+    #[allow(clippy::too_many_arguments)]
     fn write_report(
         &self,
         out: &str,
@@ -633,8 +635,10 @@ impl CurveRelease {
         notes: Vec<String>,
         x_label: String,
         y_label: String,
+        x: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<String> {
-        let axes = fdp::front::FigureAxes::named(x_label, y_label);
+        let x = x.map(|x| slice(&x, "x").map(<[f64]>::to_vec)).transpose()?;
+        let axes = fdp::front::FigureAxes { x, ..fdp::front::FigureAxes::named(x_label, y_label) };
         let path = fdp::front::write_curve_report(
             std::path::Path::new(out),
             title,
