@@ -325,6 +325,22 @@ def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: 
     np.testing.assert_array_equal(table["value"].to_numpy(), curve.curve)
 
 
+def readme_python_blocks() -> list[str]:
+    """The README's ```python code blocks, in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+def test_the_readme_python_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's first Python block is run as written (the Spark one in test_spark.py)."""
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(readme_python_blocks()[0], "README.md", "exec"), namespace)
+    release = namespace["release"]
+    assert release.curve.shape == (50,) and np.all((release.curve >= 0.0) & (release.curve <= 1.0))
+    assert (tmp_path / "ledger.json").exists()
+
+
 def test_a_ledger_keeps_one_privacy_unit(tmp_path: Path) -> None:
     """Budgets of different privacy units do not add up: a session (and its saved ledger) that charged
     a per-person release refuses a per-record one, charging nothing."""

@@ -115,3 +115,13 @@ def test_a_wrong_public_n_is_refused_before_any_charge(spark: Any) -> None:
     with pytest.raises(ValueError, match="records in the summary state"):
         fdp.spark.release_mean(session, fdp.MeanCurve(bound="l1:2"), df, columns=columns, grid=grid, n=499, epsilon=1.0)
     assert session.ledger == []
+
+
+def test_the_readme_spark_snippet_runs(spark: Any) -> None:
+    """The README's Spark block, run as written (its SparkSession is this module's, reused)."""
+    from test_fdp import readme_python_blocks
+
+    namespace: dict[str, Any] = {}
+    exec(compile(readme_python_blocks()[1], "README.md", "exec"), namespace)
+    release = namespace["release"]
+    assert release.curve.shape == (48,) and release.metadata["n"] == 1000
