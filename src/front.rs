@@ -222,11 +222,21 @@ impl MeanRequest {
     /// The mechanism for `n` curves on `grid` (public; the curves are not read).
     pub fn build(&self, grid: &Grid, n: usize) -> Result<AnyMean> {
         no_delta_unless(self.method == MeanMethod::GaussianProcess, self.delta)?;
-        let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
         if let Some(c) = self.centre.filter(|c| !c.is_finite()) {
             return Err(Error::BadParameter { name: "centre", value: c, reason: "must be finite" });
         }
         let centre = self.effective_centre();
+        if let Some((lo, hi)) = self.range {
+            range_radius(lo, hi, centre)?;
+            if self.tuning != TuningMode::Private {
+                return Err(Error::BadParameter {
+                    name: "public range",
+                    value: hi - lo,
+                    reason: "is used by private tuning (the default); with plug-in tuning give the bound",
+                });
+            }
+        }
+        let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
         let reference = centre.map(|c| vec![c; grid.len()]);
         let bound = match (self.bound, self.range) {
             (Some(bound), _) => bound,
@@ -239,16 +249,6 @@ impl MeanRequest {
                 });
             }
         };
-        if let Some((lo, hi)) = self.range {
-            range_radius(lo, hi, centre)?;
-            if self.tuning != TuningMode::Private {
-                return Err(Error::BadParameter {
-                    name: "public range",
-                    value: hi - lo,
-                    reason: "is used by private tuning (the default); with plug-in tuning give the bound",
-                });
-            }
-        }
         let plug_in_only =
             [(self.psi.is_some(), "psi"), (self.components.is_some(), "components"), (self.degree.is_some(), "degree")];
         if let Some((_, name)) = plug_in_only.iter().find(|(given, _)| *given && self.tuning == TuningMode::Private) {

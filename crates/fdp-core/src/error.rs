@@ -82,6 +82,16 @@ pub fn positive(name: &'static str, value: f64) -> Result<f64> {
     }
 }
 
+/// A public range `[lo, hi]` of values: both ends finite, `lo < hi` and a finite width `hi - lo`,
+/// else a parameter error (the one check of every door and mechanism that takes a range).
+pub fn public_range(lo: f64, hi: f64) -> Result<(f64, f64)> {
+    if lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite() {
+        Ok((lo, hi))
+    } else {
+        Err(Error::BadParameter { name: "public range", value: hi - lo, reason: "need finite lo < hi" })
+    }
+}
+
 /// `value` if finite and >= 0, else a parameter error naming it.
 pub fn non_negative(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value >= 0.0 {

@@ -280,9 +280,7 @@ impl Curve {
     /// for any target in that set (a mean of records in the range) it cannot increase the error
     /// (projections onto closed convex sets are non-expansive and fix the set's points).
     pub fn clamped(mut self, lo: f64, hi: f64) -> Result<(Self, usize)> {
-        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-            return Err(Error::BadParameter { name: "public range", value: hi - lo, reason: "need finite lo < hi" });
-        }
+        crate::error::public_range(lo, hi)?;
         let moved = self.values.iter().filter(|v| **v < lo || **v > hi).count();
         self.values.iter_mut().for_each(|v| *v = v.clamp(lo, hi));
         self.range = Some((lo, hi));

@@ -24,6 +24,7 @@
 //! All three are computed from public quantities (the range, the centre, the grid's weights and
 //! the basis), so using them costs no privacy.
 
+use fdp_core::error::public_range;
 use fdp_core::{ClipNorm, ClippingBound, Error, Result};
 use fdp_mercer::MercerBasis;
 
@@ -37,12 +38,10 @@ use fdp_mercer::MercerBasis;
 pub const RANGE_SEARCH_FLOOR_RATIO: f64 = 1000.0;
 
 /// The largest deviation `R` from the centre of any value in `[lo, hi]`: `max(hi − c, c − lo)`
-/// with a centre `c`, `max(|lo|, |hi|)` without one. Checks `lo < hi` (finite) and, with a centre,
+/// with a centre `c`, `max(|lo|, |hi|)` without one. Checks the range ([`public_range`]) and, with a centre,
 /// that it lies in the range.
 pub fn range_radius(lo: f64, hi: f64, centre: Option<f64>) -> Result<f64> {
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-        return Err(Error::BadParameter { name: "public range", value: hi - lo, reason: "need finite lo < hi" });
-    }
+    public_range(lo, hi)?;
     match centre {
         Some(c) if !(lo..=hi).contains(&c) => {
             Err(Error::BadParameter { name: "centre", value: c, reason: "must lie in the public range" })

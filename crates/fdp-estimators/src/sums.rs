@@ -20,6 +20,7 @@ use faer::{Accum, Mat, MatRef, Par};
 use rayon::prelude::*;
 
 use fdp_core::ClipNorm;
+use fdp_core::error::public_range;
 use fdp_core::state::{fingerprint_of, fixed_point_exponent, from_fixed, to_fixed};
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
@@ -76,11 +77,12 @@ impl PointwiseBins {
     /// `i · bins / K` rule) in the public range `lo < hi` (both finite).
     pub(crate) fn new(weights: &[f64], lo: f64, hi: f64, bins: usize) -> Result<Self> {
         let k = weights.len();
-        if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite() && bins >= 1 && bins <= k) {
+        public_range(lo, hi)?;
+        if !(bins >= 1 && bins <= k) {
             return Err(EstimatorError::BadParameter {
                 name: "pointwise bins",
                 value: bins as f64,
-                reason: "need finite lo < hi and 1 <= bins <= the number of grid points",
+                reason: "need 1 <= bins <= the number of grid points",
             });
         }
         let bin_of: Vec<usize> = (0..k).map(|i| i * bins / k).collect();

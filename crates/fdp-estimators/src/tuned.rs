@@ -17,6 +17,7 @@
 //! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
 //! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 
+use fdp_core::error::public_range;
 use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
@@ -434,14 +435,7 @@ impl TunedMean {
     /// are ε_release-DP for every bound the first stage can choose, so by sequential composition
     /// the pipeline is ε-DP with the same stages (bound, release) and budgets as without a range.
     pub fn within(mut self, lo: f64, hi: f64) -> Result<Self> {
-        if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
-            return Err(EstimatorError::BadParameter {
-                name: "public range",
-                value: hi - lo,
-                reason: "need finite lo < hi",
-            });
-        }
-        self.range = Some((lo, hi));
+        self.range = Some(public_range(lo, hi)?);
         self.validated()
     }
 
