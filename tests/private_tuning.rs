@@ -70,17 +70,39 @@ fn neighbours(basis: &MercerBasis) -> (CurveSet<'static>, CurveSet<'static>) {
     (a, b)
 }
 
+/// Matérn 3/2 (ρ = 0.1) on 30 midpoints of [0, 1]: the basis every audit here uses.
+fn basis() -> MercerBasis {
+    MercerBasis::build(
+        Stationary::matern32(0.1).unwrap(),
+        Grid::midpoint(0.0, 1.0, 30).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap()
+}
+
+/// The audit every test here runs (400 pilot and 1,500 trials, 99 % confidence).
+fn auditor() -> Auditor {
+    Auditor::new(AuditConfig { pilot: 400, trials: 1500, confidence: 0.99 }).unwrap()
+}
+
+/// Audits `tuned` as a black box at its total `epsilon` on the neighbours `a, b` both ways and
+/// asserts that it passes; `label` names it in the `audit mechanism=...` record.
+fn assert_passes_audit(label: &str, tuned: &TunedMean, a: &CurveSet, b: &CurveSet, epsilon: f64, seed: u64) {
+    let pairs = vec![
+        NeighbourPair::from_mechanism(&format!("{label} a,b"), tuned, a, b).unwrap(),
+        NeighbourPair::from_mechanism(&format!("{label} b,a"), tuned, b, a).unwrap(),
+    ];
+    let report = auditor().audit(epsilon, 0.0, pairs, &mut NoiseRng::seeded(seed));
+    eprintln!("audit mechanism={label} eps_lb={:.3} claimed={epsilon}", report.epsilon_lower_bound);
+    assert!(report.passed, "{report:?}");
+}
+
 #[test]
 fn the_tuned_pipeline_passes_the_audit_at_its_total_epsilon_and_the_uncharged_bound_fails() {
     // A statistical test (many releases): variable-time sampling for this test process, the same
     // draws as the padded default (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
-    let basis = MercerBasis::build(
-        Stationary::matern32(0.1).unwrap(),
-        Grid::midpoint(0.0, 1.0, 30).unwrap(),
-        BasisOptions::default(),
-    )
-    .unwrap();
+    let basis = basis();
     let (a, b) = neighbours(&basis);
     let epsilon = Epsilon::new(1.0).unwrap();
     let tuned = TunedMean::iclp_rkhs(&basis, N, epsilon, ClippingBound::coefficient_l1(CEILING).unwrap()).unwrap();
@@ -89,18 +111,10 @@ fn the_tuned_pipeline_passes_the_audit_at_its_total_epsilon_and_the_uncharged_bo
     let (sa, sb) = (naive.summarize(&a).unwrap(), naive.summarize(&b).unwrap());
     assert!(sb[0] > 20.0 * sa[0], "{} vs {}", sa[0], sb[0]);
 
-    let config = AuditConfig { pilot: 400, trials: 1500, confidence: 0.99 };
-    let auditor = Auditor::new(config).unwrap();
-    let pairs = vec![
-        NeighbourPair::from_mechanism("tuned a,b", &tuned, &a, &b).unwrap(),
-        NeighbourPair::from_mechanism("tuned b,a", &tuned, &b, &a).unwrap(),
-    ];
-    let report = auditor.audit(1.0, 0.0, pairs, &mut NoiseRng::seeded(21));
-    eprintln!("audit mechanism=tuned_iclp_rkhs eps_lb={:.3} claimed=1", report.epsilon_lower_bound);
-    assert!(report.passed, "{report:?}");
+    assert_passes_audit("tuned_iclp_rkhs", &tuned, &a, &b, 1.0, 21);
 
     let pairs = vec![NeighbourPair::from_mechanism("naive a,b", &naive, &a, &b).unwrap()];
-    let report = auditor.audit(1.0, 0.0, pairs, &mut NoiseRng::seeded(22));
+    let report = auditor().audit(1.0, 0.0, pairs, &mut NoiseRng::seeded(22));
     eprintln!("audit mechanism=bound_from_the_data eps_lb={:.3} claimed=1", report.epsilon_lower_bound);
     assert!(!report.passed && report.epsilon_lower_bound > 2.0, "{report:?}");
 }
@@ -113,12 +127,7 @@ fn the_small_n_epsilon_default_passes_the_audit_at_its_total_epsilon() {
     // A statistical test (many releases): variable-time sampling for this test process, the same
     // draws as the padded default (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
-    let basis = MercerBasis::build(
-        Stationary::matern32(0.1).unwrap(),
-        Grid::midpoint(0.0, 1.0, 30).unwrap(),
-        BasisOptions::default(),
-    )
-    .unwrap();
+    let basis = basis();
     let (a, b) = neighbours(&basis);
     let tuned =
         TunedMean::iclp_rkhs(&basis, N, Epsilon::new(0.25).unwrap(), ClippingBound::coefficient_l1(CEILING).unwrap())
@@ -126,14 +135,7 @@ fn the_small_n_epsilon_default_passes_the_audit_at_its_total_epsilon() {
             .within(-5.0, 5.0)
             .unwrap();
     assert_eq!(tuned.epsilons().0, 0.0);
-    let auditor = Auditor::new(AuditConfig { pilot: 400, trials: 1500, confidence: 0.99 }).unwrap();
-    let pairs = vec![
-        NeighbourPair::from_mechanism("small a,b", &tuned, &a, &b).unwrap(),
-        NeighbourPair::from_mechanism("small b,a", &tuned, &b, &a).unwrap(),
-    ];
-    let report = auditor.audit(0.25, 0.0, pairs, &mut NoiseRng::seeded(23));
-    eprintln!("audit mechanism=tuned_iclp_rkhs_ceiling_only eps_lb={:.3} claimed=0.25", report.epsilon_lower_bound);
-    assert!(report.passed, "{report:?}");
+    assert_passes_audit("tuned_iclp_rkhs_ceiling_only", &tuned, &a, &b, 0.25, 23);
 }
 
 /// Issue 23 (rough curves): with a public range at n ε = 40 the default chooses between the matched
@@ -143,12 +145,7 @@ fn the_small_n_epsilon_default_passes_the_audit_at_its_total_epsilon() {
 #[test]
 fn the_default_with_the_binned_family_passes_the_audit_at_its_total_epsilon() {
     fdp::noise::timing::allow_variable_time_for_simulation();
-    let basis = MercerBasis::build(
-        Stationary::matern32(0.1).unwrap(),
-        Grid::midpoint(0.0, 1.0, 30).unwrap(),
-        BasisOptions::default(),
-    )
-    .unwrap();
+    let basis = basis();
     let k = basis.n_points();
     let rough: Vec<f64> =
         (0..N * k).map(|i| if i % 2 == 0 { 4.0 } else { -4.0 } * (1.0 + (i % 7) as f64 / 10.0)).collect();
@@ -174,14 +171,7 @@ fn the_default_with_the_binned_family_passes_the_audit_at_its_total_epsilon() {
         })
         .count();
     assert!(binned >= 30, "{binned}");
-    let auditor = Auditor::new(AuditConfig { pilot: 400, trials: 1500, confidence: 0.99 }).unwrap();
-    let pairs = vec![
-        NeighbourPair::from_mechanism("binned a,b", &tuned, &a, &b).unwrap(),
-        NeighbourPair::from_mechanism("binned b,a", &tuned, &b, &a).unwrap(),
-    ];
-    let report = auditor.audit(2.0, 0.0, pairs, &mut NoiseRng::seeded(24));
-    eprintln!("audit mechanism=tuned_iclp_rkhs_binned_family eps_lb={:.3} claimed=2", report.epsilon_lower_bound);
-    assert!(report.passed, "{report:?}");
+    assert_passes_audit("tuned_iclp_rkhs_binned_family", &tuned, &a, &b, 2.0, 24);
 }
 
 /// The front door's request carries the public range to the default (issue 23): the privately
