@@ -111,36 +111,52 @@ fn frame_bounds(half: f64) -> DesignBounds {
     DesignBounds { coefficient_l1: 2.0 * half, l2: half, sup: half }
 }
 
-/// Daily counts: 60 days, each record Poisson with rate `a (4 + 3 sin(2π t))`, `a ~ U(0.5, 1.5)`.
-fn poisson_counts(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
-    let grid = Grid::midpoint(0.0, 1.0, 60)?;
+/// `n` seeded records on `k` midpoints of [0, 1]: for each record a parameter drawn by
+/// `parameter`, then its value at every grid point `t` drawn by `value(rng, parameter, t)`.
+fn simulated_records(
+    k: usize,
+    n: usize,
+    seed: u64,
+    parameter: impl Fn(&mut StdRng) -> f64,
+    value: impl Fn(&mut StdRng, f64, f64) -> AnyResult<f64>,
+) -> AnyResult<CurveSet<'static>> {
+    let grid = Grid::midpoint(0.0, 1.0, k)?;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut values = Vec::with_capacity(n * grid.len());
     for _ in 0..n {
-        let a: f64 = rng.random_range(0.5..1.5);
+        let p = parameter(&mut rng);
         for &t in grid.points() {
-            let rate = a * (4.0 + 3.0 * (2.0 * std::f64::consts::PI * t).sin());
-            values.push(Poisson::new(rate)?.sample(&mut rng));
+            values.push(value(&mut rng, p, t)?);
         }
     }
     Ok(CurveSet::from_flat(grid, values, None)?.0)
 }
 
+/// Daily counts: 60 days, each record Poisson with rate `a (4 + 3 sin(2π t))`, `a ~ U(0.5, 1.5)`.
+fn poisson_counts(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
+    simulated_records(
+        60,
+        n,
+        seed,
+        |rng| rng.random_range(0.5..1.5),
+        |rng, a, t| Ok(Poisson::new(a * (4.0 + 3.0 * (2.0 * std::f64::consts::PI * t).sin()))?.sample(rng)),
+    )
+}
+
 /// Log-periodograms: 64 frequencies ω ∈ (0, π), `log f(ω) + log E` with the AR(1) spectrum
 /// `f(ω) = 1/(1 - 2φ cos ω + φ²)`, `φ ~ U(0.2, 0.7)`, and `E ~ Exp(1)`.
 fn log_periodograms(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
-    let grid = Grid::midpoint(0.0, 1.0, 64)?;
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut values = Vec::with_capacity(n * grid.len());
-    for _ in 0..n {
-        let phi: f64 = rng.random_range(0.2..0.7);
-        for &t in grid.points() {
+    simulated_records(
+        64,
+        n,
+        seed,
+        |rng| rng.random_range(0.2..0.7),
+        |rng, phi, t| {
             let omega = std::f64::consts::PI * t;
-            let e: f64 = Exp1.sample(&mut rng);
-            values.push(-(1.0 - 2.0 * phi * omega.cos() + phi * phi).ln() + e.ln());
-        }
-    }
-    Ok(CurveSet::from_flat(grid, values, None)?.0)
+            let e: f64 = Exp1.sample(rng);
+            Ok(-(1.0 - 2.0 * phi * omega.cos() + phi * phi).ln() + e.ln())
+        },
+    )
 }
 
 /// A seeded random subsample of `m` records.
