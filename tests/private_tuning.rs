@@ -89,8 +89,8 @@ fn auditor() -> Auditor {
 /// asserts that it passes; `label` names it in the `audit mechanism=...` record.
 fn assert_passes_audit(label: &str, tuned: &TunedMean, a: &CurveSet, b: &CurveSet, epsilon: f64, seed: u64) {
     let pairs = vec![
-        NeighbourPair::from_mechanism(&format!("{label} a,b"), tuned, a, b).unwrap(),
-        NeighbourPair::from_mechanism(&format!("{label} b,a"), tuned, b, a).unwrap(),
+        NeighbourPair::from_mechanism(format!("{label} a,b"), tuned, a, b).unwrap(),
+        NeighbourPair::from_mechanism(format!("{label} b,a"), tuned, b, a).unwrap(),
     ];
     let report = auditor().audit(epsilon, 0.0, pairs, &mut NoiseRng::seeded(seed));
     eprintln!("audit mechanism={label} eps_lb={:.3} claimed={epsilon}", report.epsilon_lower_bound);
