@@ -231,6 +231,9 @@ pub struct BasisOutput<N> {
     sampler: BasisSampler<N>,
     grid: Grid,
     reference: Option<Vec<f64>>,
+    /// The pointwise sd of the noise on the grid ([`pointwise_noise_sd`]): fixed by the sampler, so
+    /// computed once here, not per release.
+    noise_sd: Option<Vec<f64>>,
     /// Everything but the RNG provenance, which each release fills in.
     metadata: ReleaseMetadata,
 }
@@ -243,7 +246,8 @@ impl<N: ComponentNoise> BasisOutput<N> {
         metadata.calibration = Some(sampler.calibration());
         metadata.components = sampler.basis().len();
         let grid = sampler.basis().grid().clone();
-        Self { sampler, grid, reference, metadata }
+        let noise_sd = pointwise_noise_sd(sampler.basis(), &sampler.std_devs());
+        Self { sampler, grid, reference, noise_sd, metadata }
     }
 
     /// The sampler of the released block.
@@ -259,12 +263,11 @@ impl<N: ComponentNoise> BasisOutput<N> {
     /// The private release of a summary given by its coefficients on the released block.
     pub fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
         let coefficients = self.sampler.privatize(summary, rng)?;
-        let basis = self.sampler.basis();
-        let representation = Representation::Basis { basis: basis.clone(), coefficients };
+        let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
         let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };
         let mut curve = Curve::new(self.grid.clone(), self.reference.clone(), representation)?;
-        if let Some(sd) = pointwise_noise_sd(basis, &self.sampler.std_devs()) {
-            curve = curve.with_noise_sd(sd)?;
+        if let Some(sd) = &self.noise_sd {
+            curve = curve.with_noise_sd(sd.clone())?;
         }
         Ok(Release::new(curve, metadata))
     }
