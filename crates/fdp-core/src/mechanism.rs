@@ -232,8 +232,9 @@ pub struct BasisOutput<N> {
     grid: Grid,
     reference: Option<Vec<f64>>,
     /// The pointwise sd of the noise on the grid ([`pointwise_noise_sd`]): fixed by the sampler, so
-    /// computed once here, not per release.
-    noise_sd: Option<Vec<f64>>,
+    /// computed at the first release, not at construction (pipelines build many candidates they
+    /// never release) nor at every release.
+    noise_sd: std::sync::OnceLock<Option<Vec<f64>>>,
     /// Everything but the RNG provenance, which each release fills in.
     metadata: ReleaseMetadata,
 }
@@ -246,8 +247,7 @@ impl<N: ComponentNoise> BasisOutput<N> {
         metadata.calibration = Some(sampler.calibration());
         metadata.components = sampler.basis().len();
         let grid = sampler.basis().grid().clone();
-        let noise_sd = pointwise_noise_sd(sampler.basis(), &sampler.std_devs());
-        Self { sampler, grid, reference, noise_sd, metadata }
+        Self { sampler, grid, reference, noise_sd: std::sync::OnceLock::new(), metadata }
     }
 
     /// The sampler of the released block.
@@ -266,7 +266,8 @@ impl<N: ComponentNoise> BasisOutput<N> {
         let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
         let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };
         let mut curve = Curve::new(self.grid.clone(), self.reference.clone(), representation)?;
-        if let Some(sd) = &self.noise_sd {
+        let noise_sd = self.noise_sd.get_or_init(|| pointwise_noise_sd(self.sampler.basis(), &self.sampler.std_devs()));
+        if let Some(sd) = noise_sd {
             curve = curve.with_noise_sd(sd.clone())?;
         }
         Ok(Release::new(curve, metadata))
