@@ -5,6 +5,8 @@
 //! - [`csv_load`]: wide CSV files (value columns by prefix, id columns) and long ones put on a
 //!   public grid;
 //! - [`CurveSet::per_person`]: rows grouped by a public id, one record per person (the privacy unit);
+//! - [`sparse`]: [`SparseCurves`] — irregular and sparse records, each observed at its own times on a
+//!   public domain (long tables, per-record lists, subsamples of dense curves for studies);
 //! - [`simulate`](mod@simulate): the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
 //! - [`datasets`]: loaders for the real curve datasets in `../shared/data`.
 
@@ -13,9 +15,11 @@ pub mod curves;
 pub mod datasets;
 mod error;
 pub mod simulate;
+pub mod sparse;
 
 pub use csv_load::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
 pub use curves::{CurveSet, PersonCurves, Repair, RepairReport, onto_grid, repair_record};
 pub use datasets::{Dataset, data_dir};
 pub use error::{DataError, Result};
 pub use simulate::{DesignBounds, Scenario, Simulation, example_curves, simulate};
+pub use sparse::{SparseCurves, SparseRepairs};

@@ -14,6 +14,8 @@
 //! - [`frame`]: the public frame — ceilings in each clipping norm from a public range of values;
 //! - [`erm`]: kernel ridge and logistic regression in the RKHS of `C^η` (Theorem 16), released
 //!   through the ICLP or the Gaussian process;
+//! - [`sparse`]: means of irregular and sparse curves — each record's inverse-probability-weighted
+//!   pseudo-curve released by any mean mechanism ([`SparseMean`], [`SparseFrame`]);
 //! - [`tuned`]: **private tuning end to end** — a private clipping bound, ψ/M/degree chosen under
 //!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]);
 //! - [`tuning`]: plug-in tuning from public quantities (Theorem 13) and private cross-validation.
@@ -25,6 +27,7 @@ mod error;
 pub mod frame;
 pub mod mean;
 pub mod mechanism;
+pub mod sparse;
 mod sums;
 pub mod tuned;
 pub mod tuning;
@@ -42,5 +45,6 @@ pub use fdp_core::{
 };
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
+pub use sparse::{SparseBinnedMean, SparseFrame, SparseMean};
 pub use tuned::{BoundSearch, BudgetSplit, FamilyChoice, TunedChoice, TunedKind, TunedMean};
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

@@ -94,7 +94,7 @@ impl BudgetSplit {
     }
 
     /// The bound's share for n records at ε with pilot share `pilot` and log-range `ln(F/f)`.
-    fn bound_share(&self, n: usize, epsilon: f64, pilot: f64, log_range: f64) -> f64 {
+    pub(crate) fn bound_share(&self, n: usize, epsilon: f64, pilot: f64, log_range: f64) -> f64 {
         if let Some(share) = self.bound {
             return share;
         }
@@ -182,7 +182,7 @@ impl BoundSearch {
     }
 
     /// The public grid from ceiling / floor_ratio to the ceiling, log-spaced.
-    fn grid(&self, ceiling: f64) -> Vec<f64> {
+    pub(crate) fn grid(&self, ceiling: f64) -> Vec<f64> {
         let floor = ceiling / self.floor_ratio;
         let last = (Self::GRID_POINTS - 1) as f64;
         let mut grid: Vec<f64> =
@@ -192,12 +192,12 @@ impl BoundSearch {
     }
 
     /// `(ln f, ln F)`.
-    fn log_range(&self, ceiling: f64) -> (f64, f64) {
+    pub(crate) fn log_range(&self, ceiling: f64) -> (f64, f64) {
         (ceiling.ln() - self.floor_ratio.ln(), ceiling.ln())
     }
 
     /// The grid index of `factor · exp(log_mean)`, clamped and rounded up.
-    fn snap(&self, grid: &[f64], log_mean: f64, factor: f64) -> usize {
+    pub(crate) fn snap(&self, grid: &[f64], log_mean: f64, factor: f64) -> usize {
         let target = factor * log_mean.exp();
         grid.iter().position(|t| *t >= target).unwrap_or(grid.len() - 1)
     }

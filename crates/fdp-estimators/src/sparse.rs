@@ -1,0 +1,943 @@
+//! **Private means of irregular and sparse curves** ([`SparseCurves`]: each record observed at its
+//! own times), released by any of the mean mechanisms — the privately tuned default included.
+//!
+//! ## The per-record functional
+//!
+//! On a public grid `t_1..t_G` with quadrature weights `w_g` and a public **design** `p_g > 0`,
+//! `Σ_g p_g = 1` (the probability that an observation falls at grid point g; uniform by default,
+//! `p_g = w_g / Σ_h w_h`), record i's observations `(t_ij, y_ij)`, `j = 1..m_i`, are snapped to their
+//! nearest grid points `g_ij`, clamped to the public range `[lo, hi]` and centred at the public
+//! centre `c`: `e_ij = clamp(y_ij, lo, hi) − c(g_ij)`. The record becomes the **pseudo-curve**
+//!
+//! ```text
+//! z_i(t_g) = c(t_g) + (1/m_i) Σ_{j : g_ij = g} e_ij / p_g ,
+//! ```
+//!
+//! (`z_i = c`, the public default, when `m_i = 0`), whose basis coefficients about the centre are
+//! the inverse-probability-weighted projection of the record's own observations,
+//!
+//! ```text
+//! x_ik = Σ_g w_g φ_k(t_g) (z_i − c)(t_g) = (1/m_i) Σ_j e_ij φ_k(t_{g_ij}) w_{g_ij} / p_{g_ij} .
+//! ```
+//!
+//! If the observation times are drawn from the design (independently of the curve),
+//! `E[x_ik | curve] = Σ_g w_g φ_k(t_g) (x − c)(t_g)`, the coefficient of the dense curve: the mean
+//! of the `x_i` estimates the mean curve's coefficients **without bias for any m_i >= 1** (a
+//! Horvitz–Thompson estimator), with a variance that falls like `1/(n m̄)`. It is a bounded linear
+//! functional of the record's own observations, so the pseudo-curves are records like any other for
+//! the dense mean mechanisms, which clip them in their norm and add their noise.
+//!
+//! Why this smoother: a per-record kernel-ridge fit would shrink each sparse record towards the
+//! centre (biased for small m_i, and its norm would need its own bound), and a pooled
+//! least-squares fit needs the Gram matrix of all records' observation times, a second private
+//! release of J(J+1)/2 numbers whose noise (l1 sensitivity `≈ (Σ_k max|φ_k|)² / n`) swamps the
+//! Gram matrix itself at the n of functional datasets. The inverse-probability weights need only
+//! the public design, and the mechanism's own smoothing (ψ chosen by SURE for the default) does
+//! the rest.
+//!
+//! ## Sensitivity and privacy
+//!
+//! Neighbouring datasets differ in one record — all of one subject's observations, any number of
+//! them, any times and values (user-level DP), n public. The pseudo-curve of a record depends on
+//! that record and public quantities only, so neighbouring sparse datasets give neighbouring
+//! pseudo-curve sets, and the inner mechanism's guarantee (it clips every record in its norm) holds
+//! as it is: **the release is exactly as private as the inner mechanism**. The range clamp of the
+//! release is post-processing.
+//!
+//! Every pseudo-curve's coefficients lie in a **proved ceiling** (used as the tuned default's
+//! ceiling, [`SparseFrame::ceiling`]): `‖x_i‖_N <= max_g R_g (w_g / p_g) ‖φ(t_g)‖_N` with
+//! `R_g = max(hi − c_g, c_g − lo)` (the triangle inequality over the average of the
+//! observations' terms), for the coefficient-l1 norm (`‖φ(t)‖ = Σ_k |φ_k(t)|`) and the L2 norm
+//! (`(Σ_k φ_k(t)²)^{1/2}`). The sup norm (Bernstein) has no ceiling for pseudo-curves and is refused.
+
+use fdp_core::params::SensitivityNorm;
+use fdp_core::release::Representation;
+use fdp_core::state::{fingerprint_of, fixed_point_exponent, from_fixed, to_fixed};
+use fdp_core::{
+    ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Release, ReleaseMetadata, StageRecord, SummaryState,
+};
+use fdp_data::{CurveSet, SparseCurves};
+use fdp_mercer::{Grid, MercerBasis};
+use fdp_noise::vector::LaplaceVector;
+use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
+
+use crate::error::{EstimatorError, Result};
+use crate::frame::{RANGE_SEARCH_FLOOR_RATIO, range_radius};
+use crate::mean::{MeanMechanism, MeanSetup};
+use crate::sums::MEAN_ROUNDINGS;
+use crate::tuned::{BoundSearch, TunedMean};
+
+/// The public frame of sparse curves on a grid: the range of the values, the centre, and the design
+/// of the observation times (see the [module docs](self)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseFrame {
+    grid: Grid,
+    range: (f64, f64),
+    centre: Vec<f64>,
+    /// `1 / p_g`.
+    inverse_design: Vec<f64>,
+}
+
+impl SparseFrame {
+    /// Sparse curves on the 1-D `grid`, values in the public `range = (lo, hi)`, centred at its
+    /// middle, with the uniform design `p_g = w_g / Σ_h w_h` (times drawn uniformly on the domain and
+    /// snapped to the nearest grid point: the weights are the points' cells for midpoint and
+    /// trapezoid grids).
+    pub fn new(grid: &Grid, (lo, hi): (f64, f64)) -> Result<Self> {
+        if grid.dim() != 1 {
+            return Err(EstimatorError::BadParameter {
+                name: "grid dimension",
+                value: grid.dim() as f64,
+                reason: "sparse curves are 1-D",
+            });
+        }
+        range_radius(lo, hi, None)?;
+        let total: f64 = grid.weights().iter().sum();
+        let frame = Self {
+            grid: grid.clone(),
+            range: (lo, hi),
+            centre: vec![lo + (hi - lo) / 2.0; grid.len()],
+            inverse_design: grid.weights().iter().map(|w| total / w).collect(),
+        };
+        frame.checked()
+    }
+
+    /// Another public centre curve (on the grid, inside the range), e.g. a curve from an earlier
+    /// study or a public standard.
+    pub fn centred_at(mut self, centre: Vec<f64>) -> Result<Self> {
+        if centre.len() != self.grid.len() {
+            return Err(EstimatorError::Shape {
+                what: "centre curve length",
+                expected: self.grid.len(),
+                got: centre.len(),
+            });
+        }
+        for &c in &centre {
+            range_radius(self.range.0, self.range.1, Some(c))?;
+        }
+        self.centre = centre;
+        self.checked()
+    }
+
+    /// Another public design: `probabilities[g]` is the chance that an observation time snaps to
+    /// grid point g (finite, > 0, summing to 1 within 1e-9), e.g. uniform over the grid's indices
+    /// when the times are drawn among the grid points.
+    pub fn with_design(mut self, probabilities: &[f64]) -> Result<Self> {
+        if probabilities.len() != self.grid.len() {
+            return Err(EstimatorError::Shape {
+                what: "design length",
+                expected: self.grid.len(),
+                got: probabilities.len(),
+            });
+        }
+        let total: f64 = probabilities.iter().sum();
+        if probabilities.iter().any(|p| !(p.is_finite() && *p > 0.0)) || (total - 1.0).abs() > 1e-9 {
+            return Err(EstimatorError::BadParameter {
+                name: "design probabilities (sum)",
+                value: total,
+                reason: "need finite probabilities > 0 summing to 1",
+            });
+        }
+        self.inverse_design = probabilities.iter().map(|p| 1.0 / p).collect();
+        self.checked()
+    }
+
+    /// Every pseudo-curve value finite: `max_g |c_g| + R_g / p_g` must be.
+    fn checked(self) -> Result<Self> {
+        let (lo, hi) = self.range;
+        let worst = self
+            .centre
+            .iter()
+            .zip(&self.inverse_design)
+            .map(|(c, q)| c.abs() + (hi - c).max(c - lo) * q)
+            .fold(0.0f64, f64::max);
+        if !worst.is_finite() {
+            return Err(EstimatorError::BadParameter {
+                name: "largest pseudo-curve value",
+                value: worst,
+                reason: "the range over the smallest design probability must be finite",
+            });
+        }
+        Ok(self)
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The public range.
+    pub fn range(&self) -> (f64, f64) {
+        self.range
+    }
+
+    /// The public centre curve.
+    pub fn centre(&self) -> &[f64] {
+        &self.centre
+    }
+
+    /// **The pseudo-curves** of the records ([module docs](self)): one per record, n unchanged. An
+    /// error only if the data's public domain is not inside the grid's.
+    pub fn pseudo_curves(&self, data: &SparseCurves) -> Result<CurveSet<'static>> {
+        let (a, b) = data.domain();
+        let (ga, gb) = self.grid.domain()[0];
+        if a < ga || b > gb {
+            return Err(EstimatorError::BadParameter {
+                name: "sparse curves' domain start",
+                value: a,
+                reason: "the curves' public domain must lie inside the grid's domain",
+            });
+        }
+        let (lo, hi) = self.range;
+        let k = self.grid.len();
+        let mut values = Vec::with_capacity(data.n() * k);
+        let mut deviation = vec![0.0; k];
+        for i in 0..data.n() {
+            deviation.iter_mut().for_each(|d| *d = 0.0);
+            let (times, ys) = data.record(i);
+            let m = times.len() as f64;
+            for (t, y) in times.iter().zip(ys) {
+                // Times are finite (SparseCurves drops the rest), so `nearest` always answers.
+                if let Some(g) = self.grid.nearest(&[*t]) {
+                    deviation[g] += (y.clamp(lo, hi) - self.centre[g]) * self.inverse_design[g];
+                }
+            }
+            values.extend(self.centre.iter().zip(&deviation).map(|(c, d)| if m > 0.0 { c + d / m } else { *c }));
+        }
+        let (curves, _) = CurveSet::from_flat(self.grid.clone(), values, Some(&self.centre))?;
+        Ok(curves)
+    }
+
+    /// **The proved ceiling** of every pseudo-curve's coefficients (all of `basis`' kept
+    /// components) in `norm`: `max_g R_g (w_g / p_g) ‖φ(t_g)‖_N` (module docs). Public: computed
+    /// from the frame and the basis only. The sup norm is refused.
+    pub fn ceiling(&self, norm: ClipNorm, basis: &MercerBasis) -> Result<ClippingBound> {
+        if basis.grid() != &self.grid {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let phi = basis.eigenfunctions();
+        let (lo, hi) = self.range;
+        let mut worst = 0.0f64;
+        for g in 0..self.grid.len() {
+            let row = (0..phi.ncols()).map(|k| phi[(g, k)]);
+            let size = match norm {
+                ClipNorm::CoefficientL1 => row.map(f64::abs).sum::<f64>(),
+                ClipNorm::L2 => row.map(|v| v * v).sum::<f64>().sqrt(),
+                _ => {
+                    return Err(EstimatorError::BadSpec {
+                        what: "the clipping norm",
+                        spec: format!("{norm:?}"),
+                        reason: "sparse curves need a coefficient norm (coefficient_l1 or l2)",
+                    });
+                }
+            };
+            let c = self.centre[g];
+            worst = worst.max((hi - c).max(c - lo) * self.grid.weights()[g] * self.inverse_design[g] * size);
+        }
+        ClippingBound::new(worst, norm)
+    }
+}
+
+/// **A mean mechanism on sparse curves**: the records' pseudo-curves ([`SparseFrame`]) released by
+/// the dense mean mechanism `M`, then clamped to the public range (post-processing). Exactly as
+/// private as `M` (module docs); n = the number of records (subjects), public.
+///
+/// ```
+/// use fdp_core::Session;
+/// use fdp_data::{SparseCurves, example_curves};
+/// use fdp_estimators::sparse::{SparseFrame, SparseMean};
+/// use fdp_mercer::{BasisOptions, MercerBasis, Stationary};
+/// use fdp_noise::Epsilon;
+/// use rand::SeedableRng;
+/// let dense = example_curves(400, 7)?;
+/// let sparse = SparseCurves::subsample(&dense, 5, &mut rand::rngs::StdRng::seed_from_u64(1))?;
+/// let basis = MercerBasis::build(Stationary::matern32(0.1)?, dense.grid().clone(), BasisOptions::default())?;
+/// let frame = SparseFrame::new(basis.grid(), (-4.0, 4.0))?; // the values' public range
+/// let mean = SparseMean::tuned(&basis, sparse.n(), Epsilon::new(1.0)?, frame)?;
+/// let mut session = Session::pure(Epsilon::new(1.0)?)?;
+/// let release = session.release(&mean, &sparse)?;
+/// assert!(release.curve().iter().all(|v| (-4.0..=4.0).contains(v)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct SparseMean<M> {
+    frame: SparseFrame,
+    inner: M,
+}
+
+impl SparseMean<TunedMean> {
+    /// **The default**: the privately tuned ICLP-RKHS mean ([`TunedMean::iclp_rkhs`]) of the
+    /// pseudo-curves, centred at the frame's centre, with the frame's proved coefficient-l1 ceiling
+    /// searched down to `ceiling / 1000` ([`RANGE_SEARCH_FLOOR_RATIO`]).
+    pub fn tuned(basis: &MercerBasis, n: usize, epsilon: Epsilon, frame: SparseFrame) -> Result<Self> {
+        let ceiling = frame.ceiling(ClipNorm::CoefficientL1, basis)?;
+        let inner = TunedMean::iclp_rkhs(basis, n, epsilon, ceiling)?
+            .centred_at(frame.centre().to_vec())?
+            .with_bound_search(BoundSearch::down_to(RANGE_SEARCH_FLOOR_RATIO)?)?;
+        Ok(Self { frame, inner })
+    }
+}
+
+impl<M> SparseMean<M> {
+    /// The pseudo-curves of `frame` released by `inner`, a dense mean mechanism on the frame's grid,
+    /// centred at the frame's centre (its clipping bound is the caller's: [`SparseFrame::ceiling`]
+    /// is one that holds for every record).
+    pub fn new(frame: SparseFrame, inner: M) -> Self {
+        Self { frame, inner }
+    }
+
+    /// The frame.
+    pub fn frame(&self) -> &SparseFrame {
+        &self.frame
+    }
+
+    /// The dense mechanism that releases the pseudo-curves.
+    pub fn inner(&self) -> &M {
+        &self.inner
+    }
+}
+
+impl<M: for<'a> Mechanism<CurveSet<'a>, Output = Curve>> Mechanism<SparseCurves> for SparseMean<M> {
+    type Output = Curve;
+
+    fn name(&self) -> &'static str {
+        "sparse_mean"
+    }
+
+    fn n(&self) -> Option<usize> {
+        self.inner.n()
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.inner.guarantee()
+    }
+
+    fn summarize(&self, data: &SparseCurves) -> fdp_core::Result<Vec<f64>> {
+        self.inner.summarize(&self.frame.pseudo_curves(data)?)
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> fdp_core::Result<Release<Curve>> {
+        let (curve, mut metadata) = self.inner.privatize(summary, rng)?.into_parts();
+        let (lo, hi) = self.frame.range;
+        let (curve, moved) = curve.clamped(lo, hi)?;
+        metadata.mechanism = format!("sparse_mean:{}", metadata.mechanism);
+        metadata.stages.push(StageRecord {
+            stage: "sparse_range".into(),
+            epsilon: 0.0,
+            delta: 0.0,
+            outcome: format!(
+                "pseudo-curves of sparse records (inverse-probability weights); {moved} grid points clamped to [{lo}, {hi}]"
+            ),
+        });
+        Ok(Release::new(curve, metadata))
+    }
+
+    fn accuracy(&self) -> fdp_core::Accuracy {
+        self.inner.accuracy()
+    }
+
+    fn stages(&self) -> Vec<fdp_core::Stage> {
+        self.inner.stages()
+    }
+
+    fn privacy_unit(&self) -> fdp_core::PrivacyUnit {
+        self.inner.privacy_unit()
+    }
+}
+
+impl<M: MeanMechanism> crate::mechanism::CurveMechanism<SparseCurves> for SparseMean<M> {
+    fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
+        self.inner.estimate_curve(summary)
+    }
+}
+
+impl<M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a>, Output = Curve>>
+    MergeableMechanism<SparseCurves> for SparseMean<M>
+{
+    fn empty_state(&self) -> SummaryState {
+        self.inner.empty_state()
+    }
+
+    fn update_state(&self, state: &mut SummaryState, part: &SparseCurves) -> fdp_core::Result<()> {
+        self.inner.update_state(state, &self.frame.pseudo_curves(part)?)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> fdp_core::Result<Vec<f64>> {
+        self.inner.state_summary(state)
+    }
+}
+
+/// **The binned ratio (Hájek) mean of sparse curves, privately tuned** — the default for sparse
+/// data: per bin of grid points, the mean deviation of the observations from the centre, as a ratio
+/// of two private sums, so it needs **no design** (the number of observations a bin receives is
+/// estimated too), with a private bound on the records' deviations.
+///
+/// With `K'` contiguous bins of grid points, record i (its `m_i` observations snapped to the grid,
+/// clamped to `[lo, hi]`, `e_ij = clamp(y_ij) − c(g_ij)`) has
+///
+/// ```text
+/// s_ib = (1/m_i) Σ_{j : g_ij ∈ b} e_ij ,     w_ib = (1/m_i) #{j : g_ij ∈ b}
+/// ```
+///
+/// (zero vectors for a record with no observation); `‖s_i‖₁ <= R = max_g max(hi − c_g, c_g − lo)`
+/// (the public ceiling) and `‖w_i‖₁ = 1`.
+///
+/// **Stage 1, the bound** (share `ε_b` of ε, [`BudgetSplit`](crate::BudgetSplit)'s rule, possibly
+/// 0): the tuned means' private geometric mean ([`BoundSearch`], searched from R down to R/1000) of
+/// the records' `‖s_i‖₁` (a record's mean absolute deviation from the centre), sensitivity
+/// `ln(1000)/n`, giving τ on a public log-grid of 64 points.
+///
+/// **Stage 2, the release** (the rest, `ε_s + ε_w`, 3:1): `s_i` clipped in l1 at `τ (1 − 2⁻³²)`,
+/// `w_i` at `1 − 2⁻³²` (the slack covers every rounding of the per-record side), summed exactly in
+/// fixed point; `S = (1/n) Σ_i s̃_i` and `W = (1/n) Σ_i w̃_i` released with Laplace noise of scales
+/// `b_s = 2τ/(n ε_s)` and `b_w = 2/(n ε_w)` per bin (plus the rounding charges of
+/// [`fdp_noise::Sensitivity::of_mean`]).
+///
+/// **Privacy.** Replacing one record (all of one subject's observations, any number, times and
+/// values) moves the clamped log statistic by at most `ln(1000)/n`, `S` by at most `2τ/n` and `W`
+/// by at most `2/n` in l1 for **every** τ of the grid, so by sequential composition the pipeline is
+/// `ε_b + ε_s + ε_w = ε`-DP. Everything after the noise is post-processing: the bin estimates
+/// `c̄_b + S̃_b / max(W̃_b, f)` with the public floor `f = 2√2 b_w` (two noise sds: a bin whose
+/// weight is lost in the noise is shrunk towards the centre), linear interpolation between the
+/// bins' weighted centres, the projection on the basis (the representation), and the clamp to
+/// `[lo, hi]`.
+///
+/// **Bins.** `K' = clamp(round((n ε)^{1/3}), 1, G)` ([`with_bins`](Self::with_bins) for another
+/// public choice): the variance of a bin mean grows like `K'/(n m̄)`, its noise like `K'/(n ε)`,
+/// its bias like `1/K'`.
+#[derive(Debug, Clone)]
+pub struct SparseBinnedMean {
+    frame: SparseFrame,
+    basis: MercerBasis,
+    n: usize,
+    epsilon: Epsilon,
+    bins: usize,
+    bin_of: Vec<usize>,
+    search: BoundSearch,
+    /// The public bound grid, R / 1000 ..= R.
+    taus: Vec<f64>,
+    /// ε of the bound stage (0: released at the ceiling R), of the sums and of the weights.
+    eps_bound: f64,
+    eps_sums: f64,
+    eps_weights: f64,
+    weights_noise: LaplaceVector,
+}
+
+/// The share of the release's ε spent on the bins' weights `W` (the rest on the sums `S`): the
+/// weights' noise enters the ratio relatively (`b_w / W_b`), the sums' absolutely.
+pub const SPARSE_WEIGHT_SHARE: f64 = 0.25;
+
+impl SparseBinnedMean {
+    /// The privately tuned binned ratio mean of `n` sparse records in `frame` (its design is not
+    /// used), represented on `basis` (whose grid is the frame's), at ε, with the default bins.
+    pub fn new(basis: &MercerBasis, n: usize, epsilon: Epsilon, frame: SparseFrame) -> Result<Self> {
+        let bins = (((n as f64) * epsilon.get()).cbrt().round() as usize).clamp(1, frame.grid.len());
+        Self::with_bins(basis, n, epsilon, frame, bins)
+    }
+
+    /// As [`new`](Self::new) with `bins` (1 ..= grid points), a public choice.
+    pub fn with_bins(basis: &MercerBasis, n: usize, epsilon: Epsilon, frame: SparseFrame, bins: usize) -> Result<Self> {
+        if basis.grid() != &frame.grid {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let k = frame.grid.len();
+        if !(1..=k).contains(&bins) {
+            return Err(EstimatorError::BadParameter {
+                name: "sparse bins",
+                value: bins as f64,
+                reason: "need 1 <= bins <= the number of grid points",
+            });
+        }
+        let (lo, hi) = frame.range;
+        let radius = frame.centre.iter().map(|c| (hi - c).max(c - lo)).fold(0.0f64, f64::max);
+        let n = MeanSetup::new(n, epsilon, ClippingBound::new(radius, ClipNorm::Sup)?)?.n();
+        let search = BoundSearch::down_to(RANGE_SEARCH_FLOOR_RATIO)?;
+        let share = crate::BudgetSplit::default().bound_share(n, epsilon.get(), 0.0, RANGE_SEARCH_FLOOR_RATIO.ln());
+        let eps_bound = epsilon.get() * share;
+        let rest = epsilon.get() - eps_bound;
+        let (eps_sums, eps_weights) = (rest * (1.0 - SPARSE_WEIGHT_SHARE), rest * SPARSE_WEIGHT_SHARE);
+        let weights_noise = LaplaceVector::new(
+            bins,
+            Sensitivity::of_mean(2.0 / n as f64, n, MEAN_ROUNDINGS)?,
+            Epsilon::new(eps_weights)?,
+        )?;
+        let mechanism = Self {
+            bin_of: (0..k).map(|g| g * bins / k).collect(),
+            taus: search.grid(radius),
+            frame,
+            basis: basis.clone(),
+            n,
+            epsilon,
+            bins,
+            search,
+            eps_bound,
+            eps_sums,
+            eps_weights,
+            weights_noise,
+        };
+        // Everything privatize builds, built here (a Session never charges for a release that then
+        // fails): the bound stage's noise, the sums' noise at the smallest and largest τ (the scale
+        // is monotone in τ, so every τ between builds).
+        if eps_bound > 0.0 {
+            mechanism.bound_noise()?;
+        }
+        mechanism.sums_noise(mechanism.taus[0])?;
+        mechanism.sums_noise(radius)?;
+        Ok(mechanism)
+    }
+
+    /// The number of bins.
+    pub fn bins(&self) -> usize {
+        self.bins
+    }
+
+    /// The ε of the bound stage (0 when n ε is too small for it to pay), of the bins' sums and of
+    /// their weights.
+    pub fn epsilons(&self) -> (f64, f64, f64) {
+        (self.eps_bound, self.eps_sums, self.eps_weights)
+    }
+
+    /// The bound stage's noise: the mean of the clamped logs has sensitivity `ln(F/f)/n` (two
+    /// roundings of a value at most `max(|ln f|, |ln F|)`, as the tuned means' bound stage).
+    fn bound_noise(&self) -> Result<LaplaceVector> {
+        let (lo, hi) = self.search.log_range(self.ceiling());
+        let sensitivity = Sensitivity::new((hi - lo) / self.n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
+        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(self.eps_bound)?)?)
+    }
+
+    /// The bins' sums' noise at bound τ: l1 sensitivity `2τ/n`.
+    fn sums_noise(&self, tau: f64) -> Result<LaplaceVector> {
+        let sensitivity = Sensitivity::of_mean(2.0 * tau / self.n as f64, self.n, MEAN_ROUNDINGS)?;
+        Ok(LaplaceVector::new(self.bins, sensitivity, Epsilon::new(self.eps_sums)?)?)
+    }
+
+    /// The public ceiling R.
+    fn ceiling(&self) -> f64 {
+        self.taus[self.taus.len() - 1]
+    }
+
+    /// Fixed-point exponents of the log statistic, the sums at each τ and the weights.
+    fn exponents(&self) -> (i32, Vec<i32>, i32) {
+        let (lo, hi) = self.search.log_range(self.ceiling());
+        let sums = self.taus.iter().map(|t| fixed_point_exponent(*t)).collect();
+        (fixed_point_exponent(lo.abs().max(hi.abs())), sums, fixed_point_exponent(1.0))
+    }
+
+    /// The state's layout: the log sum, then the bins' sums at each τ of the grid, then the weights.
+    fn width(&self) -> usize {
+        1 + (self.taus.len() + 1) * self.bins
+    }
+
+    /// The exact sums over `data` (layout: [`width`](Self::width)).
+    fn sums(&self, data: &SparseCurves) -> Result<Vec<i128>> {
+        let (lo, hi) = self.frame.range;
+        let (log_lo, log_hi) = self.search.log_range(self.ceiling());
+        let (e_log, e_sums, e_w) = self.exponents();
+        let slack = 1.0 - 2f64.powi(-32);
+        let (k, g_count) = (self.bins, self.taus.len());
+        let mut acc = vec![0i128; self.width()];
+        let (mut s, mut w) = (vec![0.0; k], vec![0.0; k]);
+        for i in 0..data.n() {
+            let (times, ys) = data.record(i);
+            s.iter_mut().chain(w.iter_mut()).for_each(|v| *v = 0.0);
+            let m = times.len() as f64;
+            for (t, y) in times.iter().zip(ys) {
+                if let Some(g) = self.frame.grid.nearest(&[*t]) {
+                    s[self.bin_of[g]] += (y.clamp(lo, hi) - self.frame.centre[g]) / m;
+                    w[self.bin_of[g]] += 1.0 / m;
+                }
+            }
+            let size: f64 = s.iter().map(|x| x.abs()).sum();
+            // ln 0 = −∞ (an empty record, or one at the centre) counts as the floor.
+            acc[0] += to_fixed(size.ln().clamp(log_lo, log_hi), e_log);
+            for (g, (tau, e)) in self.taus.iter().zip(&e_sums).enumerate() {
+                let bound = tau * slack;
+                let scale = if size > bound { bound / size } else { 1.0 };
+                let at = 1 + g * k;
+                acc[at..at + k].iter_mut().zip(&s).for_each(|(a, v)| *a += to_fixed(v * scale, *e));
+            }
+            let total: f64 = w.iter().sum();
+            let scale = if total > slack { slack / total } else { 1.0 };
+            let at = 1 + g_count * k;
+            acc[at..at + k].iter_mut().zip(&w).for_each(|(a, v)| *a += to_fixed(v * scale, e_w));
+        }
+        Ok(acc)
+    }
+
+    /// The summary from exact sums: the mean clamped log, the bins' mean sums at each τ, the mean
+    /// weights.
+    fn summary_of(&self, sums: &[i128]) -> Vec<f64> {
+        let (e_log, e_sums, e_w) = self.exponents();
+        let (n, k, g_count) = (self.n as f64, self.bins, self.taus.len());
+        let exponent = |i: usize| match i {
+            0 => e_log,
+            i if i <= g_count * k => e_sums[(i - 1) / k],
+            _ => e_w,
+        };
+        sums.iter().enumerate().map(|(i, s)| from_fixed(*s, exponent(i)) / n).collect()
+    }
+
+    fn fingerprint(&self) -> u64 {
+        let mut words = vec![0x5350_4152_5345u64, self.bins as u64, self.n as u64, self.epsilon.get().to_bits()];
+        words.extend([self.frame.range.0.to_bits(), self.frame.range.1.to_bits()]);
+        words.extend(self.frame.centre.iter().map(|c| c.to_bits()));
+        words.extend(self.frame.grid.points().iter().map(|t| t.to_bits()));
+        fingerprint_of(words)
+    }
+
+    /// The curve (before the clamp) and its pointwise noise sd from the noisy sums and weights.
+    fn estimate(&self, sums: &[f64], weights: &[f64], sums_scale: f64) -> (Vec<f64>, Vec<f64>) {
+        let grid = &self.frame.grid;
+        let k = self.bins;
+        let floor = 2.0 * std::f64::consts::SQRT_2 * self.weights_noise.scale();
+        let (mut mass, mut centre, mut base) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+        for (g, b) in self.bin_of.iter().enumerate() {
+            let w = grid.weights()[g];
+            mass[*b] += w;
+            centre[*b] += w * grid.points()[g];
+            base[*b] += w * self.frame.centre[g];
+        }
+        let (mut value, mut sd) = (vec![0.0; k], vec![0.0; k]);
+        for b in 0..k {
+            centre[b] /= mass[b];
+            base[b] /= mass[b];
+            let weight = weights[b].max(floor);
+            value[b] = base[b] + sums[b] / weight;
+            sd[b] = std::f64::consts::SQRT_2 * sums_scale / weight;
+        }
+        let at = |v: &[f64], t: f64| fdp_core::release::interpolate(&centre, v, t);
+        let points = grid.points();
+        (points.iter().map(|t| at(&value, *t)).collect(), points.iter().map(|t| at(&sd, *t)).collect())
+    }
+}
+
+impl Mechanism<SparseCurves> for SparseBinnedMean {
+    type Output = Curve;
+
+    fn name(&self) -> &'static str {
+        "sparse_binned_mean"
+    }
+
+    fn n(&self) -> Option<usize> {
+        Some(self.n)
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        PrivacyGuarantee::pure(self.epsilon)
+    }
+
+    fn stages(&self) -> Vec<fdp_core::Stage> {
+        let mut stages = Vec::new();
+        if self.eps_bound > 0.0 {
+            stages.push(fdp_core::Stage {
+                name: "bound".into(),
+                guarantee: PrivacyGuarantee::pure(Epsilon::new(self.eps_bound).unwrap_or(self.epsilon)),
+            });
+        }
+        let rest = self.epsilon.get() - self.eps_bound;
+        stages.push(fdp_core::Stage {
+            name: "release".into(),
+            guarantee: PrivacyGuarantee::pure(Epsilon::new(rest).unwrap_or(self.epsilon)),
+        });
+        stages
+    }
+
+    fn summarize(&self, data: &SparseCurves) -> fdp_core::Result<Vec<f64>> {
+        if data.n() != self.n {
+            return Err(EstimatorError::Shape { what: "number of sparse records", expected: self.n, got: data.n() });
+        }
+        Ok(self.summary_of(&self.sums(data)?))
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> fdp_core::Result<Release<Curve>> {
+        if summary.len() != self.width() {
+            return Err(EstimatorError::Shape { what: "summary length", expected: self.width(), got: summary.len() });
+        }
+        let (k, g_count) = (self.bins, self.taus.len());
+        let mut stages = Vec::new();
+        let g = if self.eps_bound > 0.0 {
+            let log_mean = self.bound_noise()?.release(&summary[..1], rng)?[0];
+            let g = self.search.snap(&self.taus, log_mean, self.search.factor(self.n, self.epsilon.get()));
+            stages.push(StageRecord {
+                stage: "bound".into(),
+                epsilon: self.eps_bound,
+                delta: 0.0,
+                outcome: format!("tau = {:.6e} (the records' mean absolute deviation, l1 over the bins)", self.taus[g]),
+            });
+            g
+        } else {
+            g_count - 1
+        };
+        let tau = self.taus[g];
+        let sums_noise = self.sums_noise(tau)?;
+        let sums = sums_noise.release(&summary[1 + g * k..1 + (g + 1) * k], rng)?;
+        let weights = self.weights_noise.release(&summary[1 + g_count * k..], rng)?;
+        stages.push(StageRecord {
+            stage: "release".into(),
+            epsilon: self.eps_sums + self.eps_weights,
+            delta: 0.0,
+            outcome: format!(
+                "{k} noisy bin sums of the deviations clipped at tau (Laplace scale {:.6e}) and {k} noisy bin weights (scale {:.6e})",
+                sums_noise.scale(),
+                self.weights_noise.scale()
+            ),
+        });
+        let (values, sd) = self.estimate(&sums, &weights, sums_noise.scale());
+        let (lo, hi) = self.frame.range;
+        let deviation: Vec<f64> = values.iter().zip(&self.frame.centre).map(|(v, c)| v - c).collect();
+        let representation =
+            Representation::Basis { basis: self.basis.clone(), coefficients: self.basis.project(&deviation)? };
+        let curve =
+            Curve::new(self.frame.grid.clone(), Some(self.frame.centre.clone()), representation)?.with_noise_sd(sd)?;
+        let (curve, moved) = curve.clamped(lo, hi)?;
+        stages.push(StageRecord {
+            stage: "tuning".into(),
+            epsilon: 0.0,
+            delta: 0.0,
+            outcome: format!(
+                "ratio per bin, linear interpolation, projection on the basis, {moved} grid points clamped to [{lo}, {hi}]: post-processing"
+            ),
+        });
+        let metadata = ReleaseMetadata {
+            // The bins are the coefficients clipped in l1.
+            clipping: Some(ClippingBound::new(tau, ClipNorm::CoefficientL1)?),
+            components: 2 * k,
+            basis: Some(self.basis.summary()),
+            calibration: Some(sums_noise.calibration()),
+            rng: rng.provenance(),
+            sampler_timing: fdp_noise::timing::current(),
+            tuning: fdp_core::Tuning::Private,
+            centred: true,
+            stages,
+            ..ReleaseMetadata::new(
+                self.name(),
+                self.guarantee(),
+                2.0 * tau / self.n as f64,
+                SensitivityNorm::L1,
+                self.n,
+            )
+        };
+        Ok(Release::new(curve, metadata))
+    }
+
+    /// An upper bound: the noise of the bins' sums at the ceiling over the bins' weights under the
+    /// uniform design (`W_b` = the bin's share of the domain), interpolated; the weights' noise
+    /// neglected. The released τ is usually far below the ceiling.
+    fn accuracy(&self) -> fdp_core::Accuracy {
+        let grid = &self.frame.grid;
+        let total: f64 = grid.weights().iter().sum();
+        let mut mass = vec![0.0; self.bins];
+        self.bin_of.iter().zip(grid.weights()).for_each(|(b, w)| mass[*b] += w / total);
+        let scale = self.sums_noise(self.ceiling()).map_or(f64::INFINITY, |noise| noise.scale());
+        let v = 2.0 * scale * scale;
+        fdp_core::Accuracy::at_most(self.bin_of.iter().zip(grid.weights()).map(|(b, w)| w * v / mass[*b].powi(2)).sum())
+    }
+}
+
+impl MergeableMechanism<SparseCurves> for SparseBinnedMean {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint(), self.width())
+    }
+
+    fn update_state(&self, state: &mut SummaryState, part: &SparseCurves) -> fdp_core::Result<()> {
+        state.add(part.n() as u64, &self.sums(part)?)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> fdp_core::Result<Vec<f64>> {
+        fdp_core::state::check_state_layout(state, &self.empty_state(), Some(self.n))?;
+        Ok(self.summary_of(state.sums()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdp_core::Session;
+    use fdp_mercer::{BasisOptions, Stationary};
+    use fdp_noise::exact_loss::laplace_loss;
+
+    fn basis() -> MercerBasis {
+        MercerBasis::build(
+            Stationary::matern32(0.1).unwrap(),
+            Grid::midpoint(0.0, 1.0, 40).unwrap(),
+            BasisOptions::default(),
+        )
+        .unwrap()
+    }
+
+    /// n ordinary sparse records: 2-6 points of a smooth curve plus a record-level shift.
+    fn ordinary(n: usize) -> Vec<(Vec<f64>, Vec<f64>)> {
+        (0..n)
+            .map(|i| {
+                let m = 2 + i % 5;
+                let t: Vec<f64> = (0..m).map(|j| ((i * 7 + j * 13) % 40) as f64 / 40.0 + 0.01).collect();
+                let y = t.iter().map(|t| 0.5 + 0.2 * (6.0 * t).sin() + 0.01 * (i % 9) as f64).collect();
+                (t, y)
+            })
+            .collect()
+    }
+
+    /// The records an adversary would try (huge values, NaN/∞, one point, all points at one time, a
+    /// very large m, outside the domain, empty).
+    fn adversarial() -> Vec<(Vec<f64>, Vec<f64>)> {
+        let many: Vec<f64> = (0..5000).map(|j| j as f64 / 5000.0).collect();
+        vec![
+            (vec![0.5], vec![1.0]),
+            (vec![0.5], vec![0.0]),
+            (vec![0.01], vec![f64::MAX]),
+            (vec![0.99], vec![-f64::MAX]),
+            (vec![0.3; 50], vec![1e300; 50]),
+            (vec![0.3, 0.3], vec![f64::NAN, f64::INFINITY]),
+            (vec![f64::NAN, 2.0, -1.0], vec![1.0, 1.0, 1.0]),
+            (many.clone(), vec![1.0; 5000]),
+            (many, (0..5000).map(|j| if j % 2 == 0 { 1.0 } else { 0.0 }).collect()),
+            (vec![], vec![]),
+            (vec![0.0, 1.0], vec![1.0, 0.0]),
+        ]
+    }
+
+    fn frame(b: &MercerBasis) -> SparseFrame {
+        SparseFrame::new(b.grid(), (0.0, 1.0)).unwrap()
+    }
+
+    /// **Exact loss** of the binned ratio mean over adversarial neighbours: the bound stage's lattice
+    /// loss plus, at **every** τ of the public grid, the sums' and weights' lattice losses, each
+    /// stage within its ε and the total within ε.
+    #[test]
+    fn exact_loss_of_adversarial_neighbours_is_within_epsilon() {
+        let b = basis();
+        for (n, eps) in [(5usize, 0.5), (40, 1.0), (400, 2.0)] {
+            let m = SparseBinnedMean::new(&b, n, Epsilon::new(eps).unwrap(), frame(&b)).unwrap();
+            let base = ordinary(n - 1);
+            let records = adversarial().into_iter().chain(ordinary(3)).collect::<Vec<_>>();
+            let summaries: Vec<Vec<f64>> = records
+                .iter()
+                .map(|r| {
+                    let mut data = base.clone();
+                    data.push(r.clone());
+                    m.summarize(&SparseCurves::new((0.0, 1.0), &data).unwrap()).unwrap()
+                })
+                .collect();
+            let (k, g_count) = (m.bins, m.taus.len());
+            let mut worst = 0.0f64;
+            for a in &summaries {
+                for c in &summaries {
+                    let bound = if m.eps_bound > 0.0 {
+                        laplace_loss(&[m.bound_noise().unwrap().noise()], &a[..1], &c[..1]).unwrap()
+                    } else {
+                        0.0
+                    };
+                    assert!(bound <= m.eps_bound * (1.0 + 1e-12), "bound stage {bound} > {}", m.eps_bound);
+                    let weights =
+                        laplace_loss(&vec![m.weights_noise.noise(); k], &a[1 + g_count * k..], &c[1 + g_count * k..])
+                            .unwrap();
+                    for (g, tau) in m.taus.iter().enumerate() {
+                        let at = 1 + g * k;
+                        let noise = vec![m.sums_noise(*tau).unwrap().noise(); k];
+                        let sums = laplace_loss(&noise, &a[at..at + k], &c[at..at + k]).unwrap();
+                        let total = bound + sums + weights;
+                        assert!(sums + weights <= (m.eps_sums + m.eps_weights) * (1.0 + 1e-12));
+                        assert!(total <= eps * (1.0 + 1e-12), "n = {n}, τ = {tau}: loss {total} > ε = {eps}");
+                        worst = worst.max(total / eps);
+                    }
+                }
+            }
+            // The adversarial pairs reach most of the budget (the check has power).
+            assert!(worst > 0.5, "n = {n}: worst loss / ε only {worst}");
+        }
+    }
+
+    /// Bad records change nothing but their own contribution: no error, no NaN, the release in the
+    /// range, and the ledger charges exactly ε (the stages sum to the guarantee).
+    #[test]
+    fn bad_records_release_finite_curves_in_range_and_charge_epsilon() {
+        let b = basis();
+        let mut records = ordinary(200);
+        records.extend(adversarial());
+        let data = SparseCurves::new((0.0, 1.0), &records).unwrap();
+        let eps = Epsilon::new(1.0).unwrap();
+        let binned = SparseBinnedMean::new(&b, data.n(), eps, frame(&b)).unwrap();
+        let pseudo = SparseMean::tuned(&b, data.n(), eps, frame(&b)).unwrap();
+        let total: f64 = binned.stages().iter().map(|s| s.guarantee.epsilon()).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        let mut session = Session::pure(Epsilon::new(2.0).unwrap()).unwrap();
+        for release in [session.release(&binned, &data).unwrap(), session.release(&pseudo, &data).unwrap()] {
+            assert!(release.curve().iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)));
+            assert!(release.output().noise_sd().is_none_or(|sd| sd.iter().all(|v| v.is_finite())));
+        }
+        assert!((session.spent().0 - 2.0).abs() < 1e-12);
+        assert!(session.release(&binned, &data).is_err(), "the budget is spent");
+    }
+
+    /// The release recovers the mean of dense-enough sparse data at a large ε (the estimator is
+    /// right, not only private), and a state merged from parts gives the one-pass summary bit for bit.
+    #[test]
+    fn accurate_at_large_epsilon_and_mergeable() {
+        let b = basis();
+        let records = ordinary(4000);
+        let data = SparseCurves::new((0.0, 1.0), &records).unwrap();
+        let m = SparseBinnedMean::with_bins(&b, data.n(), Epsilon::new(1e6).unwrap(), frame(&b), 20).unwrap();
+        let release = m.release(&data, &mut NoiseRng::seeded(3)).unwrap();
+        let truth: Vec<f64> = b.grid().points().iter().map(|t| 0.54 + 0.2 * (6.0 * t).sin()).collect();
+        let err = b.grid().sq_distance(release.curve(), &truth).unwrap();
+        assert!(err < 2e-3, "squared error {err}");
+        let one_pass = m.summarize(&data).unwrap();
+        let mut state = m.empty_state();
+        for part in [(0..1000).collect::<Vec<_>>(), (1000..1300).collect(), (1300..4000).collect()].iter().rev() {
+            let mut s = m.empty_state();
+            m.update_state(&mut s, &data.subset(part)).unwrap();
+            state.merge(&s).unwrap();
+        }
+        assert_eq!(m.state_summary(&state).unwrap(), one_pass);
+        let pseudo = SparseMean::tuned(&b, data.n(), Epsilon::new(1.0).unwrap(), frame(&b)).unwrap();
+        let mut state = pseudo.empty_state();
+        pseudo.update_state(&mut state, &data).unwrap();
+        assert_eq!(pseudo.state_summary(&state).unwrap(), pseudo.summarize(&data).unwrap());
+    }
+
+    /// Parameters are refused before anything is charged.
+    #[test]
+    fn bad_parameters_are_refused() {
+        let b = basis();
+        let eps = Epsilon::new(1.0).unwrap();
+        assert!(SparseFrame::new(b.grid(), (1.0, 0.0)).is_err());
+        assert!(SparseFrame::new(b.grid(), (0.0, f64::INFINITY)).is_err());
+        assert!(frame(&b).centred_at(vec![2.0; 40]).is_err());
+        assert!(frame(&b).centred_at(vec![0.5; 3]).is_err());
+        assert!(frame(&b).with_design(&[0.0; 40]).is_err());
+        assert!(frame(&b).with_design(&[0.5; 40]).is_err());
+        assert!(frame(&b).with_design(&[1.0 / 40.0; 40]).is_ok());
+        assert!(SparseBinnedMean::with_bins(&b, 10, eps, frame(&b), 0).is_err());
+        assert!(SparseBinnedMean::with_bins(&b, 10, eps, frame(&b), 41).is_err());
+        assert!(SparseBinnedMean::new(&b, 0, eps, frame(&b)).is_err());
+        assert!(frame(&b).ceiling(ClipNorm::Sup, &b).is_err());
+        let other = MercerBasis::build(
+            Stationary::matern32(0.1).unwrap(),
+            Grid::midpoint(0.0, 1.0, 20).unwrap(),
+            BasisOptions::default(),
+        )
+        .unwrap();
+        assert!(SparseBinnedMean::new(&other, 10, eps, frame(&b)).is_err());
+        // The sparse curves' domain must lie inside the grid's.
+        let wide = SparseCurves::new((0.0, 2.0), &[(vec![1.5], vec![0.5])]).unwrap();
+        assert!(frame(&b).pseudo_curves(&wide).is_err());
+    }
+
+    /// The proved ceiling holds for every pseudo-curve, including the adversarial ones.
+    #[test]
+    fn pseudo_curves_lie_within_the_ceiling() {
+        let b = basis();
+        let f = frame(&b);
+        let mut records = ordinary(50);
+        records.extend(adversarial());
+        let pseudo = f.pseudo_curves(&SparseCurves::new((0.0, 1.0), &records).unwrap()).unwrap();
+        for norm in [ClipNorm::CoefficientL1, ClipNorm::L2] {
+            let ceiling = f.ceiling(norm, &b).unwrap().value();
+            for i in 0..pseudo.n() {
+                let d: Vec<f64> = pseudo.row(i).iter().zip(f.centre()).map(|(z, c)| z - c).collect();
+                let x = b.project(&d).unwrap();
+                assert!(norm.norm(&x) <= ceiling * (1.0 + 1e-9), "{norm:?}: {} > {ceiling}", norm.norm(&x));
+            }
+        }
+    }
+}
