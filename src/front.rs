@@ -18,7 +18,7 @@ use fdp_data::CurveSet;
 use fdp_estimators::frame::{RANGE_SEARCH_FLOOR_RATIO, ceiling_from_range, range_radius};
 use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
-    PlugIn, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
+    PlugIn, SparseBinnedMean, SparseFrame, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
 };
 use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary, StationaryShape};
@@ -356,6 +356,33 @@ macro_rules! dispatch_mergeable {
             }
         }
     };
+}
+
+/// **The default mean of sparse curves** ([`SparseBinnedMean`]: privately tuned, the design
+/// estimated privately) for `n` records on the public `grid` (after the front doors' grid rule:
+/// [`unit_grid`]), values in the public `range`, centred at `centre` (default: the middle of the
+/// range); `kernel` sets the basis the release is represented in; pure ε-DP (a δ is refused).
+/// Public quantities only.
+pub fn sparse_mean(
+    grid: &Grid,
+    kernel: Stationary,
+    range: (f64, f64),
+    centre: Option<f64>,
+    epsilon: Epsilon,
+    delta: Option<Delta>,
+    n: usize,
+) -> Result<SparseBinnedMean> {
+    no_delta_unless(false, delta)?;
+    let frame = SparseFrame::new(grid, range)?;
+    let frame = match centre {
+        Some(c) => {
+            range_radius(range.0, range.1, Some(c))?;
+            frame.centred_at(vec![c; grid.len()])?
+        }
+        None => frame,
+    };
+    let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+    SparseBinnedMean::new(&basis, n, epsilon, frame)
 }
 
 /// Any mean-curve mechanism a [`MeanRequest`] builds; one [`Mechanism`] on curve sets.

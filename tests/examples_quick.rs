@@ -92,10 +92,18 @@ mod sparse_and_fpca;
 #[test]
 fn sparse_and_fpca_quick() {
     // Without ../shared/data only the simulated scenario runs.
-    let cells = sparse_and_fpca::run(true, shared_data().as_deref()).unwrap();
-    assert_files("sparse_and_fpca", &["report.md", "results.json"]);
+    let results = sparse_and_fpca::run(true, shared_data().as_deref()).unwrap();
+    assert_files("sparse_and_fpca", &["report.md", "results.json", "sparse_rate.svg"]);
+    let cells = &results.fpca;
     assert!(cells.iter().any(|c| c.data == "S-2-n1000"));
-    for c in &cells {
+    for c in &results.sparse {
+        assert!(
+            c.mse.is_finite() && c.mse > 0.0 && c.dense_mse.is_finite() && c.nonprivate_sparse_mse.is_finite(),
+            "{c:?}"
+        );
+    }
+    assert!(results.sparse_rate_slope < 0.0, "the sparse mean's error must fall with n: {}", results.sparse_rate_slope);
+    for c in cells {
         assert!(c.subspace_dist.is_finite() && (0.0..=1.0 + 1e-9).contains(&c.subspace_dist), "{c:?}");
         assert!(c.nonprivate_subspace_dist <= 1.0 + 1e-9 && c.eigval_rel_err.is_finite(), "{c:?}");
     }

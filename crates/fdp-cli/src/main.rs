@@ -10,11 +10,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_wide_csv};
+use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
     FigureAxes, FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
-    m2m_summary, on_unit_interval, open_session, write_curve_report, write_local_log, write_report,
+    m2m_summary, on_unit_interval, open_session, sparse_mean as sparse_mean_mechanism, unit_grid, write_curve_report,
+    write_local_log, write_report,
 };
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Stationary, StationaryShape};
@@ -182,6 +183,13 @@ struct MeanArgs {
     /// Plug-in only: Bernstein degree.
     #[arg(long)]
     degree: Option<usize>,
+    /// Long layout: keep each id's observations at their own times (sparse or irregular curves)
+    /// instead of interpolating them onto the grid, and release the sparse default (binned sums of
+    /// the deviations from the centre and of the observation counts, a private bound, smoothing by
+    /// SURE). Needs --long, --grid (the public grid the release lives on; its LO,HI is the domain)
+    /// and --range.
+    #[arg(long, requires = "long", requires = "range")]
+    sparse: bool,
     /// The figure's x-axis label, with units (default: the column prefix, or the long layout's t).
     #[arg(long)]
     x_label: Option<String>,
@@ -466,6 +474,9 @@ fn load_curves(args: &MeanArgs) -> Result<Records, Failure> {
 }
 
 fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
+    if args.sparse {
+        return sparse_mean(args, bar, preview);
+    }
     bar.set_message(format!("reading {}", args.csv.display()));
     let records = load_curves(&args)?;
     let curves = on_unit_interval(&records.curves)?;
@@ -541,6 +552,84 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
     let log = write_local_log(&args.privacy.out, &records.local)?;
     eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
+    bar.finish_and_clear();
+    announce(session.session(), release.metadata().mechanism.as_str(), &report);
+    Ok(())
+}
+
+/// `fdp mean --sparse`: the long table's records at their own times, the sparse default.
+fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
+    let names: Vec<&str> = args.long.as_deref().unwrap_or_default().split(',').map(str::trim).collect();
+    let [id, t, y] = names.as_slice() else {
+        return Err("--long takes three column names, ID,T,Y".into());
+    };
+    let grid = args.grid.as_ref().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
+    let range = args.range.ok_or("--sparse needs the public range of the values: --range LO,HI")?;
+    if args.bound.is_some() || args.tuning != TuningMode::Private || args.mechanism != MeanMethod::IclpRkhs {
+        return Err(
+            "--sparse releases the privately tuned sparse default: drop --bound, --tuning and --mechanism".into()
+        );
+    }
+    bar.set_message(format!("reading {}", args.csv.display()));
+    let domain = grid.domain()[0];
+    let (records, _ids) = read_sparse_csv(&args.csv, id, t, y, domain)?;
+    let unit_grid = unit_grid(grid)?;
+    let data = records.rescaled(0.0, 1.0)?;
+    let n = data.n();
+    let mechanism = PerUnit::new(
+        sparse_mean_mechanism(
+            &unit_grid,
+            args.kernel,
+            range,
+            args.centre,
+            args.privacy.epsilon,
+            args.privacy.delta,
+            n,
+        )?,
+        PrivacyUnit::person(*id),
+    );
+    let accuracy = mechanism.accuracy();
+    if preview {
+        bar.finish_and_clear();
+        println!(
+            "preview mechanism={} unit=person:{id} n={n} k={} epsilon={} expected_sq_error={:.4e} bound95={:.4e} note=upper_bound:_the_noise_at_the_public_ceiling",
+            mechanism.name(),
+            unit_grid.len(),
+            args.privacy.epsilon.get(),
+            accuracy.expected_sq_error,
+            accuracy.bound(0.05),
+        );
+        return Ok(());
+    }
+    writable_out(&args.privacy)?;
+    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
+    bar.set_message("releasing");
+    let release = session.session_mut().release(&mechanism, &data);
+    session.commit()?;
+    let release = release?;
+    let repairs = data.repairs();
+    let local = vec![
+        format!("{n} records (ids) read from {}, {} observations kept", args.csv.display(), data.observations()),
+        format!(
+            "dropped: {} observations with a non-finite time or value, {} outside the domain [{}, {}]; {} records left empty (they count in n)",
+            repairs.non_finite, repairs.outside_domain, domain.0, domain.1, repairs.empty_records
+        ),
+    ];
+    let notes = vec![
+        format!("sparse layout: each {id:?}'s observations of {y:?} kept at their own times {t:?} (snapped to the public grid of {} points); nothing interpolated", grid.len()),
+        format!("privacy unit: one person — every row with the same {id:?} is one record; n = {n} persons (public)"),
+        "observations with a missing time or value, or outside the grid's domain, were dropped; the counts describe the private data and are in local-log.txt, not here".into(),
+        "the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into(),
+    ];
+    let title = format!("Private mean of sparse curves, ε = {}", args.privacy.epsilon.get());
+    let axes = FigureAxes {
+        x_label: args.x_label.clone().unwrap_or_else(|| t.to_string()),
+        y_label: args.y_label.clone().unwrap_or_else(|| y.to_string()),
+        x: Some(grid.points().to_vec()),
+    };
+    let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
+    let log = write_local_log(&args.privacy.out, &local)?;
+    eprintln!("fdp: what was read and dropped (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
     announce(session.session(), release.metadata().mechanism.as_str(), &report);
     Ok(())

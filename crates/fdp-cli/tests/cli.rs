@@ -728,3 +728,72 @@ fn front_door_traps_are_refused_or_reported_locally() {
     assert!(text(&o).contains("below half the grid's spacing"), "{}", text(&o));
     assert!(!text(&mean(&[])).contains("warning"));
 }
+
+/// `fdp mean --sparse`: a long table kept at each id's own times, with missing values, a time
+/// outside the domain and a huge value; the release is in the range, one ledger charge of ε, the
+/// counts only in local-log.txt; the same seed gives the same bytes; misuse is refused.
+#[test]
+fn sparse_long_table_release_and_refusals() {
+    let dir = scratch("sparse");
+    let mut long = String::from("id,age,height\n");
+    for i in 0..150 {
+        for j in 0..(2 + i % 4) {
+            let t = ((i * 7 + j * 5) % 18) as f64 + 1.0;
+            long += &format!("c{i},{t},{}\n", 75.0 + 6.0 * t + (i % 9) as f64);
+        }
+    }
+    long += "c3,NaN,90\nc4,40,120\nc5,7,1e300\nc6,8,\n";
+    std::fs::write(dir.join("long.csv"), long).unwrap();
+    let csv = dir.join("long.csv").to_str().unwrap().to_string();
+    let run = |out: &str, extra: &[&str]| {
+        let out = dir.join(out).to_str().unwrap().to_string();
+        let mut args = vec![
+            "mean",
+            "--csv",
+            &csv,
+            "--long",
+            "id,age,height",
+            "--grid",
+            "1,18,35",
+            "--range",
+            "40,210",
+            "--sparse",
+            "--epsilon",
+            "1",
+            "--seed",
+            "5",
+            "--out",
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        (fdp(&args), out)
+    };
+    let (o, out) = run("a", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("mechanism=sparse_binned_mean spent_epsilon=1.0000"), "{}", text(&o));
+    let release: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(&out).join("release.json")).unwrap()).unwrap();
+    let values = release["output"]["curve"].as_array().expect("the curve's values");
+    assert_eq!(values.len(), 35);
+    assert!(values.iter().all(|v| (40.0..=210.0).contains(&v.as_f64().unwrap())));
+    let log = std::fs::read_to_string(Path::new(&out).join("local-log.txt")).unwrap();
+    assert!(
+        log.contains("150 records") && log.contains("2 observations with a non-finite time or value, 1 outside"),
+        "{log}"
+    );
+    let report = std::fs::read_to_string(Path::new(&out).join("report.md")).unwrap();
+    assert!(!report.contains("non-finite time or value, 1 outside"), "the counts stay local");
+    let (o, again) = run("b", &[]);
+    assert!(o.status.success());
+    assert_eq!(
+        std::fs::read(Path::new(&out).join("release.json")).unwrap(),
+        std::fs::read(Path::new(&again).join("release.json")).unwrap(),
+        "a fixed seed gives the same bytes"
+    );
+    for (extra, says) in [(&["--delta", "1e-6"][..], "pure ε-DP"), (&["--bound", "l1:3"][..], "drop --bound")] {
+        let (o, _) = run("c", extra);
+        assert!(!o.status.success() && text(&o).contains(says), "{extra:?}: {}", text(&o));
+    }
+    let o = fdp(&["mean", "--csv", &csv, "--long", "id,age,height", "--grid", "1,18,35", "--sparse", "--epsilon", "1"]);
+    assert!(!o.status.success() && text(&o).contains("--range"), "{}", text(&o));
+}

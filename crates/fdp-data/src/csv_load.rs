@@ -7,6 +7,7 @@ use fdp_mercer::Grid;
 
 use crate::curves::{CurveSet, RepairReport, onto_grid};
 use crate::error::{DataError, Result};
+use crate::sparse::SparseCurves;
 
 /// Which columns hold the curve.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,6 +153,25 @@ pub fn read_long_csv(
     grid: &Grid,
     default: Option<&[f64]>,
 ) -> Result<LoadedCurves> {
+    let (ids, observations) = read_long_records(path, id, t, y)?;
+    let values: Vec<f64> = observations.iter().flat_map(|(ts, ys)| onto_grid(ts, ys, grid.points())).collect();
+    let (curves, report) = CurveSet::from_flat(grid.clone(), values, default)?;
+    let notes = vec![format!(
+        "long layout: each {id:?}'s observations of {y:?} at {t:?} interpolated onto the public grid of {} points (linear, constant beyond the first and last observation)",
+        grid.len()
+    )];
+    Ok(LoadedCurves {
+        curves,
+        ids: ids.into_iter().map(|i| vec![i]).collect(),
+        columns: vec![y.to_string()],
+        report,
+        notes,
+    })
+}
+
+/// The observations of a long CSV grouped by id: the distinct ids in order of first appearance and
+/// each id's `(t, y)` lists in row order (a cell that is not a finite number is NaN).
+fn read_long_records(path: &Path, id: &str, t: &str, y: &str) -> Result<(Vec<String>, Vec<(Vec<f64>, Vec<f64>)>)> {
     let read_err = |e: csv::Error| DataError::Read { path: path.to_path_buf(), message: e.to_string() };
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_path(path).map_err(read_err)?;
     let headers: Vec<String> = reader.headers().map_err(read_err)?.iter().map(|h| h.trim().to_string()).collect();
@@ -176,17 +196,21 @@ pub fn read_long_csv(
         observations[i].0.push(parse_cell(&record[t_col]));
         observations[i].1.push(parse_cell(&record[y_col]));
     }
-    let values: Vec<f64> = observations.iter().flat_map(|(ts, ys)| onto_grid(ts, ys, grid.points())).collect();
-    let (curves, report) = CurveSet::from_flat(grid.clone(), values, default)?;
-    let notes = vec![format!(
-        "long layout: each {id:?}'s observations of {y:?} at {t:?} interpolated onto the public grid of {} points (linear, constant beyond the first and last observation)",
-        grid.len()
-    )];
-    Ok(LoadedCurves {
-        curves,
-        ids: ids.into_iter().map(|i| vec![i]).collect(),
-        columns: vec![y.to_string()],
-        report,
-        notes,
-    })
+    Ok((ids, observations))
+}
+
+/// Reads a long CSV (one observation `(id, t, y)` per row) as **sparse curves** on the public
+/// `domain`: one record per id (the privacy unit), in order of first appearance, each keeping its own
+/// observation times (nothing is interpolated); observations with a non-finite time or value or a
+/// time outside the domain are dropped and counted in [`SparseCurves::repairs`]. Also returns each
+/// record's id.
+pub fn read_sparse_csv(
+    path: &Path,
+    id: &str,
+    t: &str,
+    y: &str,
+    domain: (f64, f64),
+) -> Result<(SparseCurves, Vec<String>)> {
+    let (ids, observations) = read_long_records(path, id, t, y)?;
+    Ok((SparseCurves::new(domain, &observations)?, ids))
 }

@@ -17,7 +17,7 @@ mod error;
 pub mod simulate;
 pub mod sparse;
 
-pub use csv_load::{CsvSpec, LoadedCurves, read_long_csv, read_wide_csv};
+pub use csv_load::{CsvSpec, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
 pub use curves::{CurveSet, PersonCurves, Repair, RepairReport, onto_grid, repair_record};
 pub use datasets::{Dataset, data_dir};
 pub use error::{DataError, Result};

@@ -164,6 +164,21 @@ impl SparseCurves {
         self.repairs
     }
 
+    /// The same records on the domain `(start, end)`: every time mapped by the affine map of the
+    /// domain onto it (a public change of units, e.g. onto [0, 1] where kernels are set).
+    pub fn rescaled(&self, start: f64, end: f64) -> Result<Self> {
+        let mut builder = Builder::new((start, end))?;
+        let (a, b) = self.domain;
+        let map = |t: f64| (start + (t - a) / (b - a) * (end - start)).clamp(start, end);
+        for i in 0..self.n() {
+            let (t, y) = self.record(i);
+            builder.push(t.iter().map(|t| map(*t)).zip(y.iter().copied()));
+        }
+        let mut out = builder.finish();
+        out.repairs = self.repairs;
+        Ok(out)
+    }
+
     /// The records `rows` (in that order), e.g. one part of the data for a mergeable state.
     pub fn subset(&self, rows: &[usize]) -> Self {
         let mut out = Self {

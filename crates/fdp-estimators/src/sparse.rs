@@ -76,6 +76,9 @@ pub struct SparseFrame {
     centre: Vec<f64>,
     /// `1 / p_g`.
     inverse_design: Vec<f64>,
+    /// Whether the design was stated ([`with_design`](Self::with_design)) rather than assumed
+    /// uniform.
+    design_stated: bool,
 }
 
 impl SparseFrame {
@@ -98,6 +101,7 @@ impl SparseFrame {
             range: (lo, hi),
             centre: vec![lo + (hi - lo) / 2.0; grid.len()],
             inverse_design: grid.weights().iter().map(|w| total / w).collect(),
+            design_stated: false,
         };
         frame.checked()
     }
@@ -139,6 +143,7 @@ impl SparseFrame {
             });
         }
         self.inverse_design = probabilities.iter().map(|p| 1.0 / p).collect();
+        self.design_stated = true;
         self.checked()
     }
 
@@ -169,6 +174,13 @@ impl SparseFrame {
     /// The public range.
     pub fn range(&self) -> (f64, f64) {
         self.range
+    }
+
+    /// Whether the design was stated ([`with_design`](Self::with_design)); without it
+    /// [`SparseMean`] assumes the uniform design and [`SparseBinnedMean`] estimates the design
+    /// privately.
+    pub fn design_stated(&self) -> bool {
+        self.design_stated
     }
 
     /// The public centre curve.
@@ -420,18 +432,22 @@ pub struct SparseBinnedMean {
     eps_bound: f64,
     eps_sums: f64,
     eps_weights: f64,
-    weights_noise: LaplaceVector,
+    /// The coarse bin of each bin (the bins' weights are released on `bins / 4` coarse bins).
+    coarse_of: Vec<usize>,
+    weight_bins: usize,
+    /// The noise on the coarse weights; `None` when the design is stated (the weights are known).
+    weights_noise: Option<LaplaceVector>,
 }
 
 /// The share of the release's ε spent on the bins' weights `W` (the rest on the sums `S`): the
 /// weights' noise enters the ratio relatively (`b_w / W_b`), the sums' absolutely.
-pub const SPARSE_WEIGHT_SHARE: f64 = 0.25;
+pub const SPARSE_WEIGHT_SHARE: f64 = 0.3;
 
 impl SparseBinnedMean {
     /// The privately tuned binned ratio mean of `n` sparse records in `frame` (its design is not
     /// used), represented on `basis` (whose grid is the frame's), at ε, with the default bins.
     pub fn new(basis: &MercerBasis, n: usize, epsilon: Epsilon, frame: SparseFrame) -> Result<Self> {
-        let bins = (((n as f64) * epsilon.get()).cbrt().round() as usize).clamp(1, frame.grid.len());
+        let bins = ((4.0 * ((n as f64) * epsilon.get()).cbrt()).round() as usize).clamp(1, frame.grid.len());
         Self::with_bins(basis, n, epsilon, frame, bins)
     }
 
@@ -455,12 +471,15 @@ impl SparseBinnedMean {
         let share = crate::BudgetSplit::default().bound_share(n, epsilon.get(), 0.0, RANGE_SEARCH_FLOOR_RATIO.ln());
         let eps_bound = epsilon.get() * share;
         let rest = epsilon.get() - eps_bound;
-        let (eps_sums, eps_weights) = (rest * (1.0 - SPARSE_WEIGHT_SHARE), rest * SPARSE_WEIGHT_SHARE);
-        let weights_noise = LaplaceVector::new(
-            bins,
-            Sensitivity::of_mean(2.0 / n as f64, n, MEAN_ROUNDINGS)?,
-            Epsilon::new(eps_weights)?,
-        )?;
+        let weight_share = if frame.design_stated { 0.0 } else { SPARSE_WEIGHT_SHARE };
+        let (eps_sums, eps_weights) = (rest * (1.0 - weight_share), rest * weight_share);
+        let weight_bins = (bins as f64 / 4.0).round().max(1.0) as usize;
+        let weights_noise = if frame.design_stated {
+            None
+        } else {
+            let sensitivity = Sensitivity::of_mean(2.0 / n as f64, n, MEAN_ROUNDINGS)?;
+            Some(LaplaceVector::new(weight_bins, sensitivity, Epsilon::new(eps_weights)?)?)
+        };
         let mechanism = Self {
             bin_of: (0..k).map(|g| g * bins / k).collect(),
             taus: search.grid(radius),
@@ -473,6 +492,8 @@ impl SparseBinnedMean {
             eps_bound,
             eps_sums,
             eps_weights,
+            coarse_of: (0..bins).map(|b| b * weight_bins / bins).collect(),
+            weight_bins,
             weights_noise,
         };
         // Everything privatize builds, built here (a Session never charges for a release that then
@@ -525,7 +546,7 @@ impl SparseBinnedMean {
 
     /// The state's layout: the log sum, then the bins' sums at each τ of the grid, then the weights.
     fn width(&self) -> usize {
-        1 + (self.taus.len() + 1) * self.bins
+        1 + self.taus.len() * self.bins + self.weight_bins
     }
 
     /// The exact sums over `data` (layout: [`width`](Self::width)).
@@ -536,7 +557,7 @@ impl SparseBinnedMean {
         let slack = 1.0 - 2f64.powi(-32);
         let (k, g_count) = (self.bins, self.taus.len());
         let mut acc = vec![0i128; self.width()];
-        let (mut s, mut w) = (vec![0.0; k], vec![0.0; k]);
+        let (mut s, mut w) = (vec![0.0; k], vec![0.0; self.weight_bins]);
         for i in 0..data.n() {
             let (times, ys) = data.record(i);
             s.iter_mut().chain(w.iter_mut()).for_each(|v| *v = 0.0);
@@ -544,7 +565,7 @@ impl SparseBinnedMean {
             for (t, y) in times.iter().zip(ys) {
                 if let Some(g) = self.frame.grid.nearest(&[*t]) {
                     s[self.bin_of[g]] += (y.clamp(lo, hi) - self.frame.centre[g]) / m;
-                    w[self.bin_of[g]] += 1.0 / m;
+                    w[self.coarse_of[self.bin_of[g]]] += 1.0 / m;
                 }
             }
             let size: f64 = s.iter().map(|x| x.abs()).sum();
@@ -559,7 +580,7 @@ impl SparseBinnedMean {
             let total: f64 = w.iter().sum();
             let scale = if total > slack { slack / total } else { 1.0 };
             let at = 1 + g_count * k;
-            acc[at..at + k].iter_mut().zip(&w).for_each(|(a, v)| *a += to_fixed(v * scale, e_w));
+            acc[at..].iter_mut().zip(&w).for_each(|(a, v)| *a += to_fixed(v * scale, e_w));
         }
         Ok(acc)
     }
@@ -579,37 +600,100 @@ impl SparseBinnedMean {
 
     fn fingerprint(&self) -> u64 {
         let mut words = vec![0x5350_4152_5345u64, self.bins as u64, self.n as u64, self.epsilon.get().to_bits()];
-        words.extend([self.frame.range.0.to_bits(), self.frame.range.1.to_bits()]);
+        words.extend([self.frame.range.0.to_bits(), self.frame.range.1.to_bits(), self.weight_bins as u64]);
         words.extend(self.frame.centre.iter().map(|c| c.to_bits()));
         words.extend(self.frame.grid.points().iter().map(|t| t.to_bits()));
         fingerprint_of(words)
     }
 
-    /// The curve (before the clamp) and its pointwise noise sd from the noisy sums and weights.
-    fn estimate(&self, sums: &[f64], weights: &[f64], sums_scale: f64) -> (Vec<f64>, Vec<f64>) {
+    /// The curve (before the clamp), its pointwise noise sd and the chosen bandwidth (in bins) from
+    /// the noisy sums and weights: **post-processing** of the release.
+    ///
+    /// Per bin, the raw ratio `y_b = S̃_b / max(W̃_b, f)` (floor `f = 2√2 b_w`, two noise sds of a
+    /// weight) has noise variance `v_b ≈ 2 b_s² / max(W̃_b, f)²` (the weights treated as fixed).
+    /// The release smooths it with the inverse-variance-weighted Gaussian kernel smoother
+    /// `ŷ_b = Σ_c K_h(b, c) y_c / v_c / Σ_c K_h(b, c) / v_c` (bandwidth h in bins; h = 0 is no
+    /// smoothing), h chosen from a public grid by SURE against the noise-free ratios:
+    /// `Σ_b M_b ((ŷ − y)_b² + 2 v_b L_bb − v_b)` (`M_b` the bins' quadrature mass, `L` the
+    /// smoother's matrix). Then `c̄_b + ŷ_b`, interpolated between the bins' weighted centres.
+    fn estimate(&self, sums: &[f64], coarse: Option<&[f64]>, sums_scale: f64) -> (Vec<f64>, Vec<f64>, f64) {
         let grid = &self.frame.grid;
         let k = self.bins;
-        let floor = 2.0 * std::f64::consts::SQRT_2 * self.weights_noise.scale();
-        let (mut mass, mut centre, mut base) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+        let (mut mass, mut centre, mut base, mut design) = (vec![0.0; k], vec![0.0; k], vec![0.0; k], vec![0.0; k]);
         for (g, b) in self.bin_of.iter().enumerate() {
             let w = grid.weights()[g];
             mass[*b] += w;
             centre[*b] += w * grid.points()[g];
             base[*b] += w * self.frame.centre[g];
+            design[*b] += 1.0 / self.frame.inverse_design[g];
         }
-        let (mut value, mut sd) = (vec![0.0; k], vec![0.0; k]);
+        let mut coarse_mass = vec![0.0; self.weight_bins];
+        (0..k).for_each(|b| coarse_mass[self.coarse_of[b]] += mass[b]);
+        let weight_scale = self.weights_noise.as_ref().map_or(0.0, |noise| noise.scale());
+        let (mut y, mut v) = (vec![0.0; k], vec![0.0; k]);
         for b in 0..k {
             centre[b] /= mass[b];
             base[b] /= mass[b];
-            let weight = weights[b].max(floor);
-            value[b] = base[b] + sums[b] / weight;
-            sd[b] = std::f64::consts::SQRT_2 * sums_scale / weight;
+            // The bin's weight: the stated design's, else its share (by quadrature mass) of its
+            // coarse bin's noisy weight, floored at two noise sds of that share.
+            let (weight, weight_var) = match coarse {
+                None => (design[b], 0.0),
+                Some(w) => {
+                    let share = mass[b] / coarse_mass[self.coarse_of[b]];
+                    let floor = 2.0 * std::f64::consts::SQRT_2 * weight_scale * share;
+                    ((w[self.coarse_of[b]] * share).max(floor), 2.0 * (weight_scale * share).powi(2))
+                }
+            };
+            y[b] = sums[b] / weight;
+            // The delta method: the sums' noise, and the weight's noise times the ratio.
+            v[b] = (2.0 * sums_scale * sums_scale + y[b] * y[b] * weight_var) / (weight * weight);
         }
-        let at = |v: &[f64], t: f64| fdp_core::release::interpolate(&centre, v, t);
+        // The smoother's matrix at bandwidth h (rows sum to 1).
+        let smoother = |h: f64| -> Vec<Vec<f64>> {
+            (0..k)
+                .map(|b| {
+                    let mut row: Vec<f64> = (0..k)
+                        .map(|c| {
+                            let kernel = if h == 0.0 {
+                                f64::from(u8::from(b == c))
+                            } else {
+                                (-0.5 * ((b as f64 - c as f64) / h).powi(2)).exp()
+                            };
+                            kernel / v[c]
+                        })
+                        .collect();
+                    let total: f64 = row.iter().sum();
+                    row.iter_mut().for_each(|x| *x /= total);
+                    row
+                })
+                .collect()
+        };
+        let apply = |l: &[Vec<f64>], x: &[f64]| -> Vec<f64> {
+            l.iter().map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum()).collect()
+        };
+        let sure = |l: &[Vec<f64>]| -> f64 {
+            let fit = apply(l, &y);
+            (0..k).map(|b| mass[b] * ((fit[b] - y[b]).powi(2) + 2.0 * v[b] * l[b][b] - v[b])).sum()
+        };
+        let (mut best_h, mut best_risk) = (0.0, f64::INFINITY);
+        for h in SMOOTHING_BANDWIDTHS {
+            let risk = sure(&smoother(h));
+            if risk < best_risk {
+                (best_h, best_risk) = (h, risk);
+            }
+        }
+        let l = smoother(best_h);
+        let fit = apply(&l, &y);
+        let value: Vec<f64> = (0..k).map(|b| base[b] + fit[b]).collect();
+        let sd: Vec<f64> = l.iter().map(|row| row.iter().zip(&v).map(|(a, v)| a * a * v).sum::<f64>().sqrt()).collect();
+        let at = |x: &[f64], t: f64| fdp_core::release::interpolate(&centre, x, t);
         let points = grid.points();
-        (points.iter().map(|t| at(&value, *t)).collect(), points.iter().map(|t| at(&sd, *t)).collect())
+        (points.iter().map(|t| at(&value, *t)).collect(), points.iter().map(|t| at(&sd, *t)).collect(), best_h)
     }
 }
+
+/// The public grid of bandwidths (in bins) the binned sparse mean's smoother chooses from by SURE.
+const SMOOTHING_BANDWIDTHS: [f64; 12] = [0.0, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0];
 
 impl Mechanism<SparseCurves> for SparseBinnedMean {
     type Output = Curve;
@@ -671,18 +755,28 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         let tau = self.taus[g];
         let sums_noise = self.sums_noise(tau)?;
         let sums = sums_noise.release(&summary[1 + g * k..1 + (g + 1) * k], rng)?;
-        let weights = self.weights_noise.release(&summary[1 + g_count * k..], rng)?;
+        let weights = match &self.weights_noise {
+            Some(noise) => Some(noise.release(&summary[1 + g_count * k..], rng)?),
+            None => None,
+        };
         stages.push(StageRecord {
             stage: "release".into(),
             epsilon: self.eps_sums + self.eps_weights,
             delta: 0.0,
-            outcome: format!(
-                "{k} noisy bin sums of the deviations clipped at tau (Laplace scale {:.6e}) and {k} noisy bin weights (scale {:.6e})",
-                sums_noise.scale(),
-                self.weights_noise.scale()
-            ),
+            outcome: match &self.weights_noise {
+                Some(noise) => format!(
+                    "{k} noisy bin sums of the deviations clipped at tau (Laplace scale {:.6e}) and {} noisy coarse bin weights (scale {:.6e})",
+                    sums_noise.scale(),
+                    self.weight_bins,
+                    noise.scale()
+                ),
+                None => format!(
+                    "{k} noisy bin sums of the deviations clipped at tau (Laplace scale {:.6e}); the bins' weights from the stated design",
+                    sums_noise.scale()
+                ),
+            },
         });
-        let (values, sd) = self.estimate(&sums, &weights, sums_noise.scale());
+        let (values, sd, bandwidth) = self.estimate(&sums, weights.as_deref(), sums_noise.scale());
         let (lo, hi) = self.frame.range;
         let deviation: Vec<f64> = values.iter().zip(&self.frame.centre).map(|(v, c)| v - c).collect();
         let representation =
@@ -695,7 +789,7 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
             epsilon: 0.0,
             delta: 0.0,
             outcome: format!(
-                "ratio per bin, linear interpolation, projection on the basis, {moved} grid points clamped to [{lo}, {hi}]: post-processing"
+                "ratio per bin, smoothed with bandwidth {bandwidth} bins (SURE), linear interpolation, projection on the basis, {moved} grid points clamped to [{lo}, {hi}]: post-processing"
             ),
         });
         let metadata = ReleaseMetadata {
@@ -806,8 +900,9 @@ mod tests {
     #[test]
     fn exact_loss_of_adversarial_neighbours_is_within_epsilon() {
         let b = basis();
-        for (n, eps) in [(5usize, 0.5), (40, 1.0), (400, 2.0)] {
-            let m = SparseBinnedMean::new(&b, n, Epsilon::new(eps).unwrap(), frame(&b)).unwrap();
+        let stated = frame(&b).with_design(&[1.0 / 40.0; 40]).unwrap();
+        for (n, eps, f) in [(5usize, 0.5, frame(&b)), (40, 1.0, frame(&b)), (400, 2.0, frame(&b)), (40, 1.0, stated)] {
+            let m = SparseBinnedMean::new(&b, n, Epsilon::new(eps).unwrap(), f).unwrap();
             let base = ordinary(n - 1);
             let records = adversarial().into_iter().chain(ordinary(3)).collect::<Vec<_>>();
             let summaries: Vec<Vec<f64>> = records
@@ -828,9 +923,10 @@ mod tests {
                         0.0
                     };
                     assert!(bound <= m.eps_bound * (1.0 + 1e-12), "bound stage {bound} > {}", m.eps_bound);
-                    let weights =
-                        laplace_loss(&vec![m.weights_noise.noise(); k], &a[1 + g_count * k..], &c[1 + g_count * k..])
-                            .unwrap();
+                    let weights = m.weights_noise.as_ref().map_or(0.0, |noise| {
+                        laplace_loss(&vec![noise.noise(); m.weight_bins], &a[1 + g_count * k..], &c[1 + g_count * k..])
+                            .unwrap()
+                    });
                     for (g, tau) in m.taus.iter().enumerate() {
                         let at = 1 + g * k;
                         let noise = vec![m.sums_noise(*tau).unwrap().noise(); k];
