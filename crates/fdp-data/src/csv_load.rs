@@ -169,9 +169,12 @@ pub fn read_long_csv(
     })
 }
 
+/// One id's observation times and values, in row order.
+type Observations = (Vec<f64>, Vec<f64>);
+
 /// The observations of a long CSV grouped by id: the distinct ids in order of first appearance and
 /// each id's `(t, y)` lists in row order (a cell that is not a finite number is NaN).
-fn read_long_records(path: &Path, id: &str, t: &str, y: &str) -> Result<(Vec<String>, Vec<(Vec<f64>, Vec<f64>)>)> {
+fn read_long_records(path: &Path, id: &str, t: &str, y: &str) -> Result<(Vec<String>, Vec<Observations>)> {
     let read_err = |e: csv::Error| DataError::Read { path: path.to_path_buf(), message: e.to_string() };
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_path(path).map_err(read_err)?;
     let headers: Vec<String> = reader.headers().map_err(read_err)?.iter().map(|h| h.trim().to_string()).collect();
@@ -182,7 +185,7 @@ fn read_long_records(path: &Path, id: &str, t: &str, y: &str) -> Result<(Vec<Str
             .ok_or_else(|| DataError::MissingColumn { path: path.to_path_buf(), column: name.to_string() })
     };
     let (id_col, t_col, y_col) = (column(id)?, column(t)?, column(y)?);
-    let mut observations: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut observations: Vec<Observations> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut index = std::collections::HashMap::new();
     for record in reader.records() {
