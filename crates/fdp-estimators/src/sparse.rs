@@ -58,6 +58,7 @@ use fdp_core::{
 };
 use fdp_data::{CurveSet, SparseCurves};
 use fdp_mercer::{Grid, MercerBasis};
+use fdp_noise::exact_loss::laplace_loss;
 use fdp_noise::vector::LaplaceVector;
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
 
@@ -530,6 +531,38 @@ impl SparseBinnedMean {
         (self.eps_bound, self.eps_sums, self.eps_weights)
     }
 
+    /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
+    /// neighbouring datasets, divided by the stage's budget (the release's maximised over every τ the
+    /// bound stage could choose), from the lattice indices the releases are centred at
+    /// ([`fdp_noise::exact_loss`]). By sequential composition the pipeline is ε-DP on the pair if
+    /// every ratio is at most 1.
+    pub fn stage_losses(&self, a: &[f64], b: &[f64]) -> Result<Vec<(&'static str, f64)>> {
+        for s in [a, b] {
+            if s.len() != self.width() {
+                return Err(EstimatorError::Shape { what: "summary length", expected: self.width(), got: s.len() });
+            }
+        }
+        let (k, g_count) = (self.bins, self.taus.len());
+        let bound = if self.eps_bound > 0.0 {
+            laplace_loss(&[self.bound_noise()?.noise()], &a[..1], &b[..1])? / self.eps_bound
+        } else {
+            0.0
+        };
+        let weights = match &self.weights_noise {
+            Some(noise) => {
+                laplace_loss(&vec![noise.noise(); self.weight_bins], &a[1 + g_count * k..], &b[1 + g_count * k..])?
+            }
+            None => 0.0,
+        };
+        let mut release = 0.0f64;
+        for (g, tau) in self.taus.iter().enumerate() {
+            let at = 1 + g * k;
+            let sums = laplace_loss(&vec![self.sums_noise(*tau)?.noise(); k], &a[at..at + k], &b[at..at + k])?;
+            release = release.max((sums + weights) / (self.eps_sums + self.eps_weights));
+        }
+        Ok(vec![("bound", bound), ("release", release)])
+    }
+
     /// The bound stage's noise: the mean of the clamped logs has sensitivity `ln(F/f)/n` (two
     /// roundings of a value at most `max(|ln f|, |ln F|)`, as the tuned means' bound stage).
     fn bound_noise(&self) -> Result<LaplaceVector> {
@@ -860,7 +893,6 @@ mod tests {
     use super::*;
     use fdp_core::Session;
     use fdp_mercer::{BasisOptions, Stationary};
-    use fdp_noise::exact_loss::laplace_loss;
 
     fn basis() -> MercerBasis {
         MercerBasis::build(
@@ -925,29 +957,15 @@ mod tests {
                     m.summarize(&SparseCurves::new((0.0, 1.0), &data).unwrap()).unwrap()
                 })
                 .collect();
-            let (k, g_count) = (m.bins, m.taus.len());
             let mut worst = 0.0f64;
             for a in &summaries {
                 for c in &summaries {
-                    let bound = if m.eps_bound > 0.0 {
-                        laplace_loss(&[m.bound_noise().unwrap().noise()], &a[..1], &c[..1]).unwrap()
-                    } else {
-                        0.0
-                    };
-                    assert!(bound <= m.eps_bound * (1.0 + 1e-12), "bound stage {bound} > {}", m.eps_bound);
-                    let weights = m.weights_noise.as_ref().map_or(0.0, |noise| {
-                        laplace_loss(&vec![noise.noise(); m.weight_bins], &a[1 + g_count * k..], &c[1 + g_count * k..])
-                            .unwrap()
-                    });
-                    for (g, tau) in m.taus.iter().enumerate() {
-                        let at = 1 + g * k;
-                        let noise = vec![m.sums_noise(*tau).unwrap().noise(); k];
-                        let sums = laplace_loss(&noise, &a[at..at + k], &c[at..at + k]).unwrap();
-                        let total = bound + sums + weights;
-                        assert!(sums + weights <= (m.eps_sums + m.eps_weights) * (1.0 + 1e-12));
-                        assert!(total <= eps * (1.0 + 1e-12), "n = {n}, τ = {tau}: loss {total} > ε = {eps}");
-                        worst = worst.max(total / eps);
-                    }
+                    let losses = m.stage_losses(a, c).unwrap();
+                    let (bound, release) = (losses[0].1, losses[1].1);
+                    assert!(bound <= 1.0 + 1e-12 && release <= 1.0 + 1e-12, "n = {n}: {losses:?}");
+                    let total = bound * m.eps_bound + release * (m.eps_sums + m.eps_weights);
+                    assert!(total <= eps * (1.0 + 1e-12), "n = {n}: loss {total} > ε = {eps}");
+                    worst = worst.max(total / eps);
                 }
             }
             // The adversarial pairs reach most of the budget (the check has power).
