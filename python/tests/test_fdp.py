@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -13,9 +11,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+import docblocks
 import fdp
-
-ROOT = Path(__file__).resolve().parents[2]
+from docblocks import ROOT, code_blocks, run_python
 
 
 def simulated(n: int = 200, k: int = 40, seed: int = 0) -> fdp.Curves:
@@ -325,17 +323,11 @@ def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: 
     np.testing.assert_array_equal(table["value"].to_numpy(), curve.curve)
 
 
-def readme_python_blocks() -> list[str]:
-    """The README's ```python code blocks, in order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
-
-
 def test_the_readme_python_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's first Python block is run as written (the Spark one in test_spark.py)."""
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
-    exec(compile(readme_python_blocks()[0], "README.md", "exec"), namespace)
+    run_python(code_blocks(ROOT / "README.md", "python")[0], namespace, ROOT / "README.md")
     release = namespace["release"]
     assert release.curve.shape == (50,) and np.all((release.curve >= 0.0) & (release.curve <= 1.0))
     assert (tmp_path / "ledger.json").exists()
@@ -660,19 +652,8 @@ def test_density_and_sketch_states() -> None:
 # ----------------------------------------------------------------- the same release as Rust's CLI
 
 
-def _cli() -> Path | None:
-    explicit = os.environ.get("FDP_CLI")
-    if explicit:
-        return Path(explicit)
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "fdp"
-        if candidate.exists():
-            return candidate
-    return shutil.which("fdp") and Path(shutil.which("fdp"))  # type: ignore[arg-type]
-
-
 def test_python_release_equals_the_rust_cli_release_bit_for_bit(tmp_path: Path) -> None:
-    cli = _cli()
+    cli = docblocks.cli()
     if cli is None:
         pytest.skip("the fdp command line is not built (cargo build -p fdp-cli), and FDP_CLI is not set")
     assert cli.exists(), f"FDP_CLI={cli} does not exist"
