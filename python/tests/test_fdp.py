@@ -178,6 +178,40 @@ def test_front_door_traps_are_refused_or_warned_locally() -> None:
         release.evaluate([25.0])
 
 
+def test_values_outside_the_public_interval_are_counted_locally() -> None:
+    """Values outside a mean's stated range, a density's domain or a sketch's [0, 1]: the release is
+    made (each record clipped by the mechanism), and the curator gets a local warning with the count;
+    nothing about it is published."""
+    ages = np.linspace(1.0, 18.0, 31)
+    heights = 80.0 + 90.0 * np.sqrt((ages - 1.0) / 17.0) + np.random.default_rng(2).normal(0.0, 5.0, (60, 31))
+    in_mm = fdp.Curves(heights * 10.0, ages)  # millimetres against a range in centimetres
+    mechanism = fdp.MeanCurve(range=(40.0, 210.0)).build(in_mm, 1.0)
+    with pytest.warns(UserWarning, match=r"60 of 60 records have values outside the public range \[40, 210\].*LOCAL INFORMATION"):
+        release = fdp.Session(1.0, seed=3).release(mechanism, in_mm)
+    assert np.all((release.curve >= 40.0) & (release.curve <= 210.0))
+    assert "outside" not in release.to_json() and "60 of 60" not in release.to_json()
+    one_tall = heights.copy()
+    one_tall[7, 3] = 250.0
+    one_tall[9, :] = np.nan  # missing values are repaired, not counted as outside
+    curves = fdp.Curves(one_tall, ages)
+    with pytest.warns(UserWarning, match="1 of 60 records"):
+        fdp.Session(1.0).release(fdp.MeanCurve(range=(40.0, 210.0)).build(curves, 1.0), curves)
+    in_range = fdp.Curves(heights, ages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fdp.Session(1.0).release(fdp.MeanCurve(range=(40.0, 210.0)).build(in_range, 1.0), in_range)
+        fdp.Session(1.0).release(fdp.MeanCurve(bound="l1:5").build(in_mm, 1.0), in_mm)  # no range stated: no count
+    humidity = np.random.default_rng(1).uniform(16.0, 40.0, 500)
+    with pytest.warns(UserWarning, match=r"500 of 500 records have values outside the density's domain \[0, 1\]"):
+        fdp.Session(1.0).release(fdp.Density(domain=(0.0, 1.0)).build(500, 1.0), humidity)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fdp.Session(1.0).release(fdp.Density(domain=(0.0, 100.0)).build(500, 1.0), humidity)
+    points = np.column_stack([humidity / 100.0, humidity])
+    with pytest.warns(UserWarning, match=r"500 of 500 records have values outside the sketch's domain"):
+        fdp.Session(1.0, neighbours="add_remove_one").release(fdp.Sketch(dim=2).build(1.0), points)
+
+
 def test_from_fdatagrid_takes_rows_and_the_grid() -> None:
     class FDataGrid:  # the two attributes scikit-fda's FDataGrid has that fdp reads
         data_matrix = np.arange(6.0).reshape(2, 3, 1)
