@@ -449,6 +449,9 @@ fn load_curves(args: &MeanArgs) -> Result<Records, Failure> {
                     .collect(),
             };
             let id_columns: Vec<&str> = args.id.as_deref().map_or_else(|| suspects.clone(), |id| vec![id]);
+            // A value column with text and no number (a prefix that also selects `sex`) is refused
+            // by name, as Python's from_pandas does; the loader below would take its cells as missing.
+            read_columns(&args.csv, Columns::Prefix(prefix))?;
             let loaded = read_wide_csv(&args.csv, &CsvSpec::prefix(prefix.as_str()).with_ids(&id_columns), None)?;
             let (rows, k) = (loaded.curves.n(), loaded.columns.len());
             let numbered =
@@ -626,6 +629,13 @@ enum Columns<'a> {
 /// The selected columns of a CSV, in file order, as a point set; a record with a cell that is not a
 /// finite number becomes the public default point (the origin), so n never changes.
 fn read_points(path: &Path, columns: Columns<'_>) -> Result<PointSet, Failure> {
+    let (dim, data) = read_columns(path, columns)?;
+    Ok(PointSet::with_default(dim, data, None)?)
+}
+
+/// The number of selected columns and their cells, row by row (a cell that is not a number is NaN);
+/// a selected column with text and no number at all (`sex`, a date) is refused by name.
+fn read_columns(path: &Path, columns: Columns<'_>) -> Result<(usize, Vec<f64>), Failure> {
     let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let headers: Vec<String> = reader.headers()?.iter().map(|h| h.trim().to_string()).collect();
     let idx: Vec<usize> = (0..headers.len())
@@ -668,7 +678,7 @@ fn read_points(path: &Path, columns: Columns<'_>) -> Result<PointSet, Failure> {
         )
         .into());
     }
-    Ok(PointSet::with_default(idx.len(), data, None)?)
+    Ok((idx.len(), data))
 }
 
 /// How many records (consecutive rows of `width` values) have a finite value outside `[lo, hi]`: a

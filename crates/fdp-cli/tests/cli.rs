@@ -730,9 +730,9 @@ fn front_door_traps_are_refused_or_reported_locally() {
 }
 
 /// The rest of the traps at the shell: a bound without its norm or given as a range, column names
-/// that carry no grid (and a file that is likely transposed), values outside the stated range
-/// (counted in the local log, never in the report), a large δ, a δ on a pure density, and a density's
-/// column named exactly even when another column's name starts with it.
+/// that carry no grid (and a file that is likely transposed), a value column of text, values outside
+/// the stated range (counted in the local log, never in the report), a large δ, a δ on a pure
+/// density, and a density's column named exactly even when another column's name starts with it.
 #[test]
 fn more_front_door_traps_are_refused_or_reported_locally() {
     let dir = scratch("traps2");
@@ -791,6 +791,24 @@ fn more_front_door_traps_are_refused_or_reported_locally() {
     assert!(text(&o).contains("3 curves of 5 points each") && text(&o).contains("transpose"), "{}", text(&o));
     let o = fdp(&["preview", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--epsilon", "1", "--range", "0,1"]);
     assert!(o.status.success() && !text(&o).contains("carry no grid"), "{}", text(&o));
+    // A prefix that also selects a text column: refused by name, before anything is charged.
+    std::fs::write(dir.join("text.csv"), "h_sex,h_1,h_2\nM,1,2\nF,2,3\nF,NA,1\n").unwrap();
+    let o = fdp(&[
+        "mean",
+        "--csv",
+        &p("text.csv"),
+        "--columns",
+        "h_",
+        "--epsilon",
+        "1",
+        "--range",
+        "0,5",
+        "--out",
+        &p("t"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("column \"h_sex\" holds no numbers (e.g. \"M\")"), "{}", text(&o));
+    assert!(!dir.join("t").exists(), "nothing is written for a refused request");
     // A density's column is the one named, even when another column's name starts with it; δ on the
     // pure ICLP density is refused.
     let mut points = String::from("Humidity,HumidityRatio\n");
