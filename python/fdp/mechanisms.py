@@ -397,8 +397,39 @@ def _check_grid(mechanism: Mechanism, data: Curves) -> None:
         )
 
 
+def _warn_outside(mechanism: Mechanism, values: Any) -> None:
+    """A local warning (never part of a release) counting the records with a finite value outside
+    the public interval the mechanism was told the values lie in: a mean's ``range``, a density's
+    ``domain``, a sketch's ``[0, 1]``. The count describes the private data: it is for the curator
+    (the command line writes it to ``local-log.txt``)."""
+    kind, recipe = mechanism._kind, mechanism._recipe
+    if kind == "mean":
+        interval = _bound_and_range(recipe[1].bound, recipe[1].range)[1]
+        what, fate = "public range", "each is clipped at the mechanism's bound, and the release clamped to the range"
+    elif kind == "kde":
+        interval = tuple(float(v) for v in recipe[1].domain)
+        what, fate = "density's domain", "moved to its nearest end"
+    elif kind == "sketch":
+        interval, what, fate = (0.0, 1.0), "sketch's domain", "a histogram puts them in its end bins; M2M estimates assume [0, 1]^D"
+    else:
+        return
+    if interval is None:
+        return
+    lo, hi = interval
+    rows = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
+    with np.errstate(invalid="ignore"):
+        count = int(np.count_nonzero(np.any(np.isfinite(rows) & ((rows < lo) | (rows > hi)), axis=1)))
+    if count:
+        warnings.warn(
+            f"{count} of {rows.shape[0]} records have values outside the {what} [{lo:g}, {hi:g}] ({fate}): check the "
+            "interval and the data's units. LOCAL INFORMATION: this count describes the private data; do not publish it.",
+            stacklevel=4,
+        )
+
+
 def _prepare(mechanism: Mechanism, data: Any) -> Any:
-    """The data as the mechanism's Rust release function takes them, checked against its shape."""
+    """The data as the mechanism's Rust release function takes them, checked against its shape (and
+    a local warning when values lie outside the mechanism's public interval)."""
     if mechanism._kind == "mean":
         if not isinstance(data, Curves):
             raise TypeError(f"a mean-curve mechanism releases fdp.Curves, got {type(data).__name__}")
@@ -409,6 +440,7 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
                 f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves"
             )
         _check_grid(mechanism, data)
+        _warn_outside(mechanism, data.values)
         return data
     points: ArrayLike = data.values if isinstance(data, Curves) else data
     array = as_points(points, None if mechanism._kind == "kde" else mechanism._shape[1])
@@ -416,4 +448,5 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
         raise ValueError(f"a density of one variable needs 1-D points, got {array.shape[1]} coordinates")
     if mechanism._shape[0] >= 0 and array.shape[0] != mechanism._shape[0]:
         raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} records, got {array.shape[0]}")
+    _warn_outside(mechanism, array)
     return np.ascontiguousarray(array[:, 0]) if mechanism._kind == "kde" else array

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -13,9 +11,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+import docblocks
 import fdp
-
-ROOT = Path(__file__).resolve().parents[2]
+from docblocks import ROOT, code_blocks, run_python
 
 
 def simulated(n: int = 200, k: int = 40, seed: int = 0) -> fdp.Curves:
@@ -180,6 +178,40 @@ def test_front_door_traps_are_refused_or_warned_locally() -> None:
         release.evaluate([25.0])
 
 
+def test_values_outside_the_public_interval_are_counted_locally() -> None:
+    """Values outside a mean's stated range, a density's domain or a sketch's [0, 1]: the release is
+    made (each record clipped by the mechanism), and the curator gets a local warning with the count;
+    nothing about it is published."""
+    ages = np.linspace(1.0, 18.0, 31)
+    heights = 80.0 + 90.0 * np.sqrt((ages - 1.0) / 17.0) + np.random.default_rng(2).normal(0.0, 5.0, (60, 31))
+    in_mm = fdp.Curves(heights * 10.0, ages)  # millimetres against a range in centimetres
+    mechanism = fdp.MeanCurve(range=(40.0, 210.0)).build(in_mm, 1.0)
+    with pytest.warns(UserWarning, match=r"60 of 60 records have values outside the public range \[40, 210\].*LOCAL INFORMATION"):
+        release = fdp.Session(1.0, seed=3).release(mechanism, in_mm)
+    assert np.all((release.curve >= 40.0) & (release.curve <= 210.0))
+    assert "outside" not in release.to_json() and "60 of 60" not in release.to_json()
+    one_tall = heights.copy()
+    one_tall[7, 3] = 250.0
+    one_tall[9, :] = np.nan  # missing values are repaired, not counted as outside
+    curves = fdp.Curves(one_tall, ages)
+    with pytest.warns(UserWarning, match="1 of 60 records"):
+        fdp.Session(1.0).release(fdp.MeanCurve(range=(40.0, 210.0)).build(curves, 1.0), curves)
+    in_range = fdp.Curves(heights, ages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fdp.Session(1.0).release(fdp.MeanCurve(range=(40.0, 210.0)).build(in_range, 1.0), in_range)
+        fdp.Session(1.0).release(fdp.MeanCurve(bound="l1:5").build(in_mm, 1.0), in_mm)  # no range stated: no count
+    humidity = np.random.default_rng(1).uniform(16.0, 40.0, 500)
+    with pytest.warns(UserWarning, match=r"500 of 500 records have values outside the density's domain \[0, 1\]"):
+        fdp.Session(1.0).release(fdp.Density(domain=(0.0, 1.0)).build(500, 1.0), humidity)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fdp.Session(1.0).release(fdp.Density(domain=(0.0, 100.0)).build(500, 1.0), humidity)
+    points = np.column_stack([humidity / 100.0, humidity])
+    with pytest.warns(UserWarning, match=r"500 of 500 records have values outside the sketch's domain"):
+        fdp.Session(1.0, neighbours="add_remove_one").release(fdp.Sketch(dim=2).build(1.0), points)
+
+
 def test_from_fdatagrid_takes_rows_and_the_grid() -> None:
     class FDataGrid:  # the two attributes scikit-fda's FDataGrid has that fdp reads
         data_matrix = np.arange(6.0).reshape(2, 3, 1)
@@ -325,17 +357,11 @@ def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: 
     np.testing.assert_array_equal(table["value"].to_numpy(), curve.curve)
 
 
-def readme_python_blocks() -> list[str]:
-    """The README's ```python code blocks, in order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
-
-
 def test_the_readme_python_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's first Python block is run as written (the Spark one in test_spark.py)."""
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
-    exec(compile(readme_python_blocks()[0], "README.md", "exec"), namespace)
+    run_python(code_blocks(ROOT / "README.md", "python")[0], namespace, ROOT / "README.md")
     release = namespace["release"]
     assert release.curve.shape == (50,) and np.all((release.curve >= 0.0) & (release.curve <= 1.0))
     assert (tmp_path / "ledger.json").exists()
@@ -660,19 +686,8 @@ def test_density_and_sketch_states() -> None:
 # ----------------------------------------------------------------- the same release as Rust's CLI
 
 
-def _cli() -> Path | None:
-    explicit = os.environ.get("FDP_CLI")
-    if explicit:
-        return Path(explicit)
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "fdp"
-        if candidate.exists():
-            return candidate
-    return shutil.which("fdp") and Path(shutil.which("fdp"))  # type: ignore[arg-type]
-
-
 def test_python_release_equals_the_rust_cli_release_bit_for_bit(tmp_path: Path) -> None:
-    cli = _cli()
+    cli = docblocks.cli()
     if cli is None:
         pytest.skip("the fdp command line is not built (cargo build -p fdp-cli), and FDP_CLI is not set")
     assert cli.exists(), f"FDP_CLI={cli} does not exist"

@@ -119,9 +119,9 @@ def test_a_wrong_public_n_is_refused_before_any_charge(spark: Any) -> None:
 
 def test_the_readme_spark_snippet_runs(spark: Any) -> None:
     """The README's Spark block, run as written (its SparkSession is this module's, reused)."""
-    from test_fdp import readme_python_blocks
+    from docblocks import ROOT, code_blocks, run_python
 
     namespace: dict[str, Any] = {}
-    exec(compile(readme_python_blocks()[1], "README.md", "exec"), namespace)
+    run_python(code_blocks(ROOT / "README.md", "python")[1], namespace, ROOT / "README.md")
     release = namespace["release"]
     assert release.curve.shape == (48,) and release.metadata["n"] == 1000

@@ -160,7 +160,7 @@ struct MeanArgs {
     /// The clipping bound NORM:VALUE in the mechanism's norm: l1 (coefficient l1; ICLP-RKHS), l2
     /// (ICLP-l1, IID Laplace, GP) or sup (Bernstein). Public; under private tuning, a ceiling.
     /// Optional with --range (the ceiling then follows from the range).
-    #[arg(long, value_parser = parse_from_str::<ClippingBound>, required_unless_present = "range")]
+    #[arg(long, value_parser = parse_bound, required_unless_present = "range", allow_hyphen_values = true)]
     bound: Option<ClippingBound>,
     /// The public range LO,HI of the values (what is measured, e.g. 0,1 for FA, 40,210 for heights in
     /// cm): every release is clamped to it, the centre defaults to its middle, without --bound the
@@ -205,7 +205,7 @@ struct KdeArgs {
     /// The CSV file.
     #[arg(long)]
     csv: PathBuf,
-    /// The column of points.
+    /// The column of points (its exact name).
     #[arg(long)]
     column: String,
     /// The public interval LO,HI (points outside go to the nearest end).
@@ -304,6 +304,24 @@ fn parse_from_str<T: std::str::FromStr<Err: std::fmt::Display>>(s: &str) -> Resu
     s.parse().map_err(|e: T::Err| e.to_string())
 }
 
+/// `NORM:VALUE`; the two almost-right forms are refused with the fix: a bare number (which norm?)
+/// and a pair `LO,HI` (a range of the values, which goes in `--range`).
+fn parse_bound(s: &str) -> Result<ClippingBound, String> {
+    if let Ok(v) = s.trim().parse::<f64>() {
+        return Err(format!(
+            "{s:?} has no norm: give NORM:VALUE, e.g. l1:{v} for iclp-rkhs (the default; coefficient l1), \
+             l2:{v} for iclp-l1, iid-laplace and gaussian-process, sup:{v} for bernstein; or the values' public \
+             range as --range LO,HI"
+        ));
+    }
+    if parse_pair(s).is_ok() {
+        return Err(format!(
+            "{s:?} looks like a range of the values: give it as --range {s} (the bound then follows from it)"
+        ));
+    }
+    parse_from_str::<ClippingBound>(s)
+}
+
 fn parse_pair(s: &str) -> Result<(f64, f64), String> {
     let list: Vec<f64> = s
         .split(',')
@@ -362,9 +380,19 @@ fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
     }
 }
 
+/// A δ above this draws a warning (Python's `Session` warns at the same value): δ is the probability
+/// that the guarantee fails outright, usually far below 1/n.
+const LARGE_DELTA: f64 = 1e-3;
+
 /// The session of this run: with `--ledger`, the ledger file locked until the run ends.
 fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession, Failure> {
     let total_delta = p.budget_delta.or(p.delta);
+    if let Some(d) = [p.delta, p.budget_delta].into_iter().flatten().map(Delta::get).find(|&d| d > LARGE_DELTA) {
+        eprintln!(
+            "fdp: warning: delta = {d} is a large failure probability: an (ε, δ) release may expose a record outright \
+             with probability up to δ; δ is usually far below 1/n (e.g. 1e-6)"
+        );
+    }
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
@@ -429,7 +457,27 @@ fn load_curves(args: &MeanArgs) -> Result<Records, Failure> {
                     .collect(),
             };
             let id_columns: Vec<&str> = args.id.as_deref().map_or_else(|| suspects.clone(), |id| vec![id]);
+            // A value column with text and no number (a prefix that also selects `sex`) is refused
+            // by name, as Python's from_pandas does; the loader below would take its cells as missing.
+            read_columns(&args.csv, Columns::Prefix(prefix))?;
             let loaded = read_wide_csv(&args.csv, &CsvSpec::prefix(prefix.as_str()).with_ids(&id_columns), None)?;
+            let (rows, k) = (loaded.curves.n(), loaded.columns.len());
+            let numbered =
+                loaded.columns.iter().all(|c| c[prefix.len()..].trim().parse::<f64>().is_ok_and(f64::is_finite));
+            if !numbered && k >= 2 {
+                eprintln!(
+                    "fdp: warning: the column names after {prefix:?} ({:?}, ...) carry no grid: the {k} columns are taken as \
+                     equally spaced (the positions 1..{k}); name them {prefix}<point> (e.g. {prefix}1.5) if the curves were \
+                     observed at other points",
+                    loaded.columns[0]
+                );
+                if rows < k {
+                    eprintln!(
+                        "fdp: warning: {rows} curves of {k} points each, and no grid in the column names: if the file holds \
+                         one curve per column (R's fda layout), transpose it (fdp reads one curve per row)"
+                    );
+                }
+            }
             for (c, name) in suspects.iter().enumerate() {
                 let mut seen = std::collections::HashSet::new();
                 if loaded.ids.iter().any(|row| !seen.insert(row[c].as_str())) {
@@ -478,9 +526,22 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         return sparse_mean(args, bar, preview);
     }
     bar.set_message(format!("reading {}", args.csv.display()));
-    let records = load_curves(&args)?;
+    let mut records = load_curves(&args)?;
     let curves = on_unit_interval(&records.curves)?;
     let (n, k) = (curves.n(), curves.grid().len());
+    if let Some((lo, hi)) = args.range {
+        let count = count_outside(curves.values(), k, lo, hi);
+        records.local.push(format!(
+            "{count} of {n} records have values outside the public range [{lo}, {hi}] (each record is clipped at the \
+             mechanism's bound, and the release clamped to the range)"
+        ));
+        if count > 0 {
+            eprintln!(
+                "fdp: warning: records with values outside the public range --range {lo},{hi} are counted in local-log.txt \
+                 (NOT FOR PUBLICATION): check the range and the data's units"
+            );
+        }
+    }
     let request = MeanRequest {
         method: args.mechanism,
         kernel: args.kernel,
@@ -645,14 +706,39 @@ fn announce(session: &Session, mechanism: &str, report: &Path) {
     );
 }
 
-/// The columns `prefix*` of a CSV, in file order, as a point set; a record with a cell that is not a
+/// Which columns of a CSV hold the points' coordinates.
+#[derive(Debug, Clone, Copy)]
+enum Columns<'a> {
+    /// The one column of this name (a density's `--column`).
+    Named(&'a str),
+    /// Every column whose name starts with this prefix, in file order (`--columns`).
+    Prefix(&'a str),
+}
+
+/// The selected columns of a CSV, in file order, as a point set; a record with a cell that is not a
 /// finite number becomes the public default point (the origin), so n never changes.
-fn read_points(path: &Path, prefix: &str) -> Result<PointSet, Failure> {
+fn read_points(path: &Path, columns: Columns<'_>) -> Result<PointSet, Failure> {
+    let (dim, data) = read_columns(path, columns)?;
+    Ok(PointSet::with_default(dim, data, None)?)
+}
+
+/// The number of selected columns and their cells, row by row (a cell that is not a number is NaN);
+/// a selected column with text and no number at all (`sex`, a date) is refused by name.
+fn read_columns(path: &Path, columns: Columns<'_>) -> Result<(usize, Vec<f64>), Failure> {
     let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let headers: Vec<String> = reader.headers()?.iter().map(|h| h.trim().to_string()).collect();
-    let idx: Vec<usize> = (0..headers.len()).filter(|&i| headers[i].starts_with(prefix)).collect();
+    let idx: Vec<usize> = (0..headers.len())
+        .filter(|&i| match columns {
+            Columns::Named(name) => headers[i] == name,
+            Columns::Prefix(prefix) => headers[i].starts_with(prefix),
+        })
+        .collect();
     if idx.is_empty() {
-        return Err(format!("{}: no column name starts with {prefix:?}", path.display()).into());
+        return Err(match columns {
+            Columns::Named(name) => format!("{}: no column is named {name:?}", path.display()),
+            Columns::Prefix(prefix) => format!("{}: no column name starts with {prefix:?}", path.display()),
+        }
+        .into());
     }
     let mut data = Vec::new();
     // Per column: a cell that is not empty and not a number (e.g. "M"), and whether any cell is a number.
@@ -681,14 +767,19 @@ fn read_points(path: &Path, prefix: &str) -> Result<PointSet, Failure> {
         )
         .into());
     }
-    Ok(PointSet::with_default(idx.len(), data, None)?)
+    Ok((idx.len(), data))
+}
+
+/// How many records (consecutive rows of `width` values) have a finite value outside `[lo, hi]`: a
+/// count of the private data, for the local log only.
+fn count_outside(data: &[f64], width: usize, lo: f64, hi: f64) -> usize {
+    data.chunks(width.max(1)).filter(|row| row.iter().any(|v| v.is_finite() && !(lo..=hi).contains(v))).count()
 }
 
 /// How many points have a coordinate outside `[lo, hi]` (snapped or clamped by the mechanism): a
 /// count of the private data, for the local log only.
 fn outside(points: &PointSet, lo: f64, hi: f64) -> String {
-    let d = points.dim();
-    let count = points.data().chunks(d).filter(|p| p.iter().any(|v| v.is_finite() && !(lo..=hi).contains(v))).count();
+    let count = count_outside(points.data(), points.dim(), lo, hi);
     format!(
         "{count} of {} points have a coordinate outside the public domain [{lo}, {hi}] (moved to its nearest end)",
         points.len()
@@ -697,9 +788,9 @@ fn outside(points: &PointSet, lo: f64, hi: f64) -> String {
 
 fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
-    let points = read_points(&args.csv, &args.column)?;
+    let points = read_points(&args.csv, Columns::Named(&args.column))?;
     if points.dim() != 1 {
-        return Err(format!("--column {:?} matches {} columns; a density needs one", args.column, points.dim()).into());
+        return Err(format!("{} columns are named {:?}; a density needs one", points.dim(), args.column).into());
     }
     let request = KdeRequest {
         method: args.mechanism,
@@ -742,7 +833,7 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
 
 fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
-    let points = read_points(&args.csv, &args.columns)?;
+    let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
     let delta = args.privacy.delta.ok_or("kme is (ε, δ)-DP: give --delta")?;
     let request = KmeRequest {
         kernel: Stationary::gaussian(args.rho)?,
@@ -783,7 +874,7 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
 
 fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
-    let points = read_points(&args.csv, &args.columns)?;
+    let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
     let request = SketchRequest {
         map: args.map.clone(),
         dim: points.dim(),

@@ -797,3 +797,101 @@ fn sparse_long_table_release_and_refusals() {
     let o = fdp(&["mean", "--csv", &csv, "--long", "id,age,height", "--grid", "1,18,35", "--sparse", "--epsilon", "1"]);
     assert!(!o.status.success() && text(&o).contains("--range"), "{}", text(&o));
 }
+
+/// The rest of the traps at the shell: a bound without its norm or given as a range, column names
+/// that carry no grid (and a file that is likely transposed), a value column of text, values outside
+/// the stated range (counted in the local log, never in the report), a large δ, a δ on a pure
+/// density, and a density's column named exactly even when another column's name starts with it.
+#[test]
+fn more_front_door_traps_are_refused_or_reported_locally() {
+    let dir = scratch("traps2");
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let csv = curves_csv(&dir);
+    let mean = |extra: &[&str], out: &str| {
+        let args = ["mean", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--epsilon", "1"];
+        fdp(&[&args[..], extra, &["--out", &p(out)]].concat())
+    };
+    // A bare number has no norm; a pair is a range.
+    let o = mean(&["--bound", "300"], "b");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("has no norm") && text(&o).contains("l1:300") && text(&o).contains("--range"),
+        "{}",
+        text(&o)
+    );
+    let o = mean(&["--bound", "40,210"], "b");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("give it as --range 40,210"), "{}", text(&o));
+    // Values outside the stated range: released (each record is clipped), counted locally only.
+    let o = mean(&["--range", "0.4,0.6", "--seed", "1"], "r");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("warning: records with values outside the public range --range 0.4,0.6"), "{}", text(&o));
+    let log = std::fs::read_to_string(dir.join("r/local-log.txt")).unwrap();
+    assert!(log.contains("of 121 records have values outside the public range [0.4, 0.6]"), "{log}");
+    for published in ["report.md", "release.json", "curves.svg"] {
+        let text = std::fs::read_to_string(dir.join("r").join(published)).unwrap();
+        assert!(!text.contains("outside the public range"), "{published} holds the local count");
+    }
+    let o = mean(&["--range", "-10,10", "--seed", "1"], "in-range");
+    assert!(o.status.success() && !text(&o).contains("warning"), "{}", text(&o));
+    let log = std::fs::read_to_string(dir.join("in-range/local-log.txt")).unwrap();
+    assert!(log.contains("0 of 121 records have values outside"), "{log}");
+    // A large δ warns (a Gaussian process needs one).
+    let o = mean(&["--mechanism", "gaussian-process", "--bound", "l2:2", "--delta", "0.5"], "g");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("delta = 0.5 is a large failure probability"), "{}", text(&o));
+    assert!(
+        !text(&mean(&["--mechanism", "gaussian-process", "--bound", "l2:2", "--delta", "1e-6"], "g2"))
+            .contains("warning")
+    );
+    // Column names that carry no grid, in a file that holds one curve per column (3 rows, 5 columns).
+    let mut wide = String::from("id,h_a,h_b,h_c,h_d,h_e\n");
+    for i in 0..3 {
+        wide += &format!("r{i},1,2,3,4,5\n");
+    }
+    std::fs::write(dir.join("wide.csv"), wide).unwrap();
+    let o = fdp(&["preview", "--csv", &p("wide.csv"), "--columns", "h_", "--epsilon", "1", "--range", "0,10"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("(\"h_a\", ...) carry no grid: the 5 columns are taken as equally spaced"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("3 curves of 5 points each") && text(&o).contains("transpose"), "{}", text(&o));
+    let o = fdp(&["preview", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--epsilon", "1", "--range", "0,1"]);
+    assert!(o.status.success() && !text(&o).contains("carry no grid"), "{}", text(&o));
+    // A prefix that also selects a text column: refused by name, before anything is charged.
+    std::fs::write(dir.join("text.csv"), "h_sex,h_1,h_2\nM,1,2\nF,2,3\nF,NA,1\n").unwrap();
+    let o = fdp(&[
+        "mean",
+        "--csv",
+        &p("text.csv"),
+        "--columns",
+        "h_",
+        "--epsilon",
+        "1",
+        "--range",
+        "0,5",
+        "--out",
+        &p("t"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("column \"h_sex\" holds no numbers (e.g. \"M\")"), "{}", text(&o));
+    assert!(!dir.join("t").exists(), "nothing is written for a refused request");
+    // A density's column is the one named, even when another column's name starts with it; δ on the
+    // pure ICLP density is refused.
+    let mut points = String::from("Humidity,HumidityRatio\n");
+    for i in 0..300 {
+        points += &format!("{},{}\n", 16.0 + (i % 25) as f64, 0.004);
+    }
+    std::fs::write(dir.join("points.csv"), points).unwrap();
+    let kde = |extra: &[&str]| {
+        let args = ["kde", "--csv", &p("points.csv"), "--column", "Humidity", "--domain", "0,100", "--epsilon", "1"];
+        fdp(&[&args[..], extra, &["--out", &p("k")]].concat())
+    };
+    let o = kde(&[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = kde(&["--delta", "1e-6"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("pure ε-DP"), "{}", text(&o));
+}
