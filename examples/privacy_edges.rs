@@ -17,10 +17,11 @@
 
 use std::error::Error;
 
-use fdp::data::{CurveSet, Scenario, simulate};
+use fdp::data::{CurveSet, Scenario, SparseCurves, simulate};
 use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
-    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, TunedMean, density_kernel,
+    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseFrame, TunedMean,
+    density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -130,6 +131,65 @@ fn covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             &format!("covariance_bound_j{j}"),
             worst_pair(&s, laplace_ratio(&[bound.noise().noise()], 0.5))?,
         ));
+    }
+    Ok(())
+}
+
+/// The sparse default ([`SparseBinnedMean`], unknown and stated design): the background is a
+/// simulation cut to 3-7 points per curve; record 0 is replaced by sparse records an adversary
+/// would try (one point at each end, ±f64::MAX, 1e300 repeated at one time, NaN/∞ times and
+/// values, times outside the domain, 4000 points, an empty record) and by the grid values of the
+/// adversarial curves at 5 points each. Losses per stage from the lattice indices
+/// ([`SparseBinnedMean::stage_losses`], the release's maximised over every τ of the bound grid).
+fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 60;
+    let basis = MercerBasis::build(Stationary::matern32(0.2)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let dense = simulate(Scenario::S2, &basis, n, 11)?.curves;
+    let points = basis.grid().points();
+    let background: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
+        .map(|i| {
+            let picked: Vec<usize> = (0..3 + i % 5).map(|j| (i * 7 + j * 11) % 30).collect();
+            (picked.iter().map(|g| points[*g]).collect(), picked.iter().map(|g| dense.row(i)[*g]).collect())
+        })
+        .collect();
+    let many: Vec<f64> = (0..4000).map(|j| j as f64 / 4000.0).collect();
+    let mut records: Vec<(Vec<f64>, Vec<f64>)> = vec![
+        (vec![0.0], vec![-8.0]),
+        (vec![1.0], vec![8.0]),
+        (vec![0.5], vec![f64::MAX]),
+        (vec![0.5], vec![-f64::MAX]),
+        (vec![0.3; 40], vec![1e300; 40]),
+        (vec![f64::NAN, 0.2, f64::INFINITY], vec![1.0, f64::NAN, 1.0]),
+        (vec![-3.0, 7.0], vec![1.0, 1.0]),
+        (many.clone(), many.iter().map(|t| if *t < 0.5 { 8.0 } else { -8.0 }).collect()),
+        (vec![], vec![]),
+    ];
+    for curve in adversarial_curves(&basis) {
+        records.push((
+            [0, 7, 14, 21, 29].iter().map(|g| points[*g]).collect(),
+            [0, 7, 14, 21, 29].iter().map(|g| curve[*g]).collect(),
+        ));
+    }
+    let stated = vec![1.0 / 30.0; 30];
+    for (tag, design) in [("", None), ("_stated_design", Some(&stated))] {
+        let frame = SparseFrame::new(basis.grid(), (-8.0, 8.0))?;
+        let frame = match design {
+            Some(p) => frame.with_design(p)?,
+            None => frame,
+        };
+        let mechanism = SparseBinnedMean::new(&basis, n, Epsilon::new(1.0)?, frame)?;
+        let summaries: Vec<Vec<f64>> = records
+            .iter()
+            .map(|r| {
+                let mut data = background.clone();
+                data[0] = r.clone();
+                Ok(mechanism.summarize(&SparseCurves::new((0.0, 1.0), &data)?)?)
+            })
+            .collect::<Result<_>>()?;
+        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+            Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+        };
+        out.push(EdgeRecord::new(&format!("sparse_binned_mean{tag}"), worst_pair(&summaries, worst)?));
     }
     Ok(())
 }
@@ -602,6 +662,7 @@ pub fn run() -> Result<Vec<EdgeRecord>> {
     erm_edges(&mut out)?;
     kme_edges(&mut out)?;
     covariance_edges(&mut out)?;
+    sparse_edges(&mut out)?;
     Ok(out)
 }
 

@@ -43,6 +43,10 @@ fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
             assert!(records.iter().any(|r| r.mechanism == name), "{name}");
         }
     }
+    // The sparse default, with and without a stated design.
+    for name in ["sparse_binned_mean", "sparse_binned_mean_stated_design"] {
+        assert!(records.iter().any(|r| r.mechanism == name), "{name}");
+    }
     let gaussian = records.iter().find(|r| r.mechanism == "private_covariance_gaussian_j5").unwrap();
     assert!(gaussian.worst_loss_over_eps > 0.99, "{}", gaussian.worst_loss_over_eps);
 }
