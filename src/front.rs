@@ -358,22 +358,29 @@ macro_rules! dispatch_mergeable {
     };
 }
 
-/// **The default mean of sparse curves** ([`SparseBinnedMean`]: privately tuned, the design
-/// estimated privately) for `n` records on the public `grid` (after the front doors' grid rule:
-/// [`unit_grid`]), values in the public `range`, centred at `centre` (default: the middle of the
-/// range); `kernel` sets the basis the release is represented in; pure ε-DP (a δ is refused).
+/// **The default mean of sparse curves** ([`SparseBinnedMean`]: privately tuned) for `n` records on
+/// the public `grid` (after the front doors' grid rule: [`unit_grid`]), values in the public
+/// `range`, centred at `centre` (default: the middle of the range), with the public `design` (the
+/// probability of an observation at each grid point) if one is stated, else the design estimated
+/// privately; `kernel` sets the basis the release is represented in; pure ε-DP (a δ is refused).
 /// Public quantities only.
+#[allow(clippy::too_many_arguments)]
 pub fn sparse_mean(
     grid: &Grid,
     kernel: Stationary,
     range: (f64, f64),
     centre: Option<f64>,
+    design: Option<&[f64]>,
     epsilon: Epsilon,
     delta: Option<Delta>,
     n: usize,
 ) -> Result<SparseBinnedMean> {
     no_delta_unless(false, delta)?;
     let frame = SparseFrame::new(grid, range)?;
+    let frame = match design {
+        Some(p) => frame.with_design(p)?,
+        None => frame,
+    };
     let frame = match centre {
         Some(c) => {
             range_radius(range.0, range.1, Some(c))?;

@@ -22,6 +22,7 @@ from .data import Curves, as_points
 from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
 from .releases import Accuracy, CurveRelease, M2mEstimates, SketchRelease, WeightedSampleRelease
 from .session import Session
+from .sparse import SparseCurves, SparseMean
 
 __all__ = [
     "Accuracy",
@@ -35,6 +36,8 @@ __all__ = [
     "Session",
     "Sketch",
     "SketchRelease",
+    "SparseCurves",
+    "SparseMean",
     "SummaryState",
     "SyntheticDataset",
     "WeightedSampleRelease",

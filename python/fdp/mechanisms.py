@@ -46,6 +46,8 @@ class Mechanism:
         if self._kind == "mean":
             grid = self._recipe[2]
             return SummaryState(self._inner.part_state(np.empty((0, grid.size)), grid))
+        if self._kind == "sparse_mean":
+            return SummaryState(self._inner.part_state(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)))
         if self._kind == "kde":
             return SummaryState(self._inner.part_state(np.empty(0)))
         return SummaryState(self._inner.part_state(np.empty((0, self._shape[1]))))
@@ -68,6 +70,9 @@ class Mechanism:
                 raise ValueError(f"the mechanism protects {_unit(self.person_id)} but the curves are {_unit(data.person_id)}")
             _check_grid(self, data)
             return SummaryState(self._inner.part_state(data.values, data.grid))
+        if self._kind == "sparse_mean":
+            codes, t, y = _sparse_table(self, data, whole=False)
+            return SummaryState(self._inner.part_state(codes, t, y))
         if self._kind == "kde":
             points = as_points(data.values if isinstance(data, Curves) else data, 1)
             return SummaryState(self._inner.part_state(np.ascontiguousarray(points[:, 0])))
@@ -81,7 +86,7 @@ class Mechanism:
     @property
     def person_id(self) -> str | None:
         """The privacy unit: ``None`` (one record) or the id variable naming the persons."""
-        if self._kind != "mean":
+        if self._kind not in ("mean", "sparse_mean"):
             return None
         unit = self._inner.person_id()
         return None if unit is None else str(unit)
@@ -427,9 +432,28 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
         )
 
 
+def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, Any, Any]:
+    """``(codes, t, y)`` of :class:`fdp.SparseCurves` for a sparse-mean mechanism, checked against
+    its n (``whole``: all the data, not one part), privacy unit and domain."""
+    from .sparse import SparseCurves
+
+    if not isinstance(data, SparseCurves):
+        raise TypeError(f"a sparse-curve mechanism takes fdp.SparseCurves, got {type(data).__name__}")
+    if whole and data.n != mechanism._shape[0]:
+        raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} records, got {data.n}")
+    if data.person_id != mechanism.person_id:
+        raise ValueError(f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves")
+    grid = mechanism._recipe[2]
+    if (float(grid[0]), float(grid[-1])) != data.domain:
+        raise ValueError(f"the mechanism's grid spans [{grid[0]:g}, {grid[-1]:g}] but the curves' domain is [{data.domain[0]:g}, {data.domain[1]:g}]")
+    return data.codes, data.t, data.y
+
+
 def _prepare(mechanism: Mechanism, data: Any) -> Any:
     """The data as the mechanism's Rust release function takes them, checked against its shape (and
     a local warning when values lie outside the mechanism's public interval)."""
+    if mechanism._kind == "sparse_mean":
+        return _sparse_table(mechanism, data, whole=True)
     if mechanism._kind == "mean":
         if not isinstance(data, Curves):
             raise TypeError(f"a mean-curve mechanism releases fdp.Curves, got {type(data).__name__}")

@@ -95,8 +95,8 @@ class Session:
         return list(json.loads(self.to_json())["entries"])
 
     def release(self, mechanism: Mechanism, data: Any) -> CurveRelease | WeightedSampleRelease | SketchRelease:
-        """Charges ``mechanism`` and releases it on ``data`` (``fdp.Curves`` for a mean curve, an
-        array of points otherwise). The interpreter lock is released while Rust computes."""
+        """Charges ``mechanism`` and releases it on ``data`` (``fdp.Curves`` for a mean curve,
+        ``fdp.SparseCurves`` for a sparse mean, an array of points otherwise). The interpreter lock is released while Rust computes."""
         if not isinstance(mechanism, Mechanism):
             raise TypeError(f"mechanism must be built by fdp (e.g. MeanCurve(...).build), got {type(mechanism).__name__}")
         prepared = _prepare(mechanism, data)
@@ -104,6 +104,8 @@ class Session:
         if kind == "mean":
             # Released on the grid mapped onto [0, 1]; shown in the data's units (the mechanism's grid).
             return CurveRelease(self._inner.release_mean(inner, prepared.values, prepared.grid), mechanism._recipe[2])
+        if kind == "sparse_mean":
+            return CurveRelease(self._inner.release_sparse_mean(inner, *prepared), mechanism._recipe[2])
         if kind == "kde":
             out = self._inner.release_kde(inner, prepared)
         elif kind == "kme":
@@ -127,6 +129,8 @@ class Session:
         kind, inner, data = mechanism._kind, mechanism._inner, state.to_bytes()
         if kind == "mean":
             return CurveRelease(self._inner.release_mean_state(inner, data), mechanism._recipe[2])
+        if kind == "sparse_mean":
+            return CurveRelease(self._inner.release_sparse_mean_state(inner, data), mechanism._recipe[2])
         if kind == "kde":
             return CurveRelease(self._inner.release_kde_state(inner, data))
         if kind == "kme":

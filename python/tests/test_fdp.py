@@ -741,3 +741,12 @@ def test_python_release_equals_the_rust_cli_release_bit_for_bit(tmp_path: Path) 
     python = fdp.Session(1.0, seed=42).release(framed, fdp.Curves(values, curves.grid))
     assert rust["curve"] == python.curve.tolist()
     assert rust["coefficients"] == python.coefficients.tolist()
+
+
+@pytest.mark.parametrize("module", ["fdp", "fdp.data", "fdp.mechanisms", "fdp.releases", "fdp.session", "fdp.sparse"])
+def test_the_docstring_examples_run(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {module} failed"

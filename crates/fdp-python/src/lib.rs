@@ -14,8 +14,8 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use fdp::data::{CurveSet, onto_grid};
-use fdp::estimators::GridPoints;
+use fdp::data::{CurveSet, SparseCurves, onto_grid};
+use fdp::estimators::{GridPoints, SparseBinnedMean};
 use fdp::front::{
     AnyKde, AnyMean, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
 };
@@ -144,6 +144,21 @@ impl RustSession {
         Ok(CurveRelease { inner: release.map_err(py_err)? })
     }
 
+    /// Releases a sparse-curve mean mechanism on a long table: `codes[r]` the record (0..n, in order of
+    /// first appearance) of observation r at time `t[r]` (the data's units) with value `y[r]`.
+    fn release_sparse_mean(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &SparseMeanMechanism,
+        codes: PyReadonlyArray1<'_, i64>,
+        t: PyReadonlyArray1<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<CurveRelease> {
+        let data = mechanism.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(CurveRelease { inner: py.detach(move || session.release(inner, &data)).map_err(py_err)? })
+    }
+
     /// Releases a density mechanism on 1-D `points`.
     fn release_kde(
         &mut self,
@@ -200,6 +215,17 @@ impl RustSession {
         &mut self,
         py: Python<'_>,
         mechanism: &MeanMechanism,
+        state: &[u8],
+    ) -> PyResult<CurveRelease> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
+    }
+
+    fn release_sparse_mean_state(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &SparseMeanMechanism,
         state: &[u8],
     ) -> PyResult<CurveRelease> {
         let state = SummaryState::from_bytes(state).map_err(py_err)?;
@@ -479,6 +505,70 @@ fn build_mean(
     Ok(MeanMechanism { inner: PerUnit::new(inner, unit), warnings: request.warnings(&grid) })
 }
 
+/// A sparse-curve mean mechanism built for a grid (its domain in the data's units) and n.
+#[pyclass(module = "fdp._fdp")]
+struct SparseMeanMechanism {
+    inner: PerUnit<SparseBinnedMean>,
+    domain: (f64, f64),
+}
+
+mechanism_methods!(SparseMeanMechanism, SparseCurves);
+
+impl SparseMeanMechanism {
+    /// The records of a long table (codes, t, y in the data's units) on the grid mapped onto [0, 1].
+    fn records(&self, codes: &[i64], t: &[f64], y: &[f64]) -> PyResult<SparseCurves> {
+        let data = SparseCurves::from_long(self.domain, codes, t, y).map_err(data_err)?;
+        data.rescaled(0.0, 1.0).map_err(data_err)
+    }
+}
+
+#[pymethods]
+impl SparseMeanMechanism {
+    /// The summary state of some records of a long table, as bytes.
+    fn part_state<'py>(
+        &self,
+        py: Python<'py>,
+        codes: PyReadonlyArray1<'_, i64>,
+        t: PyReadonlyArray1<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?)?;
+        let inner = &self.inner;
+        let bytes = py.detach(move || part_state(inner, &data)).map_err(py_err)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// Builds the sparse-curve mean mechanism (see `fdp::front::sparse_mean`) for n records on `grid`
+/// (the data's units: its first and last points are the domain).
+#[pyfunction]
+#[pyo3(signature = (kernel, range, epsilon, grid, n, centre=None, design=None, delta=None, person_id=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_sparse_mean(
+    py: Python<'_>,
+    kernel: &str,
+    range: (f64, f64),
+    epsilon: f64,
+    grid: PyReadonlyArray1<'_, f64>,
+    n: usize,
+    centre: Option<f64>,
+    design: Option<PyReadonlyArray1<'_, f64>>,
+    delta: Option<f64>,
+    person_id: Option<String>,
+) -> PyResult<SparseMeanMechanism> {
+    let kernel = parse::<Stationary>(kernel)?;
+    let (epsilon, delta) = (checked_epsilon(epsilon)?, checked_delta(delta)?);
+    let data_grid = trapezoid_grid(slice(&grid, "grid")?)?;
+    let domain = data_grid.domain()[0];
+    let grid = fdp::front::unit_grid(&data_grid).map_err(py_err)?;
+    let design = design.as_ref().map(|d| slice(d, "design")).transpose()?;
+    let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
+    let inner = py
+        .detach(|| fdp::front::sparse_mean(&grid, kernel, range, centre, design, epsilon, delta, n))
+        .map_err(py_err)?;
+    Ok(SparseMeanMechanism { inner: PerUnit::new(inner, unit), domain })
+}
+
 /// A density mechanism built for n points.
 #[pyclass(module = "fdp._fdp")]
 struct KdeMechanism {
@@ -746,6 +836,7 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("M2M_PRIOR_SEED", fdp::front::M2M_PRIOR_SEED)?;
     m.add_class::<RustSession>()?;
     m.add_class::<MeanMechanism>()?;
+    m.add_class::<SparseMeanMechanism>()?;
     m.add_class::<KdeMechanism>()?;
     m.add_class::<KmeMechanism>()?;
     m.add_class::<SketchMechanism>()?;
@@ -754,6 +845,7 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SketchRelease>()?;
     m.add_class::<M2m>()?;
     m.add_function(wrap_pyfunction!(build_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(build_sparse_mean, m)?)?;
     m.add_function(wrap_pyfunction!(build_kde, m)?)?;
     m.add_function(wrap_pyfunction!(build_kme, m)?)?;
     m.add_function(wrap_pyfunction!(build_sketch, m)?)?;

@@ -1,0 +1,205 @@
+"""Irregular and sparse curves: every record observed at its own times, and their private mean.
+
+A record is one subject's observations ``(t_1, y_1), ..., (t_m, y_m)`` on a public domain (growth
+measured at different ages per child, clinic visits, a wearable with gaps); the privacy unit is the
+whole record. Nothing is interpolated: :class:`SparseMean` sums each record's deviations from a
+public centre in bins of a public grid, with a private bound and the bins' observation counts
+released too, then smooths by Stein's unbiased risk estimate (docs/DESIGN.md section 18).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _fdp
+from .data import _codes, _grid_array
+from .mechanisms import Mechanism
+
+__all__ = ["SparseCurves", "SparseMean"]
+
+
+class SparseCurves:
+    """n records, each a list of ``(t, y)`` observations on the public ``domain = (lo, hi)``.
+
+    Stored as a long table: ``codes[r]`` (the record, 0..n-1 in order of first appearance), ``t[r]``,
+    ``y[r]``. An observation whose time or value is not a finite number, or whose time lies outside
+    the domain, is **dropped** when released (never an error: an error that depended on a record's
+    contents would itself leak it); :attr:`repairs` counts them — LOCAL INFORMATION about the private
+    data, never part of a release. n (the number of records) is public.
+
+    Parameters
+    ----------
+    records:
+        A sequence of ``(times, values)`` pairs, one per record (use :meth:`from_long` for a long
+        table).
+    domain:
+        The public domain of the times, fixed before reading the data.
+    id:
+        The name of the variable naming the subjects, recorded as the privacy unit (``None``: one
+        record per curve).
+
+    Examples
+    --------
+    >>> import fdp
+    >>> curves = fdp.SparseCurves([([1.0, 4.5], [80.0, 104.0]), ([2.0, 3.0, 9.0], [88.0, 95.0, 131.0])], domain=(1, 18))
+    >>> curves
+    SparseCurves(n=2, observations=5, domain=[1, 18])
+    """
+
+    codes: NDArray[np.int64]
+    t: NDArray[np.float64]
+    y: NDArray[np.float64]
+    domain: tuple[float, float]
+    n: int
+    person_id: str | None
+    repairs: dict[str, int]
+
+    def __init__(self, records: Any, domain: tuple[float, float], id: str | None = None) -> None:
+        records = list(records)
+        lengths = []
+        for i, record in enumerate(records):
+            if len(record) != 2:
+                raise ValueError(f"record {i} must be a (times, values) pair")
+            t_i, y_i = (np.asarray(v, dtype=np.float64).reshape(-1) for v in record)
+            if t_i.shape != y_i.shape:
+                raise ValueError(f"record {i} has {t_i.size} times but {y_i.size} values")
+            lengths.append(t_i.size)
+        codes = np.repeat(np.arange(len(records), dtype=np.int64), lengths)
+        t = np.concatenate([np.asarray(r[0], dtype=np.float64).reshape(-1) for r in records]) if records else np.empty(0)
+        y = np.concatenate([np.asarray(r[1], dtype=np.float64).reshape(-1) for r in records]) if records else np.empty(0)
+        self._set(codes, t, y, len(records), domain, id)
+
+    def _set(self, codes: NDArray[np.int64], t: NDArray[np.float64], y: NDArray[np.float64], n: int, domain: Any, id: str | None) -> None:
+        lo, hi = (float(v) for v in domain)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValueError(f"domain must be a finite (lo, hi) with lo < hi, got {domain!r}")
+        if n < 1:
+            raise ValueError("sparse curves need at least one record")
+        self.codes = np.ascontiguousarray(codes, dtype=np.int64)
+        self.t = np.ascontiguousarray(t, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.domain, self.n, self.person_id = (lo, hi), int(n), id
+        finite = np.isfinite(self.t) & np.isfinite(self.y)
+        inside = finite & (self.t >= lo) & (self.t <= hi)
+        kept = np.bincount(self.codes[inside], minlength=self.n)
+        self.repairs = {
+            "non_finite": int(np.count_nonzero(~finite)),
+            "outside_domain": int(np.count_nonzero(finite & ~inside)),
+            "empty_records": int(np.count_nonzero(kept == 0)),
+        }
+        if self.repairs["non_finite"] or self.repairs["outside_domain"]:
+            warnings.warn(
+                f"{self.repairs['non_finite']} observations with a missing time or value and {self.repairs['outside_domain']} "
+                f"outside the domain [{lo:g}, {hi:g}] will be dropped ({self.repairs['empty_records']} records left empty "
+                "count as the public default). LOCAL INFORMATION: these counts describe the private data; do not publish "
+                "them (they are in SparseCurves.repairs, never in a release or a report).",
+                stacklevel=3,
+            )
+
+    @classmethod
+    def from_long(cls, ids: ArrayLike, t: ArrayLike, y: ArrayLike, *, domain: tuple[float, float], id: str | None = "id") -> "SparseCurves":
+        """From a long table, one observation ``(id, t, y)`` per row: each id is one record (the id
+        variable is the privacy unit), in order of first appearance. With pandas:
+        ``SparseCurves.from_long(df.child, df.age, df.height, domain=(1, 18), id="child")``."""
+        ids_a = np.asarray(ids)
+        t_a, y_a = (np.asarray(v, dtype=np.float64) for v in (t, y))
+        if not (ids_a.shape == t_a.shape == y_a.shape) or ids_a.ndim != 1:
+            raise ValueError("ids, t and y must be 1-D and of the same length")
+        codes, n = _codes(ids_a)
+        curves = cls.__new__(cls)
+        curves._set(codes, t_a, y_a, n, domain, id)
+        return curves
+
+    @classmethod
+    def from_fdatairregular(cls, data: Any, domain: tuple[float, float] | None = None) -> "SparseCurves":
+        """From scikit-fda's ``FDataIrregular`` (1-D argument and values): its ``start_indices``,
+        ``points`` and ``values``; the domain defaults to its ``domain_range`` (public: set when the
+        object was made, not from the data)."""
+        if data.dim_domain != 1 or data.dim_codomain != 1:
+            raise ValueError("sparse curves have one argument and one value")
+        starts = np.asarray(data.start_indices, dtype=np.int64)
+        points = np.asarray(data.points, dtype=np.float64).reshape(-1)
+        values = np.asarray(data.values, dtype=np.float64).reshape(-1)
+        codes = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, points.size)))
+        curves = cls.__new__(cls)
+        curves._set(codes, points, values, int(starts.size), domain if domain is not None else data.domain_range[0], None)
+        return curves
+
+    @property
+    def observations(self) -> int:
+        """The number of observations (private: local use only)."""
+        return int(self.t.size)
+
+    def __repr__(self) -> str:
+        unit = "" if self.person_id is None else f", per person ({self.person_id!r})"
+        return f"SparseCurves(n={self.n}, observations={self.observations}, domain=[{self.domain[0]:g}, {self.domain[1]:g}]{unit})"
+
+
+@dataclass(frozen=True)
+class SparseMean:
+    """The private mean of sparse curves (pure ε-DP, privately tuned; docs/DESIGN.md section 18).
+
+    Observations are snapped to the public ``grid`` (in the data's units; its ends are the domain),
+    clamped to the public ``range`` and centred at ``centre`` (default: the middle of the range).
+    Stage 1 spends a share of ε on a private bound for each record's mean absolute deviation (a
+    noisy geometric mean); stage 2 releases, in bins of the grid, the sums of the records'
+    deviations (each record's total clipped at the bound: sensitivity ``2τ/n``) and of their
+    observation counts (each record's total 1: sensitivity ``2/n``) with Laplace noise; the bin
+    means are their ratio, smoothed by SURE (post-processing). With a ``design`` (the public
+    probability of an observation at each grid point, e.g. a visit schedule) the counts are known
+    and not released.
+
+    Examples
+    --------
+    >>> import numpy as np, fdp
+    >>> rng = np.random.default_rng(0)
+    >>> ages = [np.sort(rng.uniform(1, 18, 4)) for _ in range(300)]
+    >>> curves = fdp.SparseCurves([(a, 75 + 6 * a + rng.normal(0, 5, a.size)) for a in ages], domain=(1, 18))
+    >>> mean = fdp.SparseMean(range=(40, 210), grid=np.linspace(1, 18, 35)).build(curves, epsilon=1.0)
+    >>> release = fdp.Session(1.0).release(mean, curves)
+    >>> bool(np.all((release.curve >= 40) & (release.curve <= 210)))
+    True
+    """
+
+    range: tuple[float, float]
+    grid: Any
+    kernel: str = "matern32:0.1"
+    centre: float | None = None
+    design: Any = None
+
+    def build(self, curves: SparseCurves, epsilon: float) -> Mechanism:
+        """The mechanism for ``curves``' n and privacy unit at a total ``epsilon`` (the observations
+        are not read). The curves' domain must be the grid's."""
+        if not isinstance(curves, SparseCurves):
+            raise TypeError(f"curves must be fdp.SparseCurves, got {type(curves).__name__}")
+        points = _grid_array(np.asarray(self.grid, dtype=np.float64).reshape(-1), np.asarray(self.grid).size)
+        if (float(points[0]), float(points[-1])) != curves.domain:
+            raise ValueError(
+                f"the grid spans [{points[0]:g}, {points[-1]:g}] but the curves' domain is "
+                f"[{curves.domain[0]:g}, {curves.domain[1]:g}]: give a grid over the domain"
+            )
+        return self.build_for(points, curves.n, epsilon, curves.person_id)
+
+    def build_for(self, grid: ArrayLike, n: int, epsilon: float, id: str | None = None) -> Mechanism:
+        """The mechanism for ``n`` records (public) on ``grid`` at a total ``epsilon``."""
+        points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+        if len(self.range) != 2:
+            raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
+        design = None if self.design is None else np.ascontiguousarray(np.asarray(self.design, dtype=np.float64).reshape(-1))
+        inner = _fdp.build_sparse_mean(
+            self.kernel,
+            (float(self.range[0]), float(self.range[1])),
+            float(epsilon),
+            points,
+            int(n),
+            centre=self.centre,
+            design=design,
+            person_id=id,
+        )
+        recipe = (SparseMean.build_for, self, points, int(n), float(epsilon), id)
+        return Mechanism(inner, "sparse_mean", (int(n), points.size), recipe)
