@@ -643,6 +643,7 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
             args.kernel,
             range,
             args.centre,
+            None,
             args.privacy.epsilon,
             args.privacy.delta,
             n,
