@@ -47,7 +47,7 @@ class Mechanism:
             grid = self._recipe[2]
             return SummaryState(self._inner.part_state(np.empty((0, grid.size)), grid))
         if self._kind == "sparse_mean":
-            return SummaryState(self._inner.part_state(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)))
+            return SummaryState(self._inner.part_state(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), 0))
         if self._kind == "kde":
             return SummaryState(self._inner.part_state(np.empty(0)))
         return SummaryState(self._inner.part_state(np.empty((0, self._shape[1]))))
@@ -71,8 +71,7 @@ class Mechanism:
             _check_grid(self, data)
             return SummaryState(self._inner.part_state(data.values, data.grid))
         if self._kind == "sparse_mean":
-            codes, t, y = _sparse_table(self, data, whole=False)
-            return SummaryState(self._inner.part_state(codes, t, y))
+            return SummaryState(self._inner.part_state(*_sparse_table(self, data, whole=False)))
         if self._kind == "kde":
             points = as_points(data.values if isinstance(data, Curves) else data, 1)
             return SummaryState(self._inner.part_state(np.ascontiguousarray(points[:, 0])))
@@ -432,8 +431,8 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
         )
 
 
-def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, Any, Any]:
-    """``(codes, t, y)`` of :class:`fdp.SparseCurves` for a sparse-mean mechanism, checked against
+def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, Any, Any, int]:
+    """``(codes, t, y, n)`` of :class:`fdp.SparseCurves` for a sparse-mean mechanism, checked against
     its n (``whole``: all the data, not one part), privacy unit and domain."""
     from .sparse import SparseCurves
 
@@ -446,7 +445,7 @@ def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, An
     grid = mechanism._recipe[2]
     if (float(grid[0]), float(grid[-1])) != data.domain:
         raise ValueError(f"the mechanism's grid spans [{grid[0]:g}, {grid[-1]:g}] but the curves' domain is [{data.domain[0]:g}, {data.domain[1]:g}]")
-    return data.codes, data.t, data.y
+    return data.codes, data.t, data.y, data.n
 
 
 def _prepare(mechanism: Mechanism, data: Any) -> Any:

@@ -28,8 +28,17 @@ from .data import Curves
 from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
 from .releases import CurveRelease, SketchRelease, WeightedSampleRelease
 from .session import Session
+from .sparse import SparseCurves, SparseMean
 
-__all__ = ["summary_state", "release_mean", "release_density", "release_synthetic", "release_sketch", "wide_from_long"]
+__all__ = [
+    "summary_state",
+    "release_mean",
+    "release_sparse_mean",
+    "release_density",
+    "release_synthetic",
+    "release_sketch",
+    "wide_from_long",
+]
 
 
 def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
@@ -141,6 +150,63 @@ def release_mean(
     mechanism = mean.build_for(grid, n, epsilon, id)
     state = summary_state(mechanism, frame, columns, grid)
     release: CurveRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
+    return release
+
+
+def _sparse_states(mechanism: Mechanism, domain: tuple[float, float], id: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """What each partition of the grouped long frame runs: one row per id with its observations,
+    one state (bytes) out. A record is never split: grouping by id puts all of its rows in one row."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        state: SummaryState | None = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            codes: list[int] = []
+            ts: list[float] = []
+            ys: list[float] = []
+            for record, observations in enumerate(batch.column(1).to_pylist()):
+                for o in observations or []:
+                    codes.append(record)
+                    ts.append(np.nan if o["t"] is None else float(o["t"]))
+                    ys.append(np.nan if o["y"] is None else float(o["y"]))
+            part = SparseCurves._from_table(codes, ts, ys, batch.num_rows, domain, id)
+            piece = mechanism.summarize_part(part)
+            state = piece if state is None else state.merge(piece)
+        if state is None:
+            state = mechanism.empty_state()
+        yield pa.RecordBatch.from_pylist([{"state": state.to_bytes()}])
+
+    return run
+
+
+def release_sparse_mean(
+    session: Session,
+    mean: SparseMean,
+    frame: Any,
+    *,
+    n: int,
+    epsilon: float,
+    id: str = "id",
+    t: str = "t",
+    y: str = "y",
+) -> CurveRelease:
+    """A private mean of the sparse curves in a long ``frame`` (one observation ``(id, t, y)`` per row;
+    each id is one record, the privacy unit), for ``n`` ids (public), charged to ``session`` at a
+    total ``epsilon``: the same release as :class:`fdp.SparseMean` on the same data in memory, bit
+    for bit at a fixed seed, whatever the partitioning. The domain is the ends of ``mean.grid``."""
+    from pyspark.sql import functions as F
+
+    points = np.ascontiguousarray(np.asarray(mean.grid, dtype=np.float64).reshape(-1))
+    mechanism = mean.build_for(points, n, epsilon, id)
+    observation = F.struct(F.col(t).cast("double").alias("t"), F.col(y).cast("double").alias("y"))
+    grouped = frame.groupBy(id).agg(F.collect_list(observation).alias("_observations"))
+    domain = (float(points[0]), float(points[-1]))
+    states = grouped.mapInArrow(_sparse_states(mechanism, domain, id), "state binary")
+    merged = states.rdd.map(lambda row: SummaryState(bytes(row.state))).treeReduce(lambda a, b: a.merge(b))
+    release: CurveRelease = session.release_state(mechanism, merged)  # type: ignore[assignment]
     return release
 
 

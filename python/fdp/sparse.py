@@ -116,6 +116,17 @@ class SparseCurves:
         return curves
 
     @classmethod
+    def _from_table(cls, codes: Any, t: Any, y: Any, n: int, domain: tuple[float, float], id: str | None) -> "SparseCurves":
+        """``n`` records from a long table whose record codes (0..n-1) are given (a record may have
+        no observation); no local warning (for Spark executors: the driver's curator sees the
+        in-memory counts, the executors' logs must not)."""
+        curves = cls.__new__(cls)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            curves._set(np.asarray(codes, dtype=np.int64), np.asarray(t, dtype=np.float64), np.asarray(y, dtype=np.float64), n, domain, id)
+        return curves
+
+    @classmethod
     def from_fdatairregular(cls, data: Any, domain: tuple[float, float] | None = None) -> "SparseCurves":
         """From scikit-fda's ``FDataIrregular`` (1-D argument and values): its ``start_indices``,
         ``points`` and ``values``; the domain defaults to its ``domain_range`` (public: set when the

@@ -125,3 +125,23 @@ def test_the_readme_spark_snippet_runs(spark: Any) -> None:
     run_python(code_blocks(ROOT / "README.md", "python")[1], namespace, ROOT / "README.md")
     release = namespace["release"]
     assert release.curve.shape == (48,) and release.metadata["n"] == 1000
+
+
+def test_sparse_long_frames_release_the_in_memory_bits(spark: Any) -> None:
+    rng = np.random.default_rng(4)
+    rows = []
+    for i in range(300):
+        for age in np.sort(rng.uniform(1, 18, 2 + i % 4)):
+            rows.append((f"c{i}", float(age), float(75 + 6 * age + rng.normal(0, 5))))
+    rows += [("c3", None, 90.0), ("c4", 40.0, 120.0), ("c5", 7.0, 1e300)]
+    ids, t, y = (list(v) for v in zip(*rows))
+    t = [np.nan if v is None else v for v in t]
+    with pytest.warns(UserWarning, match="LOCAL INFORMATION"):
+        curves = fdp.SparseCurves.from_long(ids, t, y, domain=(1, 18), id="child")
+    mean = fdp.SparseMean(range=(40, 210), grid=np.linspace(1, 18, 35))
+    local = fdp.Session(1.0, seed=8).release(mean.build(curves, 1.0), curves)
+    frame = spark.createDataFrame(rows, schema="child string, age double, height double").repartition(5)
+    remote = fdp.spark.release_sparse_mean(fdp.Session(1.0, seed=8), mean, frame, n=300, epsilon=1.0, id="child", t="age", y="height")
+    assert np.array_equal(local.curve, remote.curve)
+    with pytest.raises(ValueError):
+        fdp.spark.release_sparse_mean(fdp.Session(1.0), mean, frame, n=299, epsilon=1.0, id="child", t="age", y="height")

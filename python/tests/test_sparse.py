@@ -113,6 +113,14 @@ def test_misuse_is_refused_before_anything_is_charged() -> None:
     assert fdp.Session(1.0).release(stated, curves).curve.shape == (35,)
 
 
+def test_a_record_without_observations_still_counts_in_n() -> None:
+    curves = fdp.SparseCurves([([1.0, 5.0], [80.0, 110.0]), ([], []), ([float("nan")], [90.0])] * 20, domain=(1, 18))
+    assert curves.n == 60 and curves.repairs["empty_records"] == 40
+    mechanism = fdp.SparseMean(range=(40, 210), grid=np.linspace(1, 18, 18)).build(curves, epsilon=1.0)
+    release = fdp.Session(1.0, seed=2).release(mechanism, curves)
+    assert np.all(np.isfinite(release.curve))
+
+
 def test_from_fdatairregular_reads_scikit_fda_objects() -> None:
     skfda = pytest.importorskip("skfda")
     irregular = skfda.representation.irregular.FDataIrregular(

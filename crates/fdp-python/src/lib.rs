@@ -144,8 +144,8 @@ impl RustSession {
         Ok(CurveRelease { inner: release.map_err(py_err)? })
     }
 
-    /// Releases a sparse-curve mean mechanism on a long table: `codes[r]` the record (0..n, in order of
-    /// first appearance) of observation r at time `t[r]` (the data's units) with value `y[r]`.
+    /// Releases a sparse-curve mean mechanism on the `n` records of a long table: `codes[r]` the
+    /// record (0..n) of observation r at time `t[r]` (the data's units) with value `y[r]`.
     fn release_sparse_mean(
         &mut self,
         py: Python<'_>,
@@ -153,8 +153,9 @@ impl RustSession {
         codes: PyReadonlyArray1<'_, i64>,
         t: PyReadonlyArray1<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
+        n: usize,
     ) -> PyResult<CurveRelease> {
-        let data = mechanism.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?)?;
+        let data = mechanism.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
         let (session, inner) = (&mut self.inner, &mechanism.inner);
         Ok(CurveRelease { inner: py.detach(move || session.release(inner, &data)).map_err(py_err)? })
     }
@@ -515,24 +516,38 @@ struct SparseMeanMechanism {
 mechanism_methods!(SparseMeanMechanism, SparseCurves);
 
 impl SparseMeanMechanism {
-    /// The records of a long table (codes, t, y in the data's units) on the grid mapped onto [0, 1].
-    fn records(&self, codes: &[i64], t: &[f64], y: &[f64]) -> PyResult<SparseCurves> {
-        let data = SparseCurves::from_long(self.domain, codes, t, y).map_err(data_err)?;
+    /// `n` records from a long table (`codes[r]` in 0..n the record of observation r, at `t[r]` in
+    /// the data's units with value `y[r]`; a record without observations stays a record), on the
+    /// grid mapped onto [0, 1].
+    fn records(&self, codes: &[i64], t: &[f64], y: &[f64], n: usize) -> PyResult<SparseCurves> {
+        if t.len() != codes.len() || y.len() != codes.len() {
+            return Err(PyValueError::new_err("codes, t and y must have the same length"));
+        }
+        let mut records = vec![(Vec::new(), Vec::new()); n];
+        for ((code, t), y) in codes.iter().zip(t).zip(y) {
+            let record = usize::try_from(*code).ok().filter(|c| *c < n).ok_or_else(|| {
+                PyValueError::new_err(format!("record codes must lie in 0..{n} (the number of records)"))
+            })?;
+            records[record].0.push(*t);
+            records[record].1.push(*y);
+        }
+        let data = SparseCurves::new(self.domain, &records).map_err(data_err)?;
         data.rescaled(0.0, 1.0).map_err(data_err)
     }
 }
 
 #[pymethods]
 impl SparseMeanMechanism {
-    /// The summary state of some records of a long table, as bytes.
+    /// The summary state of `n` records of a long table, as bytes.
     fn part_state<'py>(
         &self,
         py: Python<'py>,
         codes: PyReadonlyArray1<'_, i64>,
         t: PyReadonlyArray1<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
+        n: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let data = self.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?)?;
+        let data = self.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
         let inner = &self.inner;
         let bytes = py.detach(move || part_state(inner, &data)).map_err(py_err)?;
         Ok(PyBytes::new(py, &bytes))
