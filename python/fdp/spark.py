@@ -78,6 +78,20 @@ def summary_state(mechanism: Mechanism, frame: Any, columns: Sequence[str], grid
     return merged
 
 
+def _observations(batch: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, t, y)`` of a batch of the grouped long frame (column 1: each id's list of
+    ``{t, y}``): the record (row) of each observation, its time and value (a null is NaN)."""
+    codes: list[int] = []
+    ts: list[float] = []
+    ys: list[float] = []
+    for record, observations in enumerate(batch.column(1).to_pylist()):
+        for o in observations or []:
+            codes.append(record)
+            ts.append(np.nan if o["t"] is None else float(o["t"]))
+            ys.append(np.nan if o["y"] is None else float(o["y"]))
+    return np.asarray(codes, dtype=np.int64), np.asarray(ts, dtype=np.float64), np.asarray(ys, dtype=np.float64)
+
+
 def _onto_grid_batches(points: np.ndarray, names: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """What each partition of the grouped long frame runs: one row per id, its observations put on
     the public grid by the same Rust rule as ``fdp.Curves.from_long`` and the command line."""
@@ -90,19 +104,8 @@ def _onto_grid_batches(points: np.ndarray, names: list[str]) -> Callable[[Iterat
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            codes: list[int] = []
-            ts: list[float] = []
-            ys: list[float] = []
-            for record, observations in enumerate(batch.column(1).to_pylist()):
-                for o in observations or []:
-                    codes.append(record)
-                    ts.append(np.nan if o["t"] is None else float(o["t"]))
-                    ys.append(np.nan if o["y"] is None else float(o["y"]))
-            values = np.asarray(
-                _fdp.long_onto_grid(
-                    np.asarray(codes, dtype=np.int64), np.asarray(ts, dtype=np.float64), np.asarray(ys, dtype=np.float64), points, batch.num_rows
-                )
-            ).reshape(batch.num_rows, points.size)
+            codes, ts, ys = _observations(batch)
+            values = np.asarray(_fdp.long_onto_grid(codes, ts, ys, points, batch.num_rows)).reshape(batch.num_rows, points.size)
             arrays = [batch.column(0)] + [pa.array(values[:, j]) for j in range(points.size)]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
@@ -164,15 +167,7 @@ def _sparse_states(mechanism: Mechanism, domain: tuple[float, float], id: str) -
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            codes: list[int] = []
-            ts: list[float] = []
-            ys: list[float] = []
-            for record, observations in enumerate(batch.column(1).to_pylist()):
-                for o in observations or []:
-                    codes.append(record)
-                    ts.append(np.nan if o["t"] is None else float(o["t"]))
-                    ys.append(np.nan if o["y"] is None else float(o["y"]))
-            part = SparseCurves._from_table(codes, ts, ys, batch.num_rows, domain, id)
+            part = SparseCurves._from_table(*_observations(batch), batch.num_rows, domain, id)
             piece = mechanism.summarize_part(part)
             state = piece if state is None else state.merge(piece)
         if state is None:
