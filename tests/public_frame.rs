@@ -98,3 +98,23 @@ fn one_grid_rule_maps_every_curve_grid_onto_the_unit_interval() {
     assert_eq!(mapped.grid(), &unit);
     assert_eq!(mapped.values(), curves.values());
 }
+
+/// Each ledger entry says what its own stage released: the free post-processing records between
+/// the charged stages (`family` when the binned family is a candidate, `tuning`, ...) do not shift
+/// the labels (they were paired by position: the release's entry read "family: ...").
+#[test]
+fn each_ledger_entry_describes_its_own_stage() -> Result<(), Box<dyn std::error::Error>> {
+    let curves = heights(150);
+    let eps = Epsilon::new(1.0)?;
+    let mechanism = MeanRequest::in_range(MeanMethod::IclpRkhs, Stationary::matern32(0.1)?, (40.0, 210.0), eps)
+        .build(curves.grid(), curves.n())?;
+    let mut session = Session::pure(eps)?.with_seed(2);
+    let release = session.release(&mechanism, &curves)?;
+    let records: Vec<&str> = release.metadata().stages.iter().map(|s| s.stage.as_str()).collect();
+    assert!(records.contains(&"family"), "a record between the charged stages: {records:?}");
+    let entries = session.ledger();
+    assert_eq!(entries.len(), 2);
+    assert!(entries[0].released.starts_with("bound: "), "{}", entries[0].released);
+    assert!(entries[1].released.starts_with("release: "), "{}", entries[1].released);
+    Ok(())
+}

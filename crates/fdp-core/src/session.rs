@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyBudget, PrivacyGuarantee, RngProvenance};
 
 use crate::error::{Error, Result};
-use crate::mechanism::Mechanism;
+use crate::mechanism::{Mechanism, Stage};
 use crate::release::{Output, PrivacyUnit, Release};
 use crate::state::{MergeableMechanism, SummaryState};
 
@@ -349,7 +349,7 @@ impl Session {
     ) -> Result<Release<M::Output>> {
         let first = self.charge_stages(mechanism)?;
         let release = mechanism.release(data, &mut self.rng)?;
-        self.describe_release(first, mechanism.stages().len(), &release)?;
+        self.describe_release(first, &mechanism.stages(), &release)?;
         Ok(release)
     }
 
@@ -367,7 +367,7 @@ impl Session {
         let first = self.charge_stages(mechanism)?;
         let summary = mechanism.state_summary(state)?;
         let release = mechanism.privatize(&summary, &mut self.rng)?;
-        self.describe_release(first, mechanism.stages().len(), &release)?;
+        self.describe_release(first, &mechanism.stages(), &release)?;
         Ok(release)
     }
 
@@ -416,12 +416,21 @@ impl Session {
         Ok(first)
     }
 
-    /// Fills the ledger entries from `first` with what each stage released, and re-links them.
-    fn describe_release<O: Output>(&mut self, first: usize, stages: usize, release: &Release<O>) -> Result<()> {
+    /// Fills the ledger entries from `first` (one per charged stage, in order) with what each stage
+    /// released, and re-links them. A charged stage is paired with the next record of the release's
+    /// stages **of the same name** (the records also hold free post-processing steps, ε = 0, such as
+    /// `family` or `tuning`, which take no ledger entry); a single-stage mechanism, or a stage the
+    /// release does not record, is described by the output.
+    fn describe_release<O: Output>(&mut self, first: usize, stages: &[Stage], release: &Release<O>) -> Result<()> {
         let records = &release.metadata().stages;
-        for (i, entry) in self.ledger.entries[first..].iter_mut().enumerate() {
-            entry.released = match records.get(i) {
-                Some(record) if stages > 1 => format!("{}: {}", record.stage, record.outcome),
+        let mut next = 0;
+        for (entry, stage) in self.ledger.entries[first..].iter_mut().zip(stages) {
+            let found = records[next.min(records.len())..].iter().position(|r| r.stage == stage.name).map(|i| next + i);
+            entry.released = match found {
+                Some(i) if stages.len() > 1 => {
+                    next = i + 1;
+                    format!("{}: {}", records[i].stage, records[i].outcome)
+                }
                 _ => release.output().describe(),
             };
         }
