@@ -107,8 +107,8 @@ class Mechanism:
         For a privately tuned mean it is the noise at the public ceiling of the bound; the private
         bound chosen below it only lowers it.
         """
-        e, sd = self._inner.accuracy()
-        return Accuracy(float(e), None if sd is None else float(sd))
+        e, sd, upper_bound = self._inner.accuracy()
+        return Accuracy(float(e), None if sd is None else float(sd), bool(upper_bound))
 
     def __repr__(self) -> str:
         e, d = self.guarantee

@@ -20,11 +20,15 @@ class Accuracy:
 
     ``expected_sq_error`` is ``E||noise||²`` (L2 on the grid for curves); ``sq_error_sd`` its
     standard deviation where the components are independent. ``bound(alpha)`` is a level-(1 - α)
-    upper bound on ``||noise||²`` (Cantelli with the sd, else Markov).
+    upper bound on ``||noise||²`` (Cantelli with the sd, else Markov). ``upper_bound``: the
+    expected error is only an **upper bound** (the privately tuned mechanisms preview the noise at
+    the public ceiling, before the private bound and the smoothing; their releases report their own
+    estimate in the ``accuracy`` stage): use it to rule a mechanism out, not to rank mechanisms.
     """
 
     expected_sq_error: float
     sq_error_sd: float | None
+    upper_bound: bool = False
 
     def bound(self, alpha: float = 0.05) -> float:
         """A level-(1 - alpha) upper bound on the noise's squared norm."""

@@ -39,6 +39,8 @@ def test_a_sparse_release_is_in_range_charges_epsilon_and_counts_bad_observation
     mechanism = fdp.SparseMean(range=(40, 210), grid=np.linspace(1, 18, 35)).build(curves, epsilon=1.0)
     assert mechanism.name == "sparse_binned_mean" and mechanism.person_id == "child"
     assert abs(sum(e for _, e, _ in mechanism.stages) - 1.0) < 1e-12
+    assert mechanism.preview().upper_bound  # the noise at the ceiling: a bound, not an estimate
+    assert not fdp.MeanCurve(bound="l1:2", tuning="plug_in").build(fdp.Curves(np.zeros((5, 4)), np.arange(4.0)), 1.0).preview().upper_bound
     session = fdp.Session(1.0, seed=5)
     release = session.release(mechanism, curves)
     assert release.curve.shape == (35,) and np.all((release.curve >= 40) & (release.curve <= 210))

@@ -447,10 +447,10 @@ macro_rules! mechanism_methods {
                     .map(|s| (s.name, s.guarantee.epsilon(), s.guarantee.delta()))
                     .collect()
             }
-            /// `(E||noise||², sd or None)`.
-            fn accuracy(&self) -> (f64, Option<f64>) {
+            /// `(E||noise||², sd or None, whether the first is only an upper bound)`.
+            fn accuracy(&self) -> (f64, Option<f64>, bool) {
                 let a = Mechanism::<$data>::accuracy(&self.inner);
-                (a.expected_sq_error, a.sq_error_sd)
+                (a.expected_sq_error, a.sq_error_sd, a.upper_bound)
             }
         }
     };
