@@ -20,8 +20,8 @@ use std::error::Error;
 use fdp::data::{CurveSet, Scenario, SparseCurves, simulate};
 use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
-    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseFrame, TunedMean,
-    density_kernel,
+    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseFrame, TunedCovariance,
+    TunedMean, density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -123,6 +123,20 @@ fn covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             &format!("private_covariance_gaussian_j{j}"),
             worst_pair(&s, gaussian_ratio(&vec![noise.noise(); dim], noise.multiplier()))?,
         ));
+        // The tuned pipeline (bound + covariance as one mechanism), at every τ of its grid.
+        for delta in [None, Some(Delta::new(1e-6)?)] {
+            let tuned = match delta {
+                Some(d) => {
+                    TunedCovariance::gaussian(&basis, n, Epsilon::new(1.0)?, d, ClippingBound::l2(1.0)?, j, None)?
+                }
+                None => TunedCovariance::laplace(&basis, n, Epsilon::new(1.0)?, ClippingBound::l2(1.0)?, j, None)?,
+            };
+            let s = curve_summaries(&tuned, &base, &records)?;
+            let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+                Ok(tuned.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+            };
+            out.push(EdgeRecord::new(&format!("{}_j{j}", tuned.name()), worst_pair(&s, worst)?));
+        }
         // Its private bound stage, searching from τ = 1 down to 1e-3.
         let bound =
             CovarianceBound::new(&basis, MeanSetup::new(n, Epsilon::new(0.5)?, ClippingBound::l2(1.0)?)?, j, 1e3, 1.2)?;

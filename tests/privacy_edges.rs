@@ -39,6 +39,8 @@ fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
             format!("private_covariance_laplace_j{j}"),
             format!("private_covariance_gaussian_j{j}"),
             format!("covariance_bound_j{j}"),
+            format!("tuned_covariance_laplace_j{j}"),
+            format!("tuned_covariance_gaussian_j{j}"),
         ] {
             assert!(records.iter().any(|r| r.mechanism == name), "{name}");
         }

@@ -208,13 +208,13 @@ impl PrivateCovariance {
     }
 
     /// Fixed-point exponents of the mean block (`|x_a| <= τ`) and of the products (`<= τ²`).
-    fn exponents(&self) -> (i32, i32) {
+    pub(crate) fn exponents(&self) -> (i32, i32) {
         let tau = self.tau();
         (fixed_point_exponent(tau), fixed_point_exponent(tau * tau))
     }
 
     /// One record's integer contribution: its clipped coefficients and their products `a <= b`.
-    fn add_record(&self, acc: &mut [i128], row: &[f64], scales: (f64, f64)) {
+    pub(crate) fn add_record(&self, acc: &mut [i128], row: &[f64], scales: (f64, f64)) {
         let j = row.len();
         let size = ClipNorm::L2.norm(row);
         if !(size.is_finite() && row.iter().all(|v| v.is_finite())) {
@@ -245,7 +245,7 @@ impl PrivateCovariance {
     }
 
     /// The summary `[τ m ; U(S)]` from the exact sums (at most 4 roundings per coordinate).
-    fn summary_from(&self, sums: &[i128]) -> Vec<f64> {
+    pub(crate) fn summary_from(&self, sums: &[i128]) -> Vec<f64> {
         let j = self.basis.len();
         let n = self.setup.n() as f64;
         let (e_mean, e_product) = self.exponents();
@@ -299,7 +299,7 @@ impl PrivateCovariance {
 }
 
 /// `J + J(J+1)/2`.
-fn summary_len(j: usize) -> usize {
+pub(crate) fn summary_len(j: usize) -> usize {
     j + j * (j + 1) / 2
 }
 

@@ -18,6 +18,8 @@
 //!   pseudo-curve released by any mean mechanism ([`SparseMean`], [`SparseFrame`]);
 //! - [`tuned`]: **private tuning end to end** — a private clipping bound, ψ/M/degree chosen under
 //!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]);
+//! - [`tuned_covariance`]: the covariance with its private bound as the first stage of one
+//!   mechanism ([`TunedCovariance`]);
 //! - [`tuning`]: plug-in tuning from public quantities (Theorem 13) and private cross-validation.
 
 pub mod covariance;
@@ -30,6 +32,7 @@ pub mod mechanism;
 pub mod sparse;
 mod sums;
 pub mod tuned;
+pub mod tuned_covariance;
 pub mod tuning;
 
 pub use covariance::{Covariance, CovarianceBound, CovarianceNoise, Fpca, PrivateCovariance};
@@ -47,4 +50,5 @@ pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, M
 pub use mechanism::CurveMechanism;
 pub use sparse::{SparseBinnedMean, SparseFrame, SparseMean};
 pub use tuned::{BoundSearch, BudgetSplit, FamilyChoice, TunedChoice, TunedKind, TunedMean};
+pub use tuned_covariance::TunedCovariance;
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

@@ -1,0 +1,421 @@
+//! **The privately tuned covariance operator**: the private bound and the covariance release as
+//! the two stages of one mechanism ([`TunedCovariance`]), so a Session charges both at once and a
+//! front door releases FPCA with one call.
+//!
+//! Stage 1, the bound (share `ε_b` of ε by [`BudgetSplit`]'s rule, possibly 0): the means' private
+//! geometric mean (docs/DESIGN.md §12, [`BoundSearch`]) of the records' L2 norms (centred at the
+//! public reference, projected on the J released components), searched from the public ceiling F
+//! down to `F / floor_ratio`, sensitivity `ln(floor_ratio)/n`, rounded up on the public 64-point
+//! grid. Stage 2, the release (`ε − ε_b`, and δ for the Gaussian): [`PrivateCovariance`] at the
+//! chosen τ. The summary holds the exact sums at **every** τ of the grid (the state is mergeable
+//! and the choice is made after it), each the candidate's own `[τ m; U(S)]` sums.
+//!
+//! **Privacy.** A replaced record moves the clamped log statistic by at most `ln(F/f)/n`, and for
+//! every τ the candidate's summary by at most its own Δ₁ (Laplace) or Δ₂ (Gaussian) (§17.2): by
+//! sequential composition the pipeline is `(ε_b + ε_r, δ)`-DP, whatever τ the first stage picks.
+
+use fdp_core::state::{fixed_point_exponent, fixed_scale, from_fixed, to_fixed};
+use fdp_core::{
+    Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Release, Stage, StageRecord, SummaryState, Tuning,
+};
+use fdp_data::CurveSet;
+use fdp_mercer::MercerBasis;
+use fdp_noise::exact_loss::{gaussian_loss, laplace_loss};
+use fdp_noise::vector::LaplaceVector;
+use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
+
+use crate::covariance::{Covariance, CovarianceNoise, PrivateCovariance, summary_len};
+use crate::error::{EstimatorError, Result};
+use crate::mean::MeanSetup;
+use crate::sums::record_sums;
+use crate::tuned::{BoundSearch, BudgetSplit};
+
+/// The private covariance operator with a private clipping bound, in one mechanism (module docs).
+///
+/// ```
+/// use fdp_core::{ClippingBound, Mechanism, Session};
+/// use fdp_estimators::TunedCovariance;
+/// use fdp_mercer::{BasisOptions, MercerBasis, Stationary};
+/// use fdp_noise::Epsilon;
+/// let curves = fdp_data::example_curves(400, 3)?;
+/// let basis = MercerBasis::build(Stationary::matern32(0.1)?, curves.grid().clone(), BasisOptions::default())?;
+/// let covariance = TunedCovariance::laplace(&basis, 400, Epsilon::new(1.0)?, ClippingBound::l2(5.0)?, 4, None)?;
+/// let mut session = Session::pure(Epsilon::new(1.0)?)?;
+/// let release = session.release(&covariance, &curves)?;
+/// assert_eq!(session.ledger().len(), covariance.stages().len()); // the bound, then the covariance
+/// let fpca = release.output().fpca(2)?;
+/// assert!(fpca.explained_variance().iter().sum::<f64>() <= 1.0 + 1e-9);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct TunedCovariance {
+    /// The release at each τ of the public grid (at ε − ε_b).
+    candidates: Vec<PrivateCovariance>,
+    taus: Vec<f64>,
+    search: BoundSearch,
+    n: usize,
+    epsilon: Epsilon,
+    delta: Option<Delta>,
+    eps_bound: f64,
+    reference: Option<Vec<f64>>,
+}
+
+impl TunedCovariance {
+    /// The floor of the bound search: the ceiling / 100 (`examples/sparse_and_fpca`: the private
+    /// bound lands at 1/4 to 1/9 of the frames' ceilings).
+    pub const FLOOR_RATIO: f64 = 100.0;
+
+    /// **Laplace (pure ε)**, J = `components` leading components of `basis`, the public L2
+    /// `ceiling`, records centred at the public `reference` curve (if any).
+    pub fn laplace(
+        basis: &MercerBasis,
+        n: usize,
+        epsilon: Epsilon,
+        ceiling: ClippingBound,
+        components: usize,
+        reference: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        Self::new(basis, n, epsilon, None, ceiling, components, reference)
+    }
+
+    /// **Gaussian ((ε, δ))**: as [`laplace`](Self::laplace), δ spent by the release.
+    pub fn gaussian(
+        basis: &MercerBasis,
+        n: usize,
+        epsilon: Epsilon,
+        delta: Delta,
+        ceiling: ClippingBound,
+        components: usize,
+        reference: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        Self::new(basis, n, epsilon, Some(delta), ceiling, components, reference)
+    }
+
+    fn new(
+        basis: &MercerBasis,
+        n: usize,
+        epsilon: Epsilon,
+        delta: Option<Delta>,
+        ceiling: ClippingBound,
+        components: usize,
+        reference: Option<Vec<f64>>,
+    ) -> Result<Self> {
+        ceiling.require(ClipNorm::L2, "tuned_covariance")?;
+        let search = BoundSearch::down_to(Self::FLOOR_RATIO)?;
+        let share = BudgetSplit::default().bound_share(n, epsilon.get(), 0.0, Self::FLOOR_RATIO.ln());
+        let eps_bound = epsilon.get() * share;
+        let eps_release = Epsilon::new(epsilon.get() - eps_bound)?;
+        let taus = search.grid(ceiling.value());
+        // Every candidate is built (and so validated) here: a Session never charges for a release
+        // that then fails.
+        let candidates = taus
+            .iter()
+            .map(|tau| {
+                let mut setup = MeanSetup::new(n, eps_release, ClippingBound::l2(*tau)?)?.tuned_by(Tuning::Private);
+                if let Some(r) = &reference {
+                    setup = setup.centred_at(r.clone())?;
+                }
+                match delta {
+                    Some(d) => PrivateCovariance::gaussian(basis, setup, components, d),
+                    None => PrivateCovariance::laplace(basis, setup, components),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mechanism = Self { candidates, taus, search, n, epsilon, delta, eps_bound, reference };
+        if eps_bound > 0.0 {
+            mechanism.bound_noise()?;
+        }
+        Ok(mechanism)
+    }
+
+    /// The ε of the bound stage (0: released at the ceiling) and of the covariance release.
+    pub fn epsilons(&self) -> (f64, f64) {
+        (self.eps_bound, self.epsilon.get() - self.eps_bound)
+    }
+
+    /// The number of components J.
+    pub fn components(&self) -> usize {
+        self.candidates[0].components()
+    }
+
+    /// The bound stage's noise: the mean of the clamped log norms, sensitivity `ln(F/f)/n` (two
+    /// roundings of a value at most `max(|ln f|, |ln F|)`).
+    fn bound_noise(&self) -> Result<LaplaceVector> {
+        let (lo, hi) = self.log_range();
+        let sensitivity = Sensitivity::new((hi - lo) / self.n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
+        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(self.eps_bound)?)?)
+    }
+
+    fn log_range(&self) -> (f64, f64) {
+        self.search.log_range(self.taus[self.taus.len() - 1])
+    }
+
+    /// The layout: the log sum, then each candidate's sums.
+    fn block(&self) -> usize {
+        summary_len(self.components())
+    }
+
+    fn width(&self) -> usize {
+        1 + self.taus.len() * self.block()
+    }
+
+    fn sums(&self, curves: &CurveSet) -> Result<Vec<i128>> {
+        let (lo, hi) = self.log_range();
+        let e_log = fixed_point_exponent(lo.abs().max(hi.abs()));
+        let scales: Vec<(f64, f64)> = self
+            .candidates
+            .iter()
+            .map(|c| {
+                let (m, p) = c.exponents();
+                (fixed_scale(m), fixed_scale(p))
+            })
+            .collect();
+        let (j, block) = (self.components(), self.block());
+        let basis = self.candidates[0].basis();
+        record_sums(Some(basis), curves, self.reference.as_deref(), j, self.width(), |acc, row, _raw| {
+            let size = ClipNorm::L2.norm(row);
+            let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
+            // ln 0 = −∞ and an unusable record count as the floor.
+            acc[0] += to_fixed(if usable { size.ln().clamp(lo, hi) } else { lo }, e_log);
+            for (g, (candidate, scale)) in self.candidates.iter().zip(&scales).enumerate() {
+                candidate.add_record(&mut acc[1 + g * block..1 + (g + 1) * block], row, *scale);
+            }
+        })
+    }
+
+    fn summary_of(&self, sums: &[i128]) -> Vec<f64> {
+        let (lo, hi) = self.log_range();
+        let block = self.block();
+        let mut out = vec![from_fixed(sums[0], fixed_point_exponent(lo.abs().max(hi.abs()))) / self.n as f64];
+        for (g, candidate) in self.candidates.iter().enumerate() {
+            out.extend(candidate.summary_from(&sums[1 + g * block..1 + (g + 1) * block]));
+        }
+        out
+    }
+
+    fn fingerprint(&self) -> u64 {
+        let words = self.candidates.iter().map(|c| c.empty_state().fingerprint());
+        fdp_core::state::fingerprint_of(words.chain([self.eps_bound.to_bits(), 0x7475_6e65_6463_6f76]))
+    }
+
+    fn check_summary(&self, summary: &[f64]) -> Result<()> {
+        if summary.len() == self.width() {
+            Ok(())
+        } else {
+            Err(EstimatorError::Shape { what: "summary length", expected: self.width(), got: summary.len() })
+        }
+    }
+
+    /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
+    /// neighbouring datasets, divided by the stage's budget (the release's maximised over every τ
+    /// the bound stage could choose; the Gaussian's as the analytic-Gaussian ratio, at most 1 iff
+    /// (ε, δ)-DP on the pair), from the lattice indices ([`fdp_noise::exact_loss`]).
+    pub fn stage_losses(&self, a: &[f64], b: &[f64]) -> Result<Vec<(&'static str, f64)>> {
+        self.check_summary(a)?;
+        self.check_summary(b)?;
+        let bound = if self.eps_bound > 0.0 {
+            laplace_loss(&[self.bound_noise()?.noise()], &a[..1], &b[..1])? / self.eps_bound
+        } else {
+            0.0
+        };
+        let (block, eps_release) = (self.block(), self.epsilon.get() - self.eps_bound);
+        let mut release = 0.0f64;
+        for (g, candidate) in self.candidates.iter().enumerate() {
+            let (x, y) = (&a[1 + g * block..1 + (g + 1) * block], &b[1 + g * block..1 + (g + 1) * block]);
+            let ratio = match candidate.noise() {
+                CovarianceNoise::Laplace(l) => laplace_loss(&vec![l.noise(); block], x, y)? / eps_release,
+                CovarianceNoise::Gaussian(n) => gaussian_loss(&vec![n.noise(); block], n.multiplier(), x, y)?,
+            };
+            release = release.max(ratio);
+        }
+        Ok(vec![("bound", bound), ("release", release)])
+    }
+}
+
+impl Mechanism<CurveSet<'_>> for TunedCovariance {
+    type Output = Covariance;
+
+    fn name(&self) -> &'static str {
+        match self.delta {
+            Some(_) => "tuned_covariance_gaussian",
+            None => "tuned_covariance_laplace",
+        }
+    }
+
+    fn n(&self) -> Option<usize> {
+        Some(self.n)
+    }
+
+    fn guarantee(&self) -> PrivacyGuarantee {
+        match self.delta {
+            Some(d) => PrivacyGuarantee::approximate(self.epsilon, d),
+            None => PrivacyGuarantee::pure(self.epsilon),
+        }
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        let mut stages = Vec::new();
+        if let (true, Ok(e)) = (self.eps_bound > 0.0, Epsilon::new(self.eps_bound)) {
+            stages.push(Stage { name: "bound".into(), guarantee: PrivacyGuarantee::pure(e) });
+        }
+        let last = &self.candidates[self.candidates.len() - 1];
+        stages.push(Stage { name: "release".into(), guarantee: last.guarantee() });
+        stages
+    }
+
+    fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
+        if curves.n() != self.n {
+            return Err(EstimatorError::Shape { what: "number of curves", expected: self.n, got: curves.n() });
+        }
+        Ok(self.summary_of(&self.sums(curves)?))
+    }
+
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Covariance>> {
+        self.check_summary(summary)?;
+        let mut records = Vec::new();
+        let g = if self.eps_bound > 0.0 {
+            let log_mean = self.bound_noise()?.release(&summary[..1], rng)?[0];
+            let g = self.search.snap(&self.taus, log_mean, self.search.factor(self.n, self.epsilon.get()));
+            records.push(StageRecord {
+                stage: "bound".into(),
+                epsilon: self.eps_bound,
+                delta: 0.0,
+                outcome: format!("tau = {:.6e} (l2)", self.taus[g]),
+            });
+            g
+        } else {
+            self.taus.len() - 1
+        };
+        let block = self.block();
+        let candidate = &self.candidates[g];
+        let (output, mut metadata) =
+            candidate.privatize(&summary[1 + g * block..1 + (g + 1) * block], rng)?.into_parts();
+        let release = candidate.guarantee();
+        records.push(StageRecord {
+            stage: "release".into(),
+            epsilon: release.epsilon(),
+            delta: release.delta(),
+            outcome: format!("the covariance of {} components at tau = {:.6e}", self.components(), self.taus[g]),
+        });
+        metadata.mechanism = self.name().into();
+        metadata.guarantee = self.guarantee();
+        metadata.stages = records;
+        Ok(Release::new(output, metadata))
+    }
+
+    /// An upper bound: the covariance's noise at the public ceiling (the private bound only lowers it).
+    fn accuracy(&self) -> Accuracy {
+        let at_ceiling = self.candidates[self.candidates.len() - 1].accuracy();
+        Accuracy::at_most(at_ceiling.expected_sq_error)
+    }
+}
+
+impl MergeableMechanism<CurveSet<'_>> for TunedCovariance {
+    fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint(), self.width())
+    }
+
+    fn update_state(&self, state: &mut SummaryState, curves: &CurveSet) -> Result<()> {
+        if curves.grid() != self.candidates[0].basis().grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        state.add(curves.n() as u64, &self.sums(curves)?)
+    }
+
+    fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        fdp_core::state::check_state_layout(state, &self.empty_state(), Some(self.n))?;
+        Ok(self.summary_of(state.sums()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdp_core::Session;
+    use fdp_data::{Scenario, simulate};
+    use fdp_mercer::{BasisOptions, Grid, Stationary};
+
+    fn basis() -> MercerBasis {
+        MercerBasis::build(
+            Stationary::matern32(0.2).unwrap(),
+            Grid::midpoint(0.0, 1.0, 30).unwrap(),
+            BasisOptions::default(),
+        )
+        .unwrap()
+    }
+
+    /// Exact loss over adversarial records (huge, NaN, at the ceiling, past it, zero, the 120° pair
+    /// of the Gaussian's constant) for both variants: every stage within its budget at every τ.
+    #[test]
+    fn exact_loss_of_adversarial_neighbours_is_within_the_budget() {
+        let b = basis();
+        let n = 40;
+        let base = simulate(Scenario::S2, &b, n, 4).unwrap().curves;
+        let block = b.truncated(3).unwrap();
+        let mut records: Vec<Vec<f64>> = vec![vec![0.0; 30], vec![f64::NAN; 30], vec![f64::MAX; 30], vec![1e300; 30]];
+        for x in [[3.0, 0.0, 0.0], [-1.5, 2.598, 0.0], [1.7, 1.7, 1.7], [1e6, -1e6, 1e6], [0.03, 0.0, 0.0]] {
+            records.push(block.synthesize(&x).unwrap());
+        }
+        let ceiling = ClippingBound::l2(3.0).unwrap();
+        for delta in [None, Some(Delta::new(1e-6).unwrap())] {
+            let m = TunedCovariance::new(&b, n, Epsilon::new(1.0).unwrap(), delta, ceiling, 3, None).unwrap();
+            assert!(m.eps_bound > 0.0);
+            let summaries: Vec<Vec<f64>> = records
+                .iter()
+                .map(|r| {
+                    let mut values = base.values().to_vec();
+                    values[..30].copy_from_slice(r);
+                    m.summarize(&CurveSet::from_flat(base.grid().clone(), values, None).unwrap().0).unwrap()
+                })
+                .collect();
+            let mut worst = 0.0f64;
+            for x in &summaries {
+                for y in &summaries {
+                    for (stage, ratio) in m.stage_losses(x, y).unwrap() {
+                        assert!(ratio <= 1.0 + 1e-12, "{delta:?} {stage}: {ratio}");
+                        worst = worst.max(ratio);
+                    }
+                }
+            }
+            assert!(worst > 0.5, "{delta:?}: the pairs reach only {worst} of a stage's budget");
+        }
+    }
+
+    /// Through a Session: one entry per stage, summing to the guarantee; the chosen bound below the
+    /// ceiling; merged states equal the one-pass summary; validation before any charge.
+    #[test]
+    fn stages_states_and_validation() {
+        let b = basis();
+        let curves = simulate(Scenario::S2, &b, 500, 9).unwrap().curves;
+        let ceiling = ClippingBound::l2(20.0).unwrap();
+        let m = TunedCovariance::laplace(&b, 500, Epsilon::new(1.0).unwrap(), ceiling, 4, None).unwrap();
+        let mut session = Session::pure(Epsilon::new(1.0).unwrap()).unwrap().with_seed(4);
+        let release = session.release(&m, &curves).unwrap();
+        assert_eq!(session.ledger().len(), 2);
+        assert!(session.remaining().0 < 1e-12);
+        let tau = release.metadata().clipping.unwrap().value();
+        assert!(tau < 20.0 / 2.0, "the private bound {tau} should sit well below the loose ceiling");
+        assert!(session.ledger()[1].released.starts_with("release: "));
+        let one_pass = m.summarize(&curves).unwrap();
+        let mut state = m.empty_state();
+        for rows in [(250..500).collect::<Vec<_>>(), (0..250).collect()] {
+            let mut part = m.empty_state();
+            m.update_state(&mut part, &curves.subset(&rows)).unwrap();
+            state.merge(&part).unwrap();
+        }
+        assert_eq!(m.state_summary(&state).unwrap(), one_pass);
+        assert!(
+            TunedCovariance::laplace(
+                &b,
+                500,
+                Epsilon::new(1.0).unwrap(),
+                ClippingBound::coefficient_l1(1.0).unwrap(),
+                4,
+                None
+            )
+            .is_err()
+        );
+        assert!(TunedCovariance::laplace(&b, 500, Epsilon::new(1.0).unwrap(), ceiling, 0, None).is_err());
+        assert!(TunedCovariance::laplace(&b, 500, Epsilon::new(1.0).unwrap(), ceiling, 4, Some(vec![0.0; 3])).is_err());
+    }
+}
