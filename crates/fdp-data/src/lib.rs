@@ -7,6 +7,9 @@
 //! - [`CurveSet::per_person`]: rows grouped by a public id, one record per person (the privacy unit);
 //! - [`simulate`](mod@simulate): the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
 //! - [`datasets`]: loaders for the real curve datasets in `../shared/data`.
+//!
+//! Its [`DataError`] converts into the release path's error (`fdp_core::Error::Layer`, layer
+//! `data`), so mechanisms that read curves use `?` on it.
 
 pub mod csv_load;
 pub mod curves;

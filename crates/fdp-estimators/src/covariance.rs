@@ -171,7 +171,7 @@ impl PrivateCovariance {
         if !(square >= fdp_core::params::MIN_CLIPPING_BOUND && worst.is_finite()) {
             return Err(EstimatorError::BadParameter {
                 name: "tau",
-                value: tau,
+                value: tau.into(),
                 reason: "the covariance sums need tau^2 >= 2^-960 (fixed point) and n (sqrt(J) + 1)^2 tau^2 finite",
             });
         }
@@ -335,7 +335,7 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
         let metadata = ReleaseMetadata {
             clipping: Some(self.setup.bound()),
             components: noisy.len(),
-            basis: Some(self.basis.summary()),
+            basis: Some(fdp_functional::describe::basis(&self.basis)?),
             calibration: Some(calibration),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -501,7 +501,7 @@ impl Covariance {
         if k == 0 || k > j {
             return Err(EstimatorError::BadParameter {
                 name: "k",
-                value: k as f64,
+                value: k.into(),
                 reason: "the number of principal components must be between 1 and J",
             });
         }
@@ -560,7 +560,7 @@ impl CovarianceBound {
         if !(floor_ratio > 1.0 && floor_ratio.is_finite() && factor > 0.0 && factor.is_finite()) {
             return Err(EstimatorError::BadParameter {
                 name: "covariance bound search",
-                value: floor_ratio,
+                value: floor_ratio.into(),
                 reason: "need a finite floor ratio > 1 and a finite factor > 0",
             });
         }
@@ -568,7 +568,7 @@ impl CovarianceBound {
         if floor < fdp_core::params::MIN_CLIPPING_BOUND.sqrt() {
             return Err(EstimatorError::BadParameter {
                 name: "floor_ratio",
-                value: floor_ratio,
+                value: floor_ratio.into(),
                 reason: "the floor ceiling / floor_ratio must be a usable covariance bound (tau^2 >= 2^-960)",
             });
         }
@@ -634,7 +634,7 @@ impl Mechanism<CurveSet<'_>> for CovarianceBound {
         let metadata = ReleaseMetadata {
             clipping: Some(self.setup.bound()),
             components: 1,
-            basis: Some(self.basis.summary()),
+            basis: Some(fdp_functional::describe::basis(&self.basis)?),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

@@ -9,19 +9,19 @@ use rayon::prelude::*;
 
 use fdp_mercer::{Grid, Kernel, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::{
-    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
+    ComponentNoise, Delta, Epsilon, LatticeGaussian, LatticeLaplace, NoiseRng, PrivacyGuarantee, Sensitivity,
+    vector::LaplaceVector,
 };
 
 use crate::error::{EstimatorError, Result, positive};
-use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain};
 use fdp_core::state::{check_state_layout, fingerprint_of};
 use fdp_core::{
-    Accuracy, BasisOutput, Curve, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
-    Representation, SensitivityNorm, SummaryState,
+    Accuracy, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata, SensitivityNorm, SummaryState,
 };
+use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain};
 
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
+use fdp_functional::{BasisOutput, BasisSampler, Curve, GaussianProcessSampler, IclpSampler, Representation};
 
 /// The grid index of each of n points (flat, `grid.dim()` numbers each): the nearest grid point.
 /// Points outside the domain go to the nearest boundary point; a point with a non-finite coordinate
@@ -74,7 +74,7 @@ impl GridPoints {
         let n =
             counts.iter().try_fold(0usize, |total, c| total.checked_add(*c)).ok_or(EstimatorError::BadParameter {
                 name: "counts",
-                value: f64::INFINITY,
+                value: "more than usize::MAX in total".into(),
                 reason: "their total (n) overflows usize",
             })?;
         Ok(Self { grid: grid.clone(), n, counts })
@@ -109,7 +109,7 @@ pub fn density_kernel(shape: StationaryShape, bandwidth: f64, dim: usize) -> Res
         _ => {
             return Err(EstimatorError::BadParameter {
                 name: "density kernel",
-                value: dim as f64,
+                value: dim.into(),
                 reason: "normalised kernels: Gaussian or exponential, in 1 or 2 dimensions",
             });
         }
@@ -235,7 +235,7 @@ fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
     } else {
         Err(EstimatorError::BadParameter {
             name: "eta",
-            value: eta,
+            value: eta.into(),
             reason: "lambda_k^eta underflows to 0 on every component (nothing would be released); lower eta",
         })
     }
@@ -267,7 +267,7 @@ impl BasisKde<LatticeLaplace> {
             name: "iclp_kde",
             n,
             factors,
-            output: BasisOutput::new(sampler, None, meta),
+            output: BasisOutput::new(sampler, None, meta)?,
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: Some(paper), worst_pair: pair },
         })
     }
@@ -288,7 +288,7 @@ impl BasisKde<LatticeLaplace> {
             name: "iid_laplace_kde",
             n,
             factors: vec![1.0; components],
-            output: BasisOutput::new(sampler, None, meta),
+            output: BasisOutput::new(sampler, None, meta)?,
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
         })
     }
@@ -320,7 +320,7 @@ impl BasisKde<LatticeGaussian> {
             name: "gaussian_process_kde",
             n,
             factors,
-            output: BasisOutput::new(sampler, None, meta),
+            output: BasisOutput::new(sampler, None, meta)?,
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
         })
     }
@@ -372,7 +372,7 @@ fn bernstein_lattice_size(degree: usize, dim: usize) -> Result<usize> {
         Some(count) if degree >= 1 && count <= crate::BernsteinMean::MAX_LATTICE + 1 => Ok(count),
         _ => Err(EstimatorError::BadParameter {
             name: "degree",
-            value: degree as f64,
+            value: degree.into(),
             reason: "must be at least 1, with (degree + 1)^dim at most 65536 lattice values",
         }),
     }
@@ -470,7 +470,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         metadata.rng = rng.provenance();
         metadata.sampler_timing = fdp_noise::timing::current();
         metadata.calibration = Some(self.noise.calibration());
-        metadata.kernel = Some(self.kernel.spec());
+        metadata.kernel = Some(fdp_functional::describe::kernel(&self.kernel)?);
         let representation =
             Representation::Bernstein { values, degree: self.degree, domain: self.grid.domain().to_vec() };
         Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?, metadata))

@@ -37,9 +37,9 @@ pub use density::{
 pub use erm::{ErmSetup, KernelErm, Labelled, Loss, misclassification, squared_risk};
 pub use error::{EstimatorError, Result};
 pub use fdp_core::{
-    Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, Regularisation, Release, ReleaseMetadata,
-    Session, Tuning,
+    Accuracy, ClipNorm, ClippingBound, Mechanism, Regularisation, Release, ReleaseMetadata, Session, Tuning,
 };
+pub use fdp_functional::{BasisOutput, Curve, CurveReleaseExt};
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
 pub use tuned::{BoundSearch, BudgetSplit, FamilyChoice, TunedChoice, TunedKind, TunedMean};

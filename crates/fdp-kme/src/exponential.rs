@@ -72,7 +72,7 @@ impl CandidateFamily {
         if size == 0 {
             return Err(KmeError::BadParameter {
                 name: "size",
-                value: 0.0,
+                value: 0usize.into(),
                 reason: "a synthetic dataset needs >= 1 point",
             });
         }
@@ -84,7 +84,7 @@ impl CandidateFamily {
         let count = exact_family_size(pool.len(), size).filter(|c| *c <= max_candidates as u128).ok_or(
             KmeError::BadParameter {
                 name: "candidates",
-                value: family_size(pool.len(), size),
+                value: (family_size(pool.len(), size)).into(),
                 reason: "the family is larger than max_candidates: exact sampling scores every candidate (use fewer pool points or a smaller size)",
             },
         )? as usize;
@@ -197,7 +197,7 @@ impl CandidateFamily {
         if let Some(bad) = statistics.iter().find(|v| !v.is_finite()) {
             return Err(KmeError::BadParameter {
                 name: "statistics",
-                value: *bad,
+                value: (*bad).into(),
                 reason: "must be finite (as computed by `statistics`)",
             });
         }
@@ -377,7 +377,7 @@ impl Mechanism<PointSet> for ExponentialSynthetic {
         let output = self.family.candidate(chosen)?;
         let metadata = ReleaseMetadata {
             components: self.family.pool.len(),
-            kernel: Some(self.family.kernel.spec()),
+            kernel: Some(fdp_functional::describe::kernel(&self.family.kernel)?),
             calibration: Some(self.selection.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

@@ -34,14 +34,14 @@ impl RandomFourierFeatures {
         if kernel.shape() != StationaryShape::Gaussian {
             return Err(KmeError::BadParameter {
                 name: "kernel",
-                value: f64::NAN,
+                value: kernel.spec().name.into(),
                 reason: "random Fourier features are implemented for the Gaussian kernel",
             });
         }
         if dim == 0 || features == 0 {
             return Err(KmeError::BadParameter {
                 name: "features",
-                value: features as f64,
+                value: features.into(),
                 reason: "need dim >= 1 and features >= 1",
             });
         }
@@ -147,7 +147,7 @@ impl Mechanism<PointSet> for FeatureMean {
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Coefficients>> {
         let metadata = ReleaseMetadata {
             components: self.rff.len(),
-            kernel: Some(self.rff.kernel.spec()),
+            kernel: Some(fdp_functional::describe::kernel(&self.rff.kernel)?),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -235,7 +235,7 @@ impl RandomFourierFeatures {
         if !(options.l1_bound.is_finite() && options.l1_bound > 0.0) {
             return Err(KmeError::BadParameter {
                 name: "l1_bound",
-                value: options.l1_bound,
+                value: options.l1_bound.into(),
                 reason: "must be finite and > 0",
             });
         }
