@@ -171,7 +171,7 @@ pub struct KdeSensitivity {
 /// A KDE that releases basis coefficients `s_k (1/n) Σ_i φ_k(x_i)` with independent noise.
 ///
 /// ```
-/// use fdp_estimators::{BasisKde, GridPoints, Mechanism, density_kernel, normalise_density};
+/// use fdp_estimators::{BasisKde, CurveReleaseExt, GridPoints, Mechanism, density_kernel, normalise_density};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, StationaryShape};
 /// use fdp_noise::NoiseRng;
 ///

@@ -182,7 +182,7 @@ impl ErmSetup {
 /// `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`, `κ² = sup_x C^η(x,x)` (on the grid, over the kept components).
 ///
 /// ```
-/// use fdp_estimators::{ErmSetup, KernelErm, Labelled, Loss, Mechanism, misclassification};
+/// use fdp_estimators::{CurveReleaseExt, ErmSetup, KernelErm, Labelled, Loss, Mechanism, misclassification};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 /// use fdp_noise::NoiseRng;
 ///

@@ -141,7 +141,7 @@ enum Shaping {
 ///
 /// ```
 /// use fdp_data::{Scenario, simulate};
-/// use fdp_estimators::{BasisMean, ClippingBound, MeanSetup, Mechanism, PlugIn};
+/// use fdp_estimators::{BasisMean, ClippingBound, CurveReleaseExt, MeanSetup, Mechanism, PlugIn};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 /// use fdp_noise::{Epsilon, NoiseRng};
 ///
@@ -667,7 +667,7 @@ pub enum MeanKind {
 ///
 /// ```
 /// use fdp_core::{ClippingBound, Session};
-/// use fdp_estimators::MeanCurve;
+/// use fdp_estimators::{CurveReleaseExt, MeanCurve};
 /// use fdp_mercer::Stationary;
 /// use fdp_noise::Epsilon;
 /// let curves = fdp_data::example_curves(300, 7)?;
