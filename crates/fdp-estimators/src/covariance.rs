@@ -46,8 +46,8 @@ use fdp_core::state::{
     check_state_layout, fingerprint_of, fixed_point_exponent, fixed_scale, from_fixed, to_fixed_scaled,
 };
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Coefficients, Mechanism, MergeableMechanism, Output, Release, ReleaseMetadata,
-    SensitivityNorm, SummaryState,
+    Accuracy, ClipNorm, ClippingBound, Coefficients, Descriptor, Mechanism, MergeableMechanism, Output, Release,
+    ReleaseMetadata, SensitivityNorm, SummaryState,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisSummary, Grid, MercerBasis};
@@ -103,6 +103,8 @@ pub struct PrivateCovariance {
     name: &'static str,
     setup: MeanSetup,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     noise: CovarianceNoise,
     sensitivity: f64,
 }
@@ -123,6 +125,7 @@ impl PrivateCovariance {
         Ok(Self {
             name: "private_covariance_laplace",
             setup,
+            basis_description: fdp_functional::describe::basis(&basis)?,
             basis,
             noise: CovarianceNoise::Laplace(noise),
             sensitivity,
@@ -141,6 +144,7 @@ impl PrivateCovariance {
         Ok(Self {
             name: "private_covariance_gaussian",
             setup,
+            basis_description: fdp_functional::describe::basis(&basis)?,
             basis,
             noise: CovarianceNoise::Gaussian(noise),
             sensitivity,
@@ -335,7 +339,7 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
         let metadata = ReleaseMetadata {
             clipping: Some(self.setup.bound()),
             components: noisy.len(),
-            basis: Some(fdp_functional::describe::basis(&self.basis)?),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(calibration),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -540,6 +544,8 @@ impl Covariance {
 pub struct CovarianceBound {
     setup: MeanSetup,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     floor_ratio: f64,
     factor: f64,
     noise: LaplaceVector,
@@ -576,7 +582,8 @@ impl CovarianceBound {
         let sensitivity = floor_ratio.ln() / setup.n() as f64;
         let charged = Sensitivity::new(sensitivity)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
         let noise = LaplaceVector::new(1, charged, setup.epsilon())?;
-        Ok(Self { setup, basis, floor_ratio, factor, noise })
+        let basis_description = fdp_functional::describe::basis(&basis)?;
+        Ok(Self { setup, basis, basis_description, floor_ratio, factor, noise })
     }
 
     /// The layout of the exact sums: the clamped log-norm (the clipped sums at the ceiling ride
@@ -634,7 +641,7 @@ impl Mechanism<CurveSet<'_>> for CovarianceBound {
         let metadata = ReleaseMetadata {
             clipping: Some(self.setup.bound()),
             components: 1,
-            basis: Some(fdp_functional::describe::basis(&self.basis)?),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

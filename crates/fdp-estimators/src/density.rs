@@ -16,7 +16,8 @@ use fdp_noise::{
 use crate::error::{EstimatorError, Result, positive};
 use fdp_core::state::{check_state_layout, fingerprint_of};
 use fdp_core::{
-    Accuracy, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata, SensitivityNorm, SummaryState,
+    Accuracy, Descriptor, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata, SensitivityNorm,
+    SummaryState,
 };
 use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain};
 
@@ -385,6 +386,8 @@ fn bernstein_lattice_size(degree: usize, dim: usize) -> Result<usize> {
 #[derive(Debug, Clone)]
 pub struct BernsteinKde {
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
     grid: Grid,
     degree: usize,
     n: usize,
@@ -410,7 +413,17 @@ impl BernsteinKde {
         let charged = Sensitivity::new(values * per_value)?
             .with_rounding(values * kernel.at_distance(0.0), grid.len() as u32 + 1)?;
         let noise = LaplaceVector::new(count, charged, eps)?;
-        Ok(Self { kernel, grid: grid.clone(), degree, n, epsilon: eps, noise, sensitivity: values * per_value })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self {
+            kernel,
+            kernel_description,
+            grid: grid.clone(),
+            degree,
+            n,
+            epsilon: eps,
+            noise,
+            sensitivity: values * per_value,
+        })
     }
 
     /// The Laplace noise on the `(k + 1)^d` lattice values.
@@ -470,7 +483,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         metadata.rng = rng.provenance();
         metadata.sampler_timing = fdp_noise::timing::current();
         metadata.calibration = Some(self.noise.calibration());
-        metadata.kernel = Some(fdp_functional::describe::kernel(&self.kernel)?);
+        metadata.kernel = Some(self.kernel_description.clone());
         let representation =
             Representation::Bernstein { values, degree: self.degree, domain: self.grid.domain().to_vec() };
         Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?, metadata))

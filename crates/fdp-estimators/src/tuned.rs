@@ -20,7 +20,7 @@
 use fdp_core::error::public_range;
 use fdp_core::state::check_state_layout;
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
+    Accuracy, ClipNorm, ClippingBound, Descriptor, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
     ReleaseMetadata, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
 };
 use fdp_data::CurveSet;
@@ -316,6 +316,8 @@ pub struct TunedChoice {
 pub struct TunedMean {
     kind: TunedKind,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     n: usize,
     epsilon: Epsilon,
     ceiling: ClippingBound,
@@ -400,6 +402,7 @@ impl TunedMean {
         Self {
             kind,
             basis: basis.clone(),
+            basis_description: fdp_functional::describe::basis(basis)?,
             n,
             epsilon,
             ceiling,
@@ -1246,7 +1249,7 @@ impl TunedMean {
             clipping: Some(ClippingBound::new(bins.half(), ClipNorm::Sup)?),
             regularisation: None,
             components: k,
-            basis: Some(fdp_functional::describe::basis(&self.basis)?),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -1316,7 +1319,7 @@ impl TunedMean {
             // ψ = ∞ (the public centre) has no finite regularisation to record; the tuning stage says so.
             regularisation: if psi.is_finite() { Some(Regularisation::new(self.eta, psi)?) } else { None },
             components: y.len(),
-            basis: Some(fdp_functional::describe::basis(&self.basis)?),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(calibration),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

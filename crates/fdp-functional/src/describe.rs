@@ -1,5 +1,8 @@
 //! The functional layer's descriptions in a release's metadata: a basis and a kernel recorded as
 //! [`Descriptor`]s (the release path does not know their types), and read back typed.
+//!
+//! A mechanism describes its basis or kernel once, when it is built (before any budget is
+//! charged), and copies the description into every release: `privatize` never describes.
 
 use fdp_core::{Descriptor, ReleaseMetadata, Result};
 use fdp_mercer::{BasisSummary, Kernel, KernelSpec, MercerBasis};

@@ -13,7 +13,7 @@ use faer::Mat;
 use rayon::prelude::*;
 
 use fdp_core::state::{fixed_scale, to_fixed_scaled};
-use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning, WeightedSample};
+use fdp_core::{Accuracy, Descriptor, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning, WeightedSample};
 use fdp_mercer::{Kernel, Stationary, kernel_matrix};
 use fdp_noise::exponential::ExponentialMechanism;
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
@@ -38,6 +38,8 @@ const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 #[derive(Debug, Clone)]
 pub struct CandidateFamily {
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
     pool: PointSet,
     size: usize,
     gram: Mat<f64>,
@@ -89,7 +91,8 @@ impl CandidateFamily {
             },
         )? as usize;
         let gram = kernel_matrix(&kernel, pool.data(), pool.data(), pool.dim());
-        Ok(Self { kernel, pool, size, gram, count })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self { kernel, kernel_description, pool, size, gram, count })
     }
 
     /// The number of candidates, `C(P + M - 1, M)`.
@@ -377,7 +380,7 @@ impl Mechanism<PointSet> for ExponentialSynthetic {
         let output = self.family.candidate(chosen)?;
         let metadata = ReleaseMetadata {
             components: self.family.pool.len(),
-            kernel: Some(fdp_functional::describe::kernel(&self.family.kernel)?),
+            kernel: Some(self.family.kernel_description.clone()),
             calibration: Some(self.selection.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

@@ -7,8 +7,8 @@ use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 
 use fdp_core::{
-    Accuracy, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, SummaryState, Tuning,
-    WeightedSample,
+    Accuracy, Descriptor, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, SummaryState,
+    Tuning, WeightedSample,
 };
 use fdp_mercer::linalg::{cholesky, solve_lower, solve_lower_transposed};
 use fdp_mercer::{Kernel, Stationary, kernel_matrix};
@@ -65,6 +65,8 @@ use crate::points::{PointSet, check_public_n, fixed_row_sums};
 #[derive(Debug, Clone)]
 pub struct SyntheticSubspace {
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
     z: PointSet,
     l: Mat<f64>,
     whitening: Whitening,
@@ -140,7 +142,8 @@ impl SyntheticSubspace {
             reason: "the Gram matrix of the synthetic points is singular; increase the jitter or spread the points",
         })?;
         let whitening = Whitening::of(&l, kernel.variance(), z.dim(), jitter)?;
-        Ok(Self { kernel, l, z, whitening })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self { kernel, kernel_description, l, z, whitening })
     }
 
     /// The most synthetic points M: the Gram matrix, its factor and the spectrum of `L̂ L̂ᵀ` bounding
@@ -357,7 +360,7 @@ impl Mechanism<PointSet> for SyntheticData {
         let output = WeightedSample { dim: z.dim(), points: z.data().to_vec(), weights: self.subspace.weights(&beta) };
         let metadata = ReleaseMetadata {
             components: z.len(),
-            kernel: Some(fdp_functional::describe::kernel(&self.subspace.kernel)?),
+            kernel: Some(self.subspace.kernel_description.clone()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
