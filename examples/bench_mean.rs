@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{BasisMean, MeanSetup, Mechanism, PlugIn};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;

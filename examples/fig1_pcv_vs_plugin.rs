@@ -15,6 +15,7 @@ use std::time::Instant;
 use common::{AnyResult, Estimate, estimate, finish_report, log_log_slope, quick_flag, sq_dist};
 use fdp::data::{DesignBounds, Scenario, simulate};
 use fdp::estimators::{BasisMean, MeanMechanism, MeanSetup, PlugIn, Tuning, private_cross_validation};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;

@@ -14,6 +14,7 @@ use fdp::estimators::{
     BasisKde, BernsteinKde, CurveMechanism, ErmSetup, GridPoints, KdeSensitivity, KernelErm, Labelled, Loss, Mechanism,
     density_kernel, misclassification, normalise_density, plug_in_bandwidth, squared_risk,
 };
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::StationaryShape;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;

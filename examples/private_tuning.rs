@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use common::{AnyResult, Estimate, FRAMES, estimate, finish_report, flag_value, quick_flag, sq_dist};
 use fdp::data::{CurveSet, DesignBounds, Scenario, data_dir, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn, TunedKind, TunedMean};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{Delta, NoiseRng};
 use fdp::prelude::*;

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::{CurveMechanism, Mechanism};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::Grid;
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;

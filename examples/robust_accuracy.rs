@@ -29,6 +29,7 @@ use std::fmt::Write as _;
 use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag, sq_dist};
 use fdp::data::{CurveSet, DesignBounds, Scenario, data_dir, simulate};
 use fdp::estimators::{TunedKind, TunedMean};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{NoiseRng, Sensitivity, vector::LaplaceVector};
 use fdp::prelude::*;

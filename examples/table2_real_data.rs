@@ -27,6 +27,7 @@ use common::{
 };
 use fdp::data::{CurveSet, DesignBounds, data_dir};
 use fdp::estimators::{MeanMechanism, TunedKind, TunedMean};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;

@@ -16,6 +16,7 @@ use fdp::data::{CsvSpec, data_dir, read_wide_csv};
 use fdp::estimators::{
     BasisKde, BernsteinKde, CurveMechanism, GridPoints, Mechanism, density_kernel, normalise_density,
 };
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::StationaryShape;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;

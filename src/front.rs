@@ -11,7 +11,7 @@
 use std::str::FromStr;
 
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Curve, Error, LedgerFile, Mechanism, MergeableMechanism, Release, Result,
+    Accuracy, ClipNorm, ClippingBound, Error, LedgerFile, Mechanism, MergeableMechanism, ParamValue, Release, Result,
     Session, Sketch, Stage, SummaryState,
 };
 use fdp_data::CurveSet;
@@ -20,6 +20,7 @@ use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
     PlugIn, SparseBinnedMean, SparseFrame, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
 };
+use fdp_functional::{Curve, CurveReleaseExt};
 use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyGuarantee};
@@ -52,7 +53,7 @@ fn no_delta_unless(takes_delta: bool, delta: Option<Delta>) -> Result<()> {
     match delta {
         Some(d) if !takes_delta => Err(Error::BadParameter {
             name: "delta",
-            value: d.get(),
+            value: d.get().into(),
             reason: "is for the Gaussian-process mechanisms only: this one is pure ε-DP (δ = 0); drop δ",
         }),
         _ => Ok(()),
@@ -223,7 +224,7 @@ impl MeanRequest {
     pub fn build(&self, grid: &Grid, n: usize) -> Result<AnyMean> {
         no_delta_unless(self.method == MeanMethod::GaussianProcess, self.delta)?;
         if let Some(c) = self.centre.filter(|c| !c.is_finite()) {
-            return Err(Error::BadParameter { name: "centre", value: c, reason: "must be finite" });
+            return Err(Error::BadParameter { name: "centre", value: c.into(), reason: "must be finite" });
         }
         let centre = self.effective_centre();
         if let Some((lo, hi)) = self.range {
@@ -231,7 +232,7 @@ impl MeanRequest {
             if self.tuning != TuningMode::Private {
                 return Err(Error::BadParameter {
                     name: "public range",
-                    value: hi - lo,
+                    value: (lo, hi).into(),
                     reason: "is used by private tuning (the default); with plug-in tuning give the bound",
                 });
             }
@@ -244,24 +245,29 @@ impl MeanRequest {
             (None, None) => {
                 return Err(Error::BadParameter {
                     name: "bound",
-                    value: f64::NAN,
+                    value: ParamValue::Missing,
                     reason: "give a clipping bound in the mechanism's norm or a public range of the values",
                 });
             }
         };
-        let plug_in_only =
-            [(self.psi.is_some(), "psi"), (self.components.is_some(), "components"), (self.degree.is_some(), "degree")];
-        if let Some((_, name)) = plug_in_only.iter().find(|(given, _)| *given && self.tuning == TuningMode::Private) {
+        let plug_in_only = [
+            (self.psi.map(ParamValue::from), "psi"),
+            (self.components.map(ParamValue::from), "components"),
+            (self.degree.map(ParamValue::from), "degree"),
+        ];
+        if self.tuning == TuningMode::Private
+            && let Some((Some(value), name)) = plug_in_only.into_iter().find(|(given, _)| given.is_some())
+        {
             return Err(Error::BadParameter {
                 name,
-                value: f64::NAN,
+                value,
                 reason: "is chosen privately under private tuning; give it with plug-in tuning only",
             });
         }
         let delta = || {
             self.delta.ok_or(Error::BadParameter {
                 name: "delta",
-                value: 0.0,
+                value: ParamValue::Missing,
                 reason: "the Gaussian process needs δ > 0",
             })
         };
@@ -516,7 +522,7 @@ impl KdeRequest {
             _ => {
                 let delta = self.delta.ok_or(Error::BadParameter {
                     name: "delta",
-                    value: 0.0,
+                    value: ParamValue::Missing,
                     reason: "the Gaussian-process KDE needs δ > 0",
                 })?;
                 AnyKde::Gaussian(BasisKde::gaussian_process(&basis, n, self.epsilon, self.eta, delta)?)

@@ -4,6 +4,7 @@
 use fdp::data::CurveSet;
 use fdp::estimators::GridPoints;
 use fdp::front::{KdeMethod, KdeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode};
+use fdp::functional::CurveReleaseExt;
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Stationary};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};

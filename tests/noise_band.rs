@@ -3,6 +3,7 @@
 
 use fdp::data::{Scenario, simulate};
 use fdp::front::{MeanMethod, MeanRequest, TuningMode};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;

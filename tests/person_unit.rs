@@ -10,6 +10,7 @@ mod privacy_edges;
 
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanSetup, Mechanism, TunedMean};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::exact_loss::{gaussian_loss, laplace_loss};
 use fdp::noise::{Calibration, LatticeGaussian, LatticeLaplace};

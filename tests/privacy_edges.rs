@@ -11,6 +11,7 @@ use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CurveMechanism, ErmSetup, GridPoints, KernelErm, Labelled, Loss,
     MeanMechanism, MeanSetup, Mechanism, PlugIn, TunedMean, density_kernel,
 };
+use fdp::functional::CurveReleaseExt;
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::mercer::{Kernel, KernelSpec, MercerError, StationaryShape};

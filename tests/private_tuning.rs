@@ -6,6 +6,7 @@
 use fdp::audit::{AuditConfig, Auditor, NeighbourPair};
 use fdp::data::{CurveSet, Scenario, simulate};
 use fdp::estimators::{BasisMean, LaplaceMean, MeanSetup, PlugIn, TunedMean};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{NoiseRng, PrivacyGuarantee};
 use fdp::prelude::*;

@@ -5,6 +5,7 @@
 use fdp::data::CurveSet;
 use fdp::estimators::frame::ceiling_from_range;
 use fdp::front::{MeanMethod, MeanRequest, TuningMode};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::prelude::*;
 use fdp::release::ClipNorm;

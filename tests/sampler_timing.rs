@@ -5,6 +5,7 @@
 
 use fdp::data::{Scenario, simulate};
 use fdp::estimators::TunedMean;
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::timing::{self, SamplerTiming};
 use fdp::prelude::*;

@@ -4,6 +4,7 @@
 
 use fdp::data::{CurveSet, Dataset, DesignBounds, LoadedCurves, Scenario, simulate};
 use fdp::estimators::{BasisMean, BernsteinMean, MeanMechanism, MeanSetup, PlugIn};
+use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;

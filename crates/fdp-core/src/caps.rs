@@ -17,7 +17,7 @@ pub const MAX_RECORDS: usize = 1 << 53;
 /// `n` if `1 <= n <= `[`MAX_RECORDS`], else a parameter error naming `n`.
 pub fn records(n: usize) -> Result<usize> {
     if n == 0 {
-        return Err(Error::BadParameter { name: "n", value: 0.0, reason: "need at least one record" });
+        return Err(Error::bad_parameter("n", 0usize, "need at least one record"));
     }
     at_most("n", n, MAX_RECORDS, "at most 2^53 records: n must be an exact float and the exact sums must fit i128")
 }
@@ -25,12 +25,13 @@ pub fn records(n: usize) -> Result<usize> {
 /// `value` if at most `cap`, else a parameter error naming it, with `reason` (which states the cap
 /// and what it bounds).
 pub fn at_most(name: &'static str, value: usize, cap: usize, reason: &'static str) -> Result<usize> {
-    if value <= cap { Ok(value) } else { Err(Error::BadParameter { name, value: value as f64, reason }) }
+    if value <= cap { Ok(value) } else { Err(Error::bad_parameter(name, value, reason)) }
 }
 
 /// The product of `factors` (the shape of an array of `f64`) if it is at most
 /// [`MAX_F64_VALUES`] (1 GiB), else a parameter error naming `name` with `reason`; an overflowing
-/// product is refused too. `value` in the error is the product as a float.
+/// product is refused too. `value` in the error is the product (as a float: it may overflow a
+/// `usize`).
 ///
 /// ```
 /// use fdp_core::caps::{MAX_F64_VALUES, f64_values};
@@ -42,6 +43,6 @@ pub fn f64_values(name: &'static str, factors: &[usize], reason: &'static str) -
     let product = factors.iter().try_fold(1usize, |p, f| p.checked_mul(*f));
     match product {
         Some(p) if p <= MAX_F64_VALUES => Ok(p),
-        _ => Err(Error::BadParameter { name, value: factors.iter().map(|f| *f as f64).product(), reason }),
+        _ => Err(Error::bad_parameter(name, factors.iter().map(|f| *f as f64).product::<f64>(), reason)),
     }
 }

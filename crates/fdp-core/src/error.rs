@@ -6,9 +6,10 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A tuning, privacy or shape parameter is out of range.
-    #[error("invalid parameter {name} = {value}: {reason}")]
-    BadParameter { name: &'static str, value: f64, reason: &'static str },
+    /// A tuning, privacy or shape parameter is out of range, or missing: `value` says what was given
+    /// (a number, a count, a pair, a text, or nothing).
+    #[error("invalid parameter {name}{}: {reason}", value.after_name())]
+    BadParameter { name: &'static str, value: ParamValue, reason: &'static str },
     /// A parameter written as text (`l2:0.5`) could not be read.
     #[error("cannot read {what} {spec:?}: {reason}")]
     BadSpec { what: &'static str, spec: String, reason: &'static str },
@@ -52,12 +53,11 @@ pub enum Error {
     /// From the noise layer.
     #[error(transparent)]
     Noise(#[from] fdp_noise::NoiseError),
-    /// From the basis layer.
+    /// From a layer above the release path (the basis layer, the data layer), its own error with its
+    /// own message: those crates convert their errors into this one (`From`), so `?` works in
+    /// mechanisms that use them.
     #[error(transparent)]
-    Mercer(#[from] fdp_mercer::MercerError),
-    /// From the data layer.
-    #[error(transparent)]
-    Data(#[from] fdp_data::DataError),
+    Layer(LayerError),
     /// A ledger file that does not verify (hash chain, budget, totals, entries); nothing was
     /// charged or released.
     #[error("ledger refused: {what}")]
@@ -70,6 +70,137 @@ pub enum Error {
     Write(String),
 }
 
+/// What a parameter error says was given: a parameter is not always a number.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ParamValue {
+    /// A real number (ε, a bound, a width, a scale).
+    Number(f64),
+    /// A count or a size (n, grid points, components, a degree).
+    Count(usize),
+    /// A pair of numbers, e.g. a range `(lo, hi)`.
+    Pair(f64, f64),
+    /// A value that is not a number: a name, a kernel, or a short description of what was given
+    /// (never a record's contents).
+    Text(String),
+    /// Nothing: the parameter was needed but not given.
+    Missing,
+}
+
+impl ParamValue {
+    /// The value as an error message writes it after the parameter's name: ` = 0.5`, ` = (0, 1)`,
+    /// ` = "matern32"`, or ` (not given)`.
+    pub fn after_name(&self) -> String {
+        match self {
+            Self::Missing => " (not given)".into(),
+            other => format!(" = {other}"),
+        }
+    }
+
+    /// The number, if the value is one.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Self::Number(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Number(v) => write!(f, "{v}"),
+            Self::Count(n) => write!(f, "{n}"),
+            Self::Pair(a, b) => write!(f, "({a}, {b})"),
+            Self::Text(t) => write!(f, "{t:?}"),
+            Self::Missing => f.write_str("not given"),
+        }
+    }
+}
+
+impl From<f64> for ParamValue {
+    fn from(v: f64) -> Self {
+        Self::Number(v)
+    }
+}
+
+impl From<usize> for ParamValue {
+    fn from(n: usize) -> Self {
+        Self::Count(n)
+    }
+}
+
+impl From<(f64, f64)> for ParamValue {
+    fn from((a, b): (f64, f64)) -> Self {
+        Self::Pair(a, b)
+    }
+}
+
+impl From<&str> for ParamValue {
+    fn from(t: &str) -> Self {
+        Self::Text(t.into())
+    }
+}
+
+impl From<String> for ParamValue {
+    fn from(t: String) -> Self {
+        Self::Text(t)
+    }
+}
+
+/// An error of a layer above the release path (the basis layer `fdp-mercer`, the data layer
+/// `fdp-data`), carried by [`Error::Layer`]: the release path depends on no functional-data crate,
+/// so it holds their errors as trait objects with the layer's name. Its message is the layer
+/// error's own, unchanged; [`downcast_ref`](Self::downcast_ref) gives the typed error back.
+#[derive(Debug)]
+pub struct LayerError {
+    layer: &'static str,
+    error: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl LayerError {
+    /// `error` of the layer named `layer` (e.g. `basis`, `data`).
+    pub fn new(layer: &'static str, error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self { layer, error: Box::new(error) }
+    }
+
+    /// The layer's name.
+    pub fn layer(&self) -> &'static str {
+        self.layer
+    }
+
+    /// The layer's error, typed, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.error.downcast_ref::<E>()
+    }
+}
+
+impl std::fmt::Display for LayerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// Transparent, like the `#[error(transparent)]` variants it replaces: the source is the layer
+/// error's own source, so a chain of causes is printed once.
+impl std::error::Error for LayerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl Error {
+    /// A parameter error: `name` = `value` is refused for `reason`.
+    pub fn bad_parameter(name: &'static str, value: impl Into<ParamValue>, reason: &'static str) -> Self {
+        Self::BadParameter { name, value: value.into(), reason }
+    }
+
+    /// The error of the layer `layer` (see [`LayerError`]).
+    pub fn layer(layer: &'static str, error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Layer(LayerError::new(layer, error))
+    }
+}
+
 /// Result alias of the release path.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -78,7 +209,7 @@ pub fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(Error::BadParameter { name, value, reason: "must be finite and > 0" })
+        Err(Error::bad_parameter(name, value, "must be finite and > 0"))
     }
 }
 
@@ -88,7 +219,7 @@ pub fn public_range(lo: f64, hi: f64) -> Result<(f64, f64)> {
     if lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite() {
         Ok((lo, hi))
     } else {
-        Err(Error::BadParameter { name: "public range", value: hi - lo, reason: "need finite lo < hi" })
+        Err(Error::bad_parameter("public range", (lo, hi), "need finite lo < hi"))
     }
 }
 
@@ -97,6 +228,43 @@ pub fn non_negative(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(Error::BadParameter { name, value, reason: "must be finite and >= 0" })
+        Err(Error::bad_parameter(name, value, "must be finite and >= 0"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24: a parameter error says what was given — a number, a count, a pair, a text, or
+    /// nothing — instead of a NaN standing for "not a number".
+    #[test]
+    fn parameter_errors_say_what_was_given() {
+        let message = |value: ParamValue| Error::bad_parameter("p", value, "why").to_string();
+        assert_eq!(message(0.5.into()), "invalid parameter p = 0.5: why");
+        assert_eq!(message(12usize.into()), "invalid parameter p = 12: why");
+        assert_eq!(message((0.0, 1.5).into()), "invalid parameter p = (0, 1.5): why");
+        assert_eq!(message("matern32".into()), "invalid parameter p = \"matern32\": why");
+        assert_eq!(message(ParamValue::Missing), "invalid parameter p (not given): why");
+        assert!(!message(ParamValue::Missing).contains("NaN"));
+        let Err(Error::BadParameter { value, .. }) = public_range(2.0, 1.0) else { panic!("accepted") };
+        assert_eq!(value, ParamValue::Pair(2.0, 1.0));
+        let Err(Error::BadParameter { value, .. }) = positive("eta", -1.0) else { panic!("accepted") };
+        assert_eq!(value.number(), Some(-1.0));
+    }
+
+    /// A layer's error keeps its message and its cause, and can be read back typed.
+    #[test]
+    fn a_layer_error_is_transparent() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer: {0}")]
+        struct Outer(#[source] std::fmt::Error);
+        let error = Error::layer("basis", Outer(std::fmt::Error));
+        assert_eq!(error.to_string(), "outer: an error occurred when formatting an argument");
+        let source = std::error::Error::source(&error).expect("the layer error's own source");
+        assert!(source.is::<std::fmt::Error>());
+        let Error::Layer(layer) = &error else { panic!("not a layer error") };
+        assert_eq!(layer.layer(), "basis");
+        assert!(layer.downcast_ref::<Outer>().is_some() && layer.downcast_ref::<std::fmt::Error>().is_none());
     }
 }

@@ -1,12 +1,17 @@
 //! # fdp-core: the one release path
 //!
 //! Every private release in fdp — a mean curve, a density, a regularised estimator, a synthetic
-//! dataset, a sketch, or a mechanism of your own — goes through the same few types:
+//! dataset, a sketch, or a mechanism of your own — goes through the same few types. The core is
+//! the differential-privacy machinery only: it depends on `fdp-noise` (ε, δ, budgets, secure
+//! samplers) and on no functional-data crate; curves, bases, their representations and numerics
+//! are in the functional layer (`fdp-functional`, over `fdp-mercer` and `fdp-data`), which builds on
+//! this crate.
 //!
-//! - [`mechanism`]: the [`Mechanism`] trait (summarise, then privatise), the [`Accuracy`] preview,
-//!   and [`BasisOutput`] for mechanisms that add noise to Mercer-basis coefficients;
-//! - [`release`]: [`Release`] = an [`Output`] ([`Curve`], [`Coefficients`], [`WeightedSample`],
-//!   [`Sketch`], or yours) + one [`ReleaseMetadata`];
+//! - [`mechanism`]: the [`Mechanism`] trait (summarise, then privatise), its [`Stage`]s, the
+//!   [`Accuracy`] preview, and [`PerUnit`] (a mechanism's privacy unit);
+//! - [`release`]: [`Release`] = an [`Output`] (a curve from `fdp-functional`, [`Coefficients`],
+//!   [`WeightedSample`], [`Sketch`], or yours) + one [`ReleaseMetadata`], whose basis and kernel are
+//!   [`Descriptor`]s (the functional layer's own descriptions, recorded verbatim);
 //! - [`params`]: parameters validated once into types — [`ClippingBound`] (a bound that carries its
 //!   norm), [`Regularisation`] `{η, ψ}`, [`Tuning`], [`SensitivityNorm`]; ε and δ are
 //!   [`Epsilon`](fdp_noise::Epsilon) and [`Delta`](fdp_noise::Delta);
@@ -15,22 +20,25 @@
 //! - [`state`]: mergeable summaries — exact integer partial sums ([`SummaryState`]) built on parts
 //!   of the data, merged in any order, encoded as checksummed bytes, released once
 //!   ([`MergeableMechanism`], [`Session::release_state`]);
-//! - [`error`]: the one [`Error`] of the release path.
+//! - [`caps`]: caps on the sizes a user controls, checked before any charge;
+//! - [`error`]: the one [`Error`] of the release path, with structured parameter values
+//!   ([`ParamValue`]) and the errors of the layers above carried as [`LayerError`]s.
 //!
 //! The mathematics (every calibration and sensitivity with its proof sketch) is in `docs/DESIGN.md`.
 //!
 //! ## How to add a mechanism
 //!
 //! 1. Decide the input type `D` and the neighbour relation (replace-one with public n, or
-//!    add/remove), and the output: a [`Curve`] if it is a function on a grid, else one of the other
+//!    add/remove), and the output: a `fdp_functional::Curve` if it is a function on a grid, else one of the other
 //!    outputs or a type of yours implementing [`Output`].
 //! 2. Write the summary as a sum (or average) of per-record contributions, **clip each record** in the
 //!    norm your sensitivity is measured in with a bound fixed before seeing the data (take a
 //!    [`ClippingBound`] and [`require`](ClippingBound::require) its norm), and replace any record
 //!    whose contribution is not finite by a public default before it is summed.
-//! 3. Derive the sensitivity of the summary from the bound, calibrate the noise through `fdp_noise`
-//!    (`IclpSampler`, `GaussianProcessSampler`, `LaplaceVector`, `GaussianVector`: secure lattice
-//!    samplers with the rounding charge included), and implement [`Mechanism`]: `summarize` (total,
+//! 3. Derive the sensitivity of the summary from the bound, calibrate the noise (`fdp_noise`'s
+//!    `LaplaceVector`, `GaussianVector`, or `fdp_functional`'s `IclpSampler` and
+//!    `GaussianProcessSampler` over a basis: secure lattice samplers with the rounding charge
+//!    included), and implement [`Mechanism`]: `summarize` (total,
 //!    never failing on record contents), `privatize`, `guarantee`, `accuracy`.
 //! 4. Test it as `tests/user_mechanism.rs` does: audit it with `fdp_audit` through the trait, and
 //!    compute the exact loss of adversarial neighbours with `fdp_noise::exact_loss`.
@@ -45,12 +53,11 @@ pub mod release;
 pub mod session;
 pub mod state;
 
-pub use error::{Error, Result};
-pub use mechanism::{Accuracy, BasisOutput, Mechanism, PerUnit, Stage};
+pub use error::{Error, LayerError, ParamValue, Result};
+pub use mechanism::{Accuracy, Mechanism, PerUnit, Stage};
 pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
 pub use release::{
-    Coefficients, Curve, Output, PrivacyUnit, Release, ReleaseMetadata, Representation, Sketch, StageRecord,
-    WeightedSample,
+    Coefficients, Descriptor, Output, PrivacyUnit, Release, ReleaseMetadata, Sketch, StageRecord, WeightedSample,
 };
 pub use session::{LedgerEntry, LedgerFile, Session};
 pub use state::{MergeableMechanism, SummaryState};

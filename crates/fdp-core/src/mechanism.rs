@@ -1,13 +1,12 @@
-//! The [`Mechanism`] trait every private release goes through, the [`Accuracy`] preview, and
-//! [`BasisOutput`], the release half of every mechanism that adds noise to basis coefficients.
+//! The [`Mechanism`] trait every private release goes through, the [`Accuracy`] preview, and the
+//! [`PerUnit`] wrapper that states a mechanism's privacy unit.
 
 use serde::{Deserialize, Serialize};
 
-use fdp_mercer::Grid;
-use fdp_noise::{BasisSampler, ComponentNoise, NoiseRng, PrivacyGuarantee};
+use fdp_noise::{NoiseRng, PrivacyGuarantee};
 
 use crate::error::Result;
-use crate::release::{Curve, PrivacyUnit, Release, ReleaseMetadata, Representation};
+use crate::release::{PrivacyUnit, Release, ReleaseMetadata};
 use crate::state::{MergeableMechanism, SummaryState};
 
 /// A differentially private mechanism on inputs of type `D` (curves, points, labelled points, ...).
@@ -18,7 +17,8 @@ use crate::state::{MergeableMechanism, SummaryState};
 /// Monte Carlo studies compute a summary once and draw many releases from it; a
 /// [`Session`](crate::Session) calls [`release`](Self::release) after charging the budget.
 pub trait Mechanism<D: ?Sized>: Send + Sync {
-    /// What a release holds: a [`Curve`], a [`WeightedSample`](crate::WeightedSample), a
+    /// What a release holds: a curve (`fdp_functional::Curve`), a
+    /// [`WeightedSample`](crate::WeightedSample), a
     /// [`Sketch`](crate::Sketch), a [`Coefficients`](crate::Coefficients) vector, or your own.
     type Output: crate::Output;
     /// Short name (`iclp_rkhs`, `iclp_kde`, `balog_alg1`, ...).
@@ -54,7 +54,7 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
 }
 
 /// A mechanism whose records are each one privacy unit's combined contribution — e.g. one
-/// person's mean curve, from [`fdp_data::CurveSet::per_person`] — released exactly as `mechanism`
+/// person's mean curve, from `fdp_data::CurveSet::per_person` — released exactly as `mechanism`
 /// with the unit recorded in every release's metadata and given by [`Mechanism::privacy_unit`].
 ///
 /// **Sensitivity.** The inner mechanism's guarantee is for replace-one neighbours of its input with
@@ -201,90 +201,5 @@ impl Accuracy {
             Some(sd) => self.expected_sq_error + sd * ((1.0 - alpha) / alpha).sqrt(),
             None => self.expected_sq_error / alpha,
         }
-    }
-}
-
-/// The pointwise standard deviation on `basis`' grid of independent noise with standard deviations
-/// `std_devs` on its coefficients: `sd(t_i) = (Σ_k std_k² φ_k(t_i)²)^{1/2}`, computed scaled by the
-/// largest `std_k` (no overflow for huge scales). `None` when it is not finite (an infinite scale):
-/// a release then states no band rather than fail after its charge.
-pub fn pointwise_noise_sd(basis: &fdp_mercer::MercerBasis, std_devs: &[f64]) -> Option<Vec<f64>> {
-    let phi = basis.eigenfunctions();
-    let scale = std_devs.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-    if !scale.is_finite() {
-        return None;
-    }
-    let sd: Vec<f64> = (0..phi.nrows())
-        .map(|i| {
-            let sum: f64 = std_devs.iter().enumerate().map(|(k, s)| (s / scale * phi[(i, k)]).powi(2)).sum();
-            if scale > 0.0 { scale * sum.sqrt() } else { 0.0 }
-        })
-        .collect();
-    sd.iter().all(|v| v.is_finite()).then_some(sd)
-}
-
-/// Noise on basis coefficients and everything a curve release needs around it: the sampler of the
-/// released block, an optional public reference curve added back, and the metadata. Use it to build
-/// any mechanism whose summary is a vector of coefficients in a Mercer basis.
-#[derive(Debug, Clone)]
-pub struct BasisOutput<N> {
-    sampler: BasisSampler<N>,
-    grid: Grid,
-    reference: Option<Vec<f64>>,
-    /// The pointwise sd of the noise on the grid ([`pointwise_noise_sd`]): fixed by the sampler, so
-    /// computed at the first release, not at construction (pipelines build many candidates they
-    /// never release) nor at every release.
-    noise_sd: std::sync::OnceLock<Option<Vec<f64>>>,
-    /// Everything but the RNG provenance, which each release fills in.
-    metadata: ReleaseMetadata,
-}
-
-impl<N: ComponentNoise> BasisOutput<N> {
-    /// Wraps a calibrated sampler; the basis summary, calibration and component count are recorded
-    /// in `metadata`.
-    pub fn new(sampler: BasisSampler<N>, reference: Option<Vec<f64>>, mut metadata: ReleaseMetadata) -> Self {
-        metadata.basis = Some(sampler.basis().summary());
-        metadata.calibration = Some(sampler.calibration());
-        metadata.components = sampler.basis().len();
-        let grid = sampler.basis().grid().clone();
-        Self { sampler, grid, reference, noise_sd: std::sync::OnceLock::new(), metadata }
-    }
-
-    /// The sampler of the released block.
-    pub fn sampler(&self) -> &BasisSampler<N> {
-        &self.sampler
-    }
-
-    /// The metadata every release of this mechanism carries (RNG provenance aside).
-    pub fn metadata(&self) -> &ReleaseMetadata {
-        &self.metadata
-    }
-
-    /// The private release of a summary given by its coefficients on the released block.
-    pub fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
-        let coefficients = self.sampler.privatize(summary, rng)?;
-        let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
-        let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };
-        let mut curve = Curve::new(self.grid.clone(), self.reference.clone(), representation)?;
-        let noise_sd = self.noise_sd.get_or_init(|| pointwise_noise_sd(self.sampler.basis(), &self.sampler.std_devs()));
-        if let Some(sd) = noise_sd {
-            curve = curve.with_noise_sd(sd.clone())?;
-        }
-        Ok(Release::new(curve, metadata))
-    }
-
-    /// The noise-free curve of a summary.
-    pub fn estimate_curve(&self, summary: &[f64]) -> Result<Vec<f64>> {
-        let mut curve = self.sampler.basis().synthesize(summary)?;
-        if let Some(r) = &self.reference {
-            curve.iter_mut().zip(r).for_each(|(c, r)| *c += r);
-        }
-        Ok(curve)
-    }
-
-    /// The accuracy preview: independent components in an orthonormal basis.
-    pub fn accuracy(&self) -> Accuracy {
-        let variances: Vec<f64> = self.sampler.std_devs().iter().map(|s| s * s).collect();
-        Accuracy::independent(&variances, N::KURTOSIS)
     }
 }

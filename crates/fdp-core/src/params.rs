@@ -125,7 +125,7 @@ impl ClippingBound {
         if value < MIN_CLIPPING_BOUND {
             return Err(Error::BadParameter {
                 name: "clipping bound",
-                value,
+                value: value.into(),
                 reason: "below 2^-960 (about 1.0e-289), the smallest bound whose fixed-point scale is representable",
             });
         }

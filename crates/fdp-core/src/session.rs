@@ -385,7 +385,7 @@ impl Session {
         if stages.is_empty() || mismatch(epsilon, guarantee.epsilon()) || mismatch(delta, guarantee.delta()) {
             return Err(Error::BadParameter {
                 name: "stages",
-                value: epsilon,
+                value: epsilon.into(),
                 reason: "a mechanism's stages must add up to its guarantee (the ledger charges the stages)",
             });
         }

@@ -32,5 +32,30 @@ pub enum DataError {
     Mercer(#[from] fdp_mercer::MercerError),
 }
 
+/// The release path's error carries a data-layer error with its message unchanged
+/// ([`fdp_core::LayerError`], layer `data`), so `?` works in mechanisms that read curves.
+impl From<DataError> for fdp_core::Error {
+    fn from(error: DataError) -> Self {
+        fdp_core::Error::layer("data", error)
+    }
+}
+
 /// Result alias of this crate.
 pub type Result<T, E = DataError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24: a data error reaches the release path's error with its message unchanged.
+    #[test]
+    fn data_errors_convert_into_the_release_path_error() {
+        let error = DataError::LengthMismatch { what: "curve", expected: 3, got: 2 };
+        let message = error.to_string();
+        let core = fdp_core::Error::from(error);
+        assert_eq!(core.to_string(), message);
+        let fdp_core::Error::Layer(layer) = &core else { panic!("{core:?}") };
+        assert_eq!(layer.layer(), "data");
+        assert!(layer.downcast_ref::<DataError>().is_some());
+    }
+}

@@ -9,6 +9,9 @@
 //!   public domain (long tables, per-record lists, subsamples of dense curves for studies);
 //! - [`simulate`](mod@simulate): the ICLP paper's scenarios S-1 to S-4, reproducible from a seed;
 //! - [`datasets`]: loaders for the real curve datasets in `../shared/data`.
+//!
+//! Its [`DataError`] converts into the release path's error (`fdp_core::Error::Layer`, layer
+//! `data`), so mechanisms that read curves use `?` on it.
 
 pub mod csv_load;
 pub mod curves;

@@ -46,8 +46,8 @@ use fdp_core::state::{
     check_state_layout, fingerprint_of, fixed_point_exponent, fixed_scale, from_fixed, to_fixed_scaled,
 };
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Coefficients, Mechanism, MergeableMechanism, Output, Release, ReleaseMetadata,
-    SensitivityNorm, SummaryState,
+    Accuracy, ClipNorm, ClippingBound, Coefficients, Descriptor, Mechanism, MergeableMechanism, Output, Release,
+    ReleaseMetadata, SensitivityNorm, SummaryState,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisSummary, Grid, MercerBasis};
@@ -103,6 +103,8 @@ pub struct PrivateCovariance {
     name: &'static str,
     setup: MeanSetup,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     noise: CovarianceNoise,
     sensitivity: f64,
 }
@@ -123,6 +125,7 @@ impl PrivateCovariance {
         Ok(Self {
             name: "private_covariance_laplace",
             setup,
+            basis_description: fdp_functional::describe::basis(&basis)?,
             basis,
             noise: CovarianceNoise::Laplace(noise),
             sensitivity,
@@ -141,6 +144,7 @@ impl PrivateCovariance {
         Ok(Self {
             name: "private_covariance_gaussian",
             setup,
+            basis_description: fdp_functional::describe::basis(&basis)?,
             basis,
             noise: CovarianceNoise::Gaussian(noise),
             sensitivity,
@@ -171,7 +175,7 @@ impl PrivateCovariance {
         if !(square >= fdp_core::params::MIN_CLIPPING_BOUND && worst.is_finite()) {
             return Err(EstimatorError::BadParameter {
                 name: "tau",
-                value: tau,
+                value: tau.into(),
                 reason: "the covariance sums need tau^2 >= 2^-960 (fixed point) and n (sqrt(J) + 1)^2 tau^2 finite",
             });
         }
@@ -335,7 +339,7 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
         let metadata = ReleaseMetadata {
             clipping: Some(self.setup.bound()),
             components: noisy.len(),
-            basis: Some(self.basis.summary()),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(calibration),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -501,7 +505,7 @@ impl Covariance {
         if k == 0 || k > j {
             return Err(EstimatorError::BadParameter {
                 name: "k",
-                value: k as f64,
+                value: k.into(),
                 reason: "the number of principal components must be between 1 and J",
             });
         }
@@ -540,6 +544,8 @@ impl Covariance {
 pub struct CovarianceBound {
     setup: MeanSetup,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     floor_ratio: f64,
     factor: f64,
     noise: LaplaceVector,
@@ -560,7 +566,7 @@ impl CovarianceBound {
         if !(floor_ratio > 1.0 && floor_ratio.is_finite() && factor > 0.0 && factor.is_finite()) {
             return Err(EstimatorError::BadParameter {
                 name: "covariance bound search",
-                value: floor_ratio,
+                value: floor_ratio.into(),
                 reason: "need a finite floor ratio > 1 and a finite factor > 0",
             });
         }
@@ -568,7 +574,7 @@ impl CovarianceBound {
         if floor < fdp_core::params::MIN_CLIPPING_BOUND.sqrt() {
             return Err(EstimatorError::BadParameter {
                 name: "floor_ratio",
-                value: floor_ratio,
+                value: floor_ratio.into(),
                 reason: "the floor ceiling / floor_ratio must be a usable covariance bound (tau^2 >= 2^-960)",
             });
         }
@@ -576,7 +582,8 @@ impl CovarianceBound {
         let sensitivity = floor_ratio.ln() / setup.n() as f64;
         let charged = Sensitivity::new(sensitivity)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
         let noise = LaplaceVector::new(1, charged, setup.epsilon())?;
-        Ok(Self { setup, basis, floor_ratio, factor, noise })
+        let basis_description = fdp_functional::describe::basis(&basis)?;
+        Ok(Self { setup, basis, basis_description, floor_ratio, factor, noise })
     }
 
     /// The layout of the exact sums: the clamped log-norm (the clipped sums at the ceiling ride
@@ -634,7 +641,7 @@ impl Mechanism<CurveSet<'_>> for CovarianceBound {
         let metadata = ReleaseMetadata {
             clipping: Some(self.setup.bound()),
             components: 1,
-            basis: Some(self.basis.summary()),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

@@ -9,19 +9,20 @@ use rayon::prelude::*;
 
 use fdp_mercer::{Grid, Kernel, MercerBasis, Stationary, StationaryShape};
 use fdp_noise::{
-    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
+    ComponentNoise, Delta, Epsilon, LatticeGaussian, LatticeLaplace, NoiseRng, PrivacyGuarantee, Sensitivity,
+    vector::LaplaceVector,
 };
 
 use crate::error::{EstimatorError, Result, positive};
-use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain};
 use fdp_core::state::{check_state_layout, fingerprint_of};
 use fdp_core::{
-    Accuracy, BasisOutput, Curve, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
-    Representation, SensitivityNorm, SummaryState,
+    Accuracy, Descriptor, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata, SensitivityNorm,
+    SummaryState,
 };
+use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain};
 
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
+use fdp_functional::{BasisOutput, BasisSampler, Curve, GaussianProcessSampler, IclpSampler, Representation};
 
 /// The grid index of each of n points (flat, `grid.dim()` numbers each): the nearest grid point.
 /// Points outside the domain go to the nearest boundary point; a point with a non-finite coordinate
@@ -74,7 +75,7 @@ impl GridPoints {
         let n =
             counts.iter().try_fold(0usize, |total, c| total.checked_add(*c)).ok_or(EstimatorError::BadParameter {
                 name: "counts",
-                value: f64::INFINITY,
+                value: "more than usize::MAX in total".into(),
                 reason: "their total (n) overflows usize",
             })?;
         Ok(Self { grid: grid.clone(), n, counts })
@@ -109,7 +110,7 @@ pub fn density_kernel(shape: StationaryShape, bandwidth: f64, dim: usize) -> Res
         _ => {
             return Err(EstimatorError::BadParameter {
                 name: "density kernel",
-                value: dim as f64,
+                value: dim.into(),
                 reason: "normalised kernels: Gaussian or exponential, in 1 or 2 dimensions",
             });
         }
@@ -171,7 +172,7 @@ pub struct KdeSensitivity {
 /// A KDE that releases basis coefficients `s_k (1/n) Σ_i φ_k(x_i)` with independent noise.
 ///
 /// ```
-/// use fdp_estimators::{BasisKde, GridPoints, Mechanism, density_kernel, normalise_density};
+/// use fdp_estimators::{BasisKde, CurveReleaseExt, GridPoints, Mechanism, density_kernel, normalise_density};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, StationaryShape};
 /// use fdp_noise::NoiseRng;
 ///
@@ -235,7 +236,7 @@ fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
     } else {
         Err(EstimatorError::BadParameter {
             name: "eta",
-            value: eta,
+            value: eta.into(),
             reason: "lambda_k^eta underflows to 0 on every component (nothing would be released); lower eta",
         })
     }
@@ -267,7 +268,7 @@ impl BasisKde<LatticeLaplace> {
             name: "iclp_kde",
             n,
             factors,
-            output: BasisOutput::new(sampler, None, meta),
+            output: BasisOutput::new(sampler, None, meta)?,
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: Some(paper), worst_pair: pair },
         })
     }
@@ -288,7 +289,7 @@ impl BasisKde<LatticeLaplace> {
             name: "iid_laplace_kde",
             n,
             factors: vec![1.0; components],
-            output: BasisOutput::new(sampler, None, meta),
+            output: BasisOutput::new(sampler, None, meta)?,
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
         })
     }
@@ -320,7 +321,7 @@ impl BasisKde<LatticeGaussian> {
             name: "gaussian_process_kde",
             n,
             factors,
-            output: BasisOutput::new(sampler, None, meta),
+            output: BasisOutput::new(sampler, None, meta)?,
             sensitivity: KdeSensitivity { calibrated: sensitivity, exact, paper_bound: None, worst_pair: pair },
         })
     }
@@ -372,7 +373,7 @@ fn bernstein_lattice_size(degree: usize, dim: usize) -> Result<usize> {
         Some(count) if degree >= 1 && count <= crate::BernsteinMean::MAX_LATTICE + 1 => Ok(count),
         _ => Err(EstimatorError::BadParameter {
             name: "degree",
-            value: degree as f64,
+            value: degree.into(),
             reason: "must be at least 1, with (degree + 1)^dim at most 65536 lattice values",
         }),
     }
@@ -385,6 +386,8 @@ fn bernstein_lattice_size(degree: usize, dim: usize) -> Result<usize> {
 #[derive(Debug, Clone)]
 pub struct BernsteinKde {
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
     grid: Grid,
     degree: usize,
     n: usize,
@@ -410,7 +413,17 @@ impl BernsteinKde {
         let charged = Sensitivity::new(values * per_value)?
             .with_rounding(values * kernel.at_distance(0.0), grid.len() as u32 + 1)?;
         let noise = LaplaceVector::new(count, charged, eps)?;
-        Ok(Self { kernel, grid: grid.clone(), degree, n, epsilon: eps, noise, sensitivity: values * per_value })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self {
+            kernel,
+            kernel_description,
+            grid: grid.clone(),
+            degree,
+            n,
+            epsilon: eps,
+            noise,
+            sensitivity: values * per_value,
+        })
     }
 
     /// The Laplace noise on the `(k + 1)^d` lattice values.
@@ -470,7 +483,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         metadata.rng = rng.provenance();
         metadata.sampler_timing = fdp_noise::timing::current();
         metadata.calibration = Some(self.noise.calibration());
-        metadata.kernel = Some(self.kernel.spec());
+        metadata.kernel = Some(self.kernel_description.clone());
         let representation =
             Representation::Bernstein { values, degree: self.degree, domain: self.grid.domain().to_vec() };
         Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?, metadata))

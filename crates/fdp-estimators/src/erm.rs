@@ -9,16 +9,14 @@ use faer::Mat;
 
 use fdp_mercer::linalg::{damped_newton, softplus, solve_spd};
 use fdp_mercer::{Grid, MercerBasis};
-use fdp_noise::{
-    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    PrivacyGuarantee, Sensitivity,
-};
+use fdp_noise::{ComponentNoise, Delta, Epsilon, LatticeGaussian, LatticeLaplace, PrivacyGuarantee, Sensitivity};
 
 use crate::density::snap_to_grid;
 use crate::error::{EstimatorError, Result, positive};
-use fdp_core::{BasisOutput, ClippingBound, Mechanism, Regularisation, ReleaseMetadata, SensitivityNorm, Tuning};
+use fdp_core::{ClippingBound, Mechanism, Regularisation, ReleaseMetadata, SensitivityNorm, Tuning};
 
 use crate::mechanism::{basis_curve_mechanism, delegate_to_basis_output};
+use fdp_functional::{BasisOutput, BasisSampler, GaussianProcessSampler, IclpSampler};
 
 /// The loss, with what makes it M-admissible (Lipschitz in f(x) on the relevant range).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -106,7 +104,7 @@ impl ErmSetup {
         if !(k > 0.0 && smallest.powf(-self.eta).is_finite()) {
             return Err(EstimatorError::BadParameter {
                 name: "eta",
-                value: self.eta,
+                value: self.eta.into(),
                 reason: "lambda_k^eta leaves the floating-point range on this basis; lower eta or keep fewer components",
             });
         }
@@ -149,7 +147,7 @@ impl ErmSetup {
         } else {
             Err(EstimatorError::BadParameter {
                 name: "psi",
-                value: self.psi,
+                value: self.psi.into(),
                 reason: "so small (for this eta and basis) that the penalty falls below the rounding of the \
                          Gram matrix: the regularised system could fail to factor in f64 on some data; raise psi",
             })
@@ -184,7 +182,7 @@ impl ErmSetup {
 /// `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`, `κ² = sup_x C^η(x,x)` (on the grid, over the kept components).
 ///
 /// ```
-/// use fdp_estimators::{ErmSetup, KernelErm, Labelled, Loss, Mechanism, misclassification};
+/// use fdp_estimators::{CurveReleaseExt, ErmSetup, KernelErm, Labelled, Loss, Mechanism, misclassification};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 /// use fdp_noise::NoiseRng;
 ///
@@ -218,7 +216,7 @@ impl KernelErm<LatticeLaplace> {
         let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
         let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C);
-        Ok(Self::assemble(basis, setup, sampler, meta, rkhs))
+        Self::assemble(basis, setup, sampler, meta, rkhs)
     }
 }
 
@@ -234,7 +232,7 @@ impl KernelErm<LatticeGaussian> {
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
         let guarantee = PrivacyGuarantee::approximate(eps, delta);
         let meta = setup.metadata("gaussian_process_erm", guarantee, sensitivity, SensitivityNorm::CameronMartin);
-        Ok(Self::assemble(basis, setup, sampler, meta, rkhs))
+        Self::assemble(basis, setup, sampler, meta, rkhs)
     }
 }
 
@@ -245,9 +243,9 @@ impl<N: ComponentNoise> KernelErm<N> {
         sampler: BasisSampler<N>,
         meta: ReleaseMetadata,
         rkhs: f64,
-    ) -> Self {
+    ) -> Result<Self> {
         let penalty = basis.eigenvalues().iter().map(|l| l.powf(-setup.eta)).collect();
-        Self { setup, penalty, output: BasisOutput::new(sampler, None, meta), sensitivity_rkhs: rkhs }
+        Ok(Self { setup, penalty, output: BasisOutput::new(sampler, None, meta)?, sensitivity_rkhs: rkhs })
     }
 
     /// The stability bound `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`.
@@ -270,7 +268,7 @@ impl<N: ComponentNoise> KernelErm<N> {
     fn solve(&self, a: &Mat<f64>, rhs: &[f64]) -> Result<Vec<f64>> {
         solve_spd(a.as_ref(), rhs).ok_or(EstimatorError::BadParameter {
             name: "psi",
-            value: self.setup.psi,
+            value: self.setup.psi.into(),
             reason: "the regularised system is not positive definite",
         })
     }
@@ -366,7 +364,7 @@ impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
                 damped_newton(vec![0.0; j], 100, (1e-12, 0.0), objective, derivatives).ok_or(
                     EstimatorError::BadParameter {
                         name: "psi",
-                        value: self.setup.psi,
+                        value: self.setup.psi.into(),
                         reason: "the regularised system is not positive definite",
                     },
                 )

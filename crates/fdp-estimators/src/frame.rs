@@ -44,7 +44,7 @@ pub fn range_radius(lo: f64, hi: f64, centre: Option<f64>) -> Result<f64> {
     public_range(lo, hi)?;
     match centre {
         Some(c) if !(lo..=hi).contains(&c) => {
-            Err(Error::BadParameter { name: "centre", value: c, reason: "must lie in the public range" })
+            Err(Error::BadParameter { name: "centre", value: c.into(), reason: "must lie in the public range" })
         }
         Some(c) => Ok((hi - c).max(c - lo)),
         None => Ok(lo.abs().max(hi.abs())),

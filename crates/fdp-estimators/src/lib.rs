@@ -1,8 +1,9 @@
 //! # fdp-estimators: private functional summaries
 //!
 //! Every mechanism here implements [`fdp_core::Mechanism`] and releases through a
-//! [`fdp_core::Session`]; records are clipped per record in the norm each sensitivity uses
-//! ([`ClipNorm`], with a [`ClippingBound`] fixed before the data are seen).
+//! [`fdp_core::Session`]; the curve mechanisms release an [`fdp_functional::Curve`] (those in a
+//! Mercer basis through [`BasisOutput`]). Records are clipped per record in the norm each
+//! sensitivity uses ([`ClipNorm`], with a [`ClippingBound`] fixed before the data are seen).
 //!
 //! - [`mechanism`]: [`CurveMechanism`], the noise-free estimate of a curve mechanism's summary;
 //! - [`mean`]: private mean curves — ICLP-RKHS, ICLP-l1, IID Laplace and the Gaussian process
@@ -43,9 +44,9 @@ pub use density::{
 pub use erm::{ErmSetup, KernelErm, Labelled, Loss, misclassification, squared_risk};
 pub use error::{EstimatorError, Result};
 pub use fdp_core::{
-    Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, Regularisation, Release, ReleaseMetadata,
-    Session, Tuning,
+    Accuracy, ClipNorm, ClippingBound, Mechanism, Regularisation, Release, ReleaseMetadata, Session, Tuning,
 };
+pub use fdp_functional::{BasisOutput, Curve, CurveReleaseExt};
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
 pub use sparse::{SparseBinnedMean, SparseFrame, SparseMean};

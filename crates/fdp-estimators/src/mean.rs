@@ -8,20 +8,21 @@
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 use fdp_noise::{
-    BasisSampler, ComponentNoise, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace,
-    NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector,
+    ComponentNoise, Delta, Epsilon, LatticeGaussian, LatticeLaplace, NoiseRng, PrivacyGuarantee, Sensitivity,
+    vector::LaplaceVector,
 };
 
-use fdp_core::release::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
 use fdp_core::state::check_state_layout;
 use fdp_core::{
-    Accuracy, BasisOutput, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Regularisation, Release,
-    ReleaseMetadata, Representation, SensitivityNorm, SummaryState, Tuning,
+    Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
+    SensitivityNorm, SummaryState, Tuning,
 };
+use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
 
 use crate::error::{EstimatorError, Result};
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
 use crate::sums::{ClippedSums, MEAN_ROUNDINGS, clipped_sums, mean_fingerprint};
+use fdp_functional::{BasisOutput, BasisSampler, Curve, GaussianProcessSampler, IclpSampler, Representation};
 
 /// What every mean mechanism needs: the public n, ε, the clipping bound τ **with its norm**, and
 /// optionally a public reference curve to centre at. Each mechanism checks that the bound is in the
@@ -55,7 +56,11 @@ impl MeanSetup {
     /// the release. Must not be computed from the private data.
     pub fn centred_at(mut self, reference: Vec<f64>) -> Result<Self> {
         if let Some(bad) = reference.iter().find(|v| !v.is_finite()) {
-            return Err(EstimatorError::BadParameter { name: "reference", value: *bad, reason: "must be finite" });
+            return Err(EstimatorError::BadParameter {
+                name: "reference",
+                value: (*bad).into(),
+                reason: "must be finite",
+            });
         }
         self.reference = Some(reference);
         Ok(self)
@@ -136,7 +141,7 @@ enum Shaping {
 ///
 /// ```
 /// use fdp_data::{Scenario, simulate};
-/// use fdp_estimators::{BasisMean, ClippingBound, MeanSetup, Mechanism, PlugIn};
+/// use fdp_estimators::{BasisMean, ClippingBound, CurveReleaseExt, MeanSetup, Mechanism, PlugIn};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 /// use fdp_noise::{Epsilon, NoiseRng};
 ///
@@ -185,7 +190,7 @@ fn rkhs_factors(basis: &MercerBasis, eta: f64, psi: f64) -> Result<(f64, Vec<f64
     if !(worst > 0.0 && worst.is_finite()) {
         return Err(EstimatorError::BadParameter {
             name: "eta",
-            value: eta,
+            value: eta.into(),
             reason: "with this psi, lambda_k^eta / (lambda_k^eta + psi) is 0 for every component: \
                      nothing would be released; lower eta or psi",
         });
@@ -206,7 +211,7 @@ fn check_sum_bound(n: usize, tau: f64) -> Result<()> {
     } else {
         Err(EstimatorError::BadParameter {
             name: "tau",
-            value: tau,
+            value: tau.into(),
             reason: "n * tau overflows; use a realistic bound",
         })
     }
@@ -235,7 +240,7 @@ impl BasisMean<LatticeLaplace> {
             psi: Some(psi),
             eta: Some(eta),
         };
-        Ok(Self::assemble(basis, setup, sampler, Shaping::Shrink(shrink), parts))
+        Self::assemble(basis, setup, sampler, Shaping::Shrink(shrink), parts)
     }
 
     /// **ICLP-l1 (Theorem 9, with a corrected active set).** `μ_k = sign(X̄_k)(|X̄_k| - θ_k)_+`,
@@ -258,7 +263,7 @@ impl BasisMean<LatticeLaplace> {
         if active == 0 {
             return Err(EstimatorError::BadParameter {
                 name: "psi",
-                value: psi,
+                value: psi.into(),
                 reason: "so large that every component is thresholded to zero",
             });
         }
@@ -280,7 +285,7 @@ impl BasisMean<LatticeLaplace> {
             eta: Some(eta),
         };
         let shaping = Shaping::SoftThreshold(thresholds[..active].to_vec());
-        Ok(Self::assemble(basis, setup, sampler, shaping, parts))
+        Self::assemble(basis, setup, sampler, shaping, parts)
     }
 
     /// **IID Laplace baseline.** The first M coefficients of the mean with records clipped to
@@ -303,7 +308,7 @@ impl BasisMean<LatticeLaplace> {
             psi: None,
             eta: None,
         };
-        Ok(Self::assemble(basis, setup, sampler, Shaping::Shrink(vec![1.0; components]), parts))
+        Self::assemble(basis, setup, sampler, Shaping::Shrink(vec![1.0; components]), parts)
     }
 }
 
@@ -338,7 +343,7 @@ impl BasisMean<LatticeGaussian> {
             psi: Some(psi),
             eta: Some(eta),
         };
-        Ok(Self::assemble(basis, setup, sampler, Shaping::Shrink(shrink), parts))
+        Self::assemble(basis, setup, sampler, Shaping::Shrink(shrink), parts)
     }
 }
 
@@ -360,7 +365,7 @@ impl<N: ComponentNoise> BasisMean<N> {
         sampler: BasisSampler<N>,
         shaping: Shaping,
         parts: Parts,
-    ) -> Self {
+    ) -> Result<Self> {
         let regularisation = parts.eta.zip(parts.psi).and_then(|(eta, psi)| Regularisation::new(eta, psi).ok());
         let metadata = ReleaseMetadata {
             clipping: Some(setup.bound),
@@ -369,8 +374,8 @@ impl<N: ComponentNoise> BasisMean<N> {
             centred: setup.reference.is_some(),
             ..ReleaseMetadata::new(parts.name, parts.guarantee, parts.sensitivity, parts.sensitivity_norm, setup.n)
         };
-        let output = BasisOutput::new(sampler, setup.reference.clone(), metadata);
-        Self {
+        let output = BasisOutput::new(sampler, setup.reference.clone(), metadata)?;
+        Ok(Self {
             name: parts.name,
             setup,
             basis: basis.clone(),
@@ -378,7 +383,7 @@ impl<N: ComponentNoise> BasisMean<N> {
             clip: parts.clip,
             shaping,
             sensitivity: parts.sensitivity,
-        }
+        })
     }
 
     /// The sensitivity the noise is calibrated to (before the rounding charge).
@@ -492,7 +497,7 @@ impl BernsteinMean {
         if lattice == 0 || grid.dim() != 1 {
             return Err(EstimatorError::BadParameter {
                 name: "lattice",
-                value: lattice as f64,
+                value: lattice.into(),
                 reason: "needs k >= 1 on a 1-D grid",
             });
         }
@@ -662,7 +667,7 @@ pub enum MeanKind {
 ///
 /// ```
 /// use fdp_core::{ClippingBound, Session};
-/// use fdp_estimators::MeanCurve;
+/// use fdp_estimators::{CurveReleaseExt, MeanCurve};
 /// use fdp_mercer::Stationary;
 /// use fdp_noise::Epsilon;
 /// let curves = fdp_data::example_curves(300, 7)?;

@@ -1,10 +1,11 @@
 //! What the curve mechanisms add to [`fdp_core::Mechanism`]: the noise-free estimate of a summary
-//! ([`CurveMechanism`]), the delegation to a [`fdp_core::BasisOutput`], and the leading-block helper.
+//! ([`CurveMechanism`]), the delegation to a [`fdp_functional::BasisOutput`], and the leading-block helper.
 
-use fdp_core::{Curve, Mechanism};
+use fdp_core::Mechanism;
 use fdp_mercer::MercerBasis;
 
 use crate::error::{EstimatorError, Result};
+use fdp_functional::Curve;
 
 /// A mechanism whose release is a [`Curve`]: it can also say what its summary is as a curve before
 /// any noise (for utility studies and cross-validation).
@@ -21,7 +22,7 @@ pub trait CurveMechanism<D: ?Sized>: Mechanism<D, Output = Curve> {
 /// the guarantee, the noisy release and the accuracy preview.
 macro_rules! delegate_to_basis_output {
     () => {
-        type Output = fdp_core::Curve;
+        type Output = fdp_functional::Curve;
 
         fn guarantee(&self) -> fdp_noise::PrivacyGuarantee {
             self.output.metadata().guarantee
@@ -31,7 +32,7 @@ macro_rules! delegate_to_basis_output {
             &self,
             summary: &[f64],
             rng: &mut fdp_noise::NoiseRng,
-        ) -> fdp_core::Result<fdp_core::Release<fdp_core::Curve>> {
+        ) -> fdp_core::Result<fdp_core::Release<fdp_functional::Curve>> {
             self.output.privatize(summary, rng)
         }
 
@@ -60,7 +61,7 @@ pub(crate) fn leading_block(basis: &MercerBasis, components: usize) -> Result<Me
     if components == 0 || components > basis.len() {
         return Err(EstimatorError::BadParameter {
             name: "components",
-            value: components as f64,
+            value: components.into(),
             reason: "must be between 1 and the number of kept basis components",
         });
     }

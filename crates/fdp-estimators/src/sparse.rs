@@ -51,12 +51,14 @@
 //! (`(Σ_k φ_k(t)²)^{1/2}`). The sup norm (Bernstein) has no ceiling for pseudo-curves and is refused.
 
 use fdp_core::params::SensitivityNorm;
-use fdp_core::release::Representation;
 use fdp_core::state::{fingerprint_of, fixed_point_exponent, from_fixed, to_fixed};
 use fdp_core::{
-    ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Release, ReleaseMetadata, StageRecord, SummaryState,
+    ClipNorm, ClippingBound, Descriptor, Mechanism, MergeableMechanism, Release, ReleaseMetadata, StageRecord,
+    SummaryState,
 };
 use fdp_data::{CurveSet, SparseCurves};
+use fdp_functional::numerics::interpolate;
+use fdp_functional::{Curve, Representation};
 use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::exact_loss::laplace_loss;
 use fdp_noise::vector::LaplaceVector;
@@ -91,7 +93,7 @@ impl SparseFrame {
         if grid.dim() != 1 {
             return Err(EstimatorError::BadParameter {
                 name: "grid dimension",
-                value: grid.dim() as f64,
+                value: grid.dim().into(),
                 reason: "sparse curves are 1-D",
             });
         }
@@ -139,7 +141,7 @@ impl SparseFrame {
         if probabilities.iter().any(|p| !(p.is_finite() && *p > 0.0)) || (total - 1.0).abs() > 1e-9 {
             return Err(EstimatorError::BadParameter {
                 name: "design probabilities (sum)",
-                value: total,
+                value: total.into(),
                 reason: "need finite probabilities > 0 summing to 1",
             });
         }
@@ -160,7 +162,7 @@ impl SparseFrame {
         if !worst.is_finite() {
             return Err(EstimatorError::BadParameter {
                 name: "largest pseudo-curve value",
-                value: worst,
+                value: worst.into(),
                 reason: "the range over the smallest design probability must be finite",
             });
         }
@@ -197,7 +199,7 @@ impl SparseFrame {
         if a < ga || b > gb {
             return Err(EstimatorError::BadParameter {
                 name: "sparse curves' domain start",
-                value: a,
+                value: a.into(),
                 reason: "the curves' public domain must lie inside the grid's domain",
             });
         }
@@ -422,6 +424,8 @@ impl<M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a
 pub struct SparseBinnedMean {
     frame: SparseFrame,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     n: usize,
     epsilon: Epsilon,
     bins: usize,
@@ -473,7 +477,7 @@ impl SparseBinnedMean {
         if !(1..=k).contains(&bins) {
             return Err(EstimatorError::BadParameter {
                 name: "sparse bins",
-                value: bins as f64,
+                value: bins.into(),
                 reason: "need 1 <= bins <= the number of grid points",
             });
         }
@@ -498,6 +502,7 @@ impl SparseBinnedMean {
             taus: search.grid(radius),
             frame,
             basis: basis.clone(),
+            basis_description: fdp_functional::describe::basis(basis)?,
             n,
             epsilon,
             bins,
@@ -731,7 +736,7 @@ impl SparseBinnedMean {
         let fit = apply(&l, &y);
         let value: Vec<f64> = (0..k).map(|b| base[b] + fit[b]).collect();
         let sd: Vec<f64> = l.iter().map(|row| row.iter().zip(&v).map(|(a, v)| a * a * v).sum::<f64>().sqrt()).collect();
-        let at = |x: &[f64], t: f64| fdp_core::release::interpolate(&centre, x, t);
+        let at = |x: &[f64], t: f64| interpolate(&centre, x, t);
         let points = grid.points();
         (points.iter().map(|t| at(&value, *t)).collect(), points.iter().map(|t| at(&sd, *t)).collect(), best_h)
     }
@@ -841,7 +846,7 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
             // The bins are the coefficients clipped in l1.
             clipping: Some(ClippingBound::new(tau, ClipNorm::CoefficientL1)?),
             components: 2 * k,
-            basis: Some(self.basis.summary()),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(sums_noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -892,6 +897,7 @@ impl MergeableMechanism<SparseCurves> for SparseBinnedMean {
 mod tests {
     use super::*;
     use fdp_core::Session;
+    use fdp_functional::CurveReleaseExt;
     use fdp_mercer::{BasisOptions, Stationary};
 
     fn basis() -> MercerBasis {

@@ -81,7 +81,7 @@ impl PointwiseBins {
         if !(bins >= 1 && bins <= k) {
             return Err(EstimatorError::BadParameter {
                 name: "pointwise bins",
-                value: bins as f64,
+                value: bins.into(),
                 reason: "need 1 <= bins <= the number of grid points",
             });
         }
@@ -137,7 +137,7 @@ impl ClippedSums {
         {
             return Err(EstimatorError::BadParameter {
                 name: "clipping bounds",
-                value: taus.first().copied().unwrap_or(f64::NAN),
+                value: format!("{taus:?}").into(),
                 reason: "need finite, positive, increasing bounds",
             });
         }

@@ -20,8 +20,8 @@
 use fdp_core::error::public_range;
 use fdp_core::state::check_state_layout;
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Curve, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
-    ReleaseMetadata, Representation, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
+    Accuracy, ClipNorm, ClippingBound, Descriptor, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
+    ReleaseMetadata, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
@@ -36,6 +36,7 @@ use crate::error::{EstimatorError, Result};
 use crate::mean::{BasisMean, BernsteinMean, LaplaceMean, MeanSetup, rkhs_shrinkage};
 use crate::mechanism::CurveMechanism as _;
 use crate::sums::{ClippedSums, MEAN_ROUNDINGS, PointwiseBins, clipped_sums, mean_fingerprint};
+use fdp_functional::{Curve, Representation};
 
 /// How a tuned pipeline's total ε is split: a share for the private bound, a share for the pilot
 /// (used only by the mechanisms that need one), the rest for the release.
@@ -75,7 +76,7 @@ impl BudgetSplit {
         if !(bound > 0.0 && pilot >= 0.0 && bound + pilot < 1.0) {
             return Err(EstimatorError::BadParameter {
                 name: "budget split",
-                value: bound + pilot,
+                value: (bound + pilot).into(),
                 reason: "need 0 < bound, 0 <= pilot and bound + pilot < 1 (the release needs a share)",
             });
         }
@@ -161,7 +162,7 @@ impl BoundSearch {
         if !(floor_ratio > 1.0 && floor_ratio.is_finite() && factor > 0.0 && factor.is_finite()) {
             return Err(EstimatorError::BadParameter {
                 name: "bound search",
-                value: floor_ratio,
+                value: floor_ratio.into(),
                 reason: "need a finite floor ratio > 1 and a finite factor > 0",
             });
         }
@@ -315,6 +316,8 @@ pub struct TunedChoice {
 pub struct TunedMean {
     kind: TunedKind,
     basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    basis_description: Descriptor,
     n: usize,
     epsilon: Epsilon,
     ceiling: ClippingBound,
@@ -392,13 +395,14 @@ impl TunedMean {
         // Validates n and n·τ at the ceiling (every τ̂ is at most the ceiling).
         MeanSetup::new(n, epsilon, ceiling)?;
         if matches!(kind, TunedKind::Bernstein) {
-            fdp_core::release::check_bernstein_domain(basis.grid())?;
+            fdp_functional::numerics::check_bernstein_domain(basis.grid())?;
         }
         let nu = crate::tuning::decay_nu(basis)?;
         let eta = if matches!(kind, TunedKind::IclpL1) { 2.0 * (1.0 + 1.0 / nu) } else { 1.0 + 1.0 / (2.0 * nu) };
         Self {
             kind,
             basis: basis.clone(),
+            basis_description: fdp_functional::describe::basis(basis)?,
             n,
             epsilon,
             ceiling,
@@ -530,7 +534,7 @@ impl TunedMean {
         if !self.kind.tunes_after_release() && Epsilon::new(eps_pilot).is_err() {
             return Err(EstimatorError::BadParameter {
                 name: "budget split",
-                value: self.split.pilot,
+                value: self.split.pilot.into(),
                 reason: "this mechanism chooses its parameter from a pilot release: the pilot needs a share > 0",
             });
         }
@@ -548,7 +552,7 @@ impl TunedMean {
             if !self.candidates(tau).into_iter().any(|p| self.candidate(tau, eps_release, p).is_ok()) {
                 return Err(EstimatorError::BadParameter {
                     name: "tuning candidates",
-                    value: tau,
+                    value: tau.into(),
                     reason: "no candidate mechanism can be built at this point of the bound grid (at this ε \
                              every ICLP-l1 threshold removes every component, or the noise scale leaves the \
                              floating-point range): raise ε or change the ceiling",
@@ -727,7 +731,7 @@ impl TunedMean {
         if out.is_empty() {
             return Err(EstimatorError::BadParameter {
                 name: "tuning candidates",
-                value: tau,
+                value: tau.into(),
                 reason: "no candidate mechanism can be built at this bound",
             });
         }
@@ -1245,7 +1249,7 @@ impl TunedMean {
             clipping: Some(ClippingBound::new(bins.half(), ClipNorm::Sup)?),
             regularisation: None,
             components: k,
-            basis: Some(self.basis.summary()),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -1315,7 +1319,7 @@ impl TunedMean {
             // ψ = ∞ (the public centre) has no finite regularisation to record; the tuning stage says so.
             regularisation: if psi.is_finite() { Some(Regularisation::new(self.eta, psi)?) } else { None },
             components: y.len(),
-            basis: Some(self.basis.summary()),
+            basis: Some(self.basis_description.clone()),
             calibration: Some(calibration),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -1327,7 +1331,7 @@ impl TunedMean {
         // The noise on coefficient k is shrunk by s_k: its sd is s_k v^{1/2} (a function of the
         // noise scale and of ψ, chosen from the release: post-processing).
         let sd: Vec<f64> = shrink.iter().map(|s| s * noise.variance().sqrt()).collect();
-        if let Some(band) = fdp_core::mechanism::pointwise_noise_sd(&self.basis, &sd) {
+        if let Some(band) = fdp_functional::pointwise_noise_sd(&self.basis, &sd) {
             curve = curve.with_noise_sd(band)?;
         }
         Ok(Release::new(curve, metadata))
@@ -1458,6 +1462,7 @@ impl TunedMean {
 mod tests {
     use fdp_core::Session;
     use fdp_data::{Scenario, simulate};
+    use fdp_functional::CurveReleaseExt;
     use fdp_mercer::{BasisOptions, Grid, Stationary};
 
     use super::*;

@@ -59,7 +59,7 @@ pub(crate) fn decay_nu(basis: &MercerBasis) -> Result<f64> {
     } else {
         Err(EstimatorError::BadParameter {
             name: "eigenvalue decay",
-            value: nu,
+            value: nu.into(),
             reason: "the basis spectrum does not decay; tuning needs λ_k ≈ c k^{-2ν}",
         })
     }
@@ -88,7 +88,7 @@ where
     if folds < 2 || folds > curves.n() || candidates.is_empty() {
         return Err(EstimatorError::BadParameter {
             name: "folds",
-            value: folds as f64,
+            value: folds.into(),
             reason: "need 2 <= folds <= n and at least one candidate",
         });
     }

@@ -7,7 +7,7 @@ use fdp_data::{CurveSet, Scenario, simulate};
 use fdp_estimators::{
     BasisMean, BernsteinMean, EstimatorError, MeanMechanism, MeanSetup, Mechanism, PlugIn, private_cross_validation,
 };
-use fdp_estimators::{ClipNorm, ClippingBound, Regularisation};
+use fdp_estimators::{ClipNorm, ClippingBound, CurveReleaseExt, Regularisation};
 use fdp_mercer::Grid;
 use fdp_noise::{Delta, Epsilon};
 use fdp_noise::{NoiseError, NoiseRng};

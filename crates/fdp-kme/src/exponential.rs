@@ -13,7 +13,7 @@ use faer::Mat;
 use rayon::prelude::*;
 
 use fdp_core::state::{fixed_scale, to_fixed_scaled};
-use fdp_core::{Accuracy, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning, WeightedSample};
+use fdp_core::{Accuracy, Descriptor, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning, WeightedSample};
 use fdp_mercer::{Kernel, Stationary, kernel_matrix};
 use fdp_noise::exponential::ExponentialMechanism;
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
@@ -38,6 +38,8 @@ const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 #[derive(Debug, Clone)]
 pub struct CandidateFamily {
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
     pool: PointSet,
     size: usize,
     gram: Mat<f64>,
@@ -72,7 +74,7 @@ impl CandidateFamily {
         if size == 0 {
             return Err(KmeError::BadParameter {
                 name: "size",
-                value: 0.0,
+                value: 0usize.into(),
                 reason: "a synthetic dataset needs >= 1 point",
             });
         }
@@ -84,12 +86,13 @@ impl CandidateFamily {
         let count = exact_family_size(pool.len(), size).filter(|c| *c <= max_candidates as u128).ok_or(
             KmeError::BadParameter {
                 name: "candidates",
-                value: family_size(pool.len(), size),
+                value: (family_size(pool.len(), size)).into(),
                 reason: "the family is larger than max_candidates: exact sampling scores every candidate (use fewer pool points or a smaller size)",
             },
         )? as usize;
         let gram = kernel_matrix(&kernel, pool.data(), pool.data(), pool.dim());
-        Ok(Self { kernel, pool, size, gram, count })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self { kernel, kernel_description, pool, size, gram, count })
     }
 
     /// The number of candidates, `C(P + M - 1, M)`.
@@ -197,7 +200,7 @@ impl CandidateFamily {
         if let Some(bad) = statistics.iter().find(|v| !v.is_finite()) {
             return Err(KmeError::BadParameter {
                 name: "statistics",
-                value: *bad,
+                value: (*bad).into(),
                 reason: "must be finite (as computed by `statistics`)",
             });
         }
@@ -377,7 +380,7 @@ impl Mechanism<PointSet> for ExponentialSynthetic {
         let output = self.family.candidate(chosen)?;
         let metadata = ReleaseMetadata {
             components: self.family.pool.len(),
-            kernel: Some(self.family.kernel.spec()),
+            kernel: Some(self.family.kernel_description.clone()),
             calibration: Some(self.selection.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 
-use fdp_core::{Accuracy, Coefficients, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning};
+use fdp_core::{Accuracy, Coefficients, Descriptor, Mechanism, Release, ReleaseMetadata, SensitivityNorm, Tuning};
 use fdp_mercer::{Kernel, Stationary, StationaryShape};
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::GaussianVector};
 
@@ -25,6 +25,8 @@ pub struct RandomFourierFeatures {
     omegas: Vec<f64>,
     amplitude: f64,
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
 }
 
 impl RandomFourierFeatures {
@@ -34,14 +36,14 @@ impl RandomFourierFeatures {
         if kernel.shape() != StationaryShape::Gaussian {
             return Err(KmeError::BadParameter {
                 name: "kernel",
-                value: f64::NAN,
+                value: kernel.spec().name.into(),
                 reason: "random Fourier features are implemented for the Gaussian kernel",
             });
         }
         if dim == 0 || features == 0 {
             return Err(KmeError::BadParameter {
                 name: "features",
-                value: features as f64,
+                value: features.into(),
                 reason: "need dim >= 1 and features >= 1",
             });
         }
@@ -50,7 +52,8 @@ impl RandomFourierFeatures {
         let mut rng = StdRng::seed_from_u64(seed);
         let omegas =
             (0..features * dim).map(|_| StandardNormal.sample(&mut rng)).map(|g: f64| g / kernel.rho()).collect();
-        Ok(Self { dim, omegas, amplitude: kernel.variance().sqrt(), kernel })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self { dim, omegas, amplitude: kernel.variance().sqrt(), kernel, kernel_description })
     }
 
     /// Input dimension D.
@@ -147,7 +150,7 @@ impl Mechanism<PointSet> for FeatureMean {
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Coefficients>> {
         let metadata = ReleaseMetadata {
             components: self.rff.len(),
-            kernel: Some(self.rff.kernel.spec()),
+            kernel: Some(self.rff.kernel_description.clone()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
@@ -235,7 +238,7 @@ impl RandomFourierFeatures {
         if !(options.l1_bound.is_finite() && options.l1_bound > 0.0) {
             return Err(KmeError::BadParameter {
                 name: "l1_bound",
-                value: options.l1_bound,
+                value: options.l1_bound.into(),
                 reason: "must be finite and > 0",
             });
         }

@@ -32,7 +32,7 @@ impl PointSet {
         if default.len() != dim || default.iter().any(|v| !v.is_finite()) {
             return Err(KmeError::BadParameter {
                 name: "default point",
-                value: f64::NAN,
+                value: format!("{default:?}").into(),
                 reason: "must be finite with the points' dimension",
             });
         }

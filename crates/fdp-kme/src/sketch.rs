@@ -73,7 +73,7 @@ impl FeatureMap {
         if dim == 0 || repetitions == 0 || buckets == 0 || !(width.is_finite() && width > 0.0) {
             return Err(KmeError::BadParameter {
                 name: "race",
-                value: width,
+                value: width.into(),
                 reason: "need dim, repetitions, buckets >= 1 and width > 0",
             });
         }
@@ -94,7 +94,7 @@ impl FeatureMap {
     /// Marginal histograms of `bins` equal bins of `[0, 1]` per coordinate.
     pub fn hist(dim: usize, bins: usize) -> Result<Self> {
         if dim == 0 || bins == 0 {
-            return Err(KmeError::BadParameter { name: "hist", value: bins as f64, reason: "need dim, bins >= 1" });
+            return Err(KmeError::BadParameter { name: "hist", value: bins.into(), reason: "need dim, bins >= 1" });
         }
         Self::check_len("size", &[bins, dim])?;
         Ok(Self::Hist { bins, dim })
@@ -205,7 +205,7 @@ impl PrivateSketch {
         if !lambda_max.is_finite() {
             return Err(KmeError::BadParameter {
                 name: "epsilon",
-                value: epsilon.get(),
+                value: epsilon.get().into(),
                 reason: "so small that M2M's noise-aware ridge parameter 2 Δ₁² / ε² overflows",
             });
         }
@@ -370,7 +370,7 @@ impl M2mDesign {
         if prior_points == 0 {
             return Err(KmeError::BadParameter {
                 name: "prior points",
-                value: 0.0,
+                value: 0usize.into(),
                 reason: "M2M needs at least one prior point",
             });
         }
@@ -404,7 +404,11 @@ impl M2mDesign {
     /// The Cholesky factor of `G + λI` (λ >= 0 finite).
     fn ridge(&self, lambda: f64) -> Result<faer::linalg::solvers::Llt<f64>> {
         if !(lambda.is_finite() && lambda >= 0.0) {
-            return Err(KmeError::BadParameter { name: "lambda", value: lambda, reason: "must be finite and >= 0" });
+            return Err(KmeError::BadParameter {
+                name: "lambda",
+                value: lambda.into(),
+                reason: "must be finite and >= 0",
+            });
         }
         let mut a = self.gram.clone();
         for j in 0..a.ncols() {
@@ -412,7 +416,7 @@ impl M2mDesign {
         }
         a.llt(Side::Lower).map_err(|_| KmeError::BadParameter {
             name: "lambda",
-            value: lambda,
+            value: lambda.into(),
             reason: "the ridge system is singular",
         })
     }
@@ -527,7 +531,7 @@ pub fn implicit_logistic_regression(
     if prior != &negatives.0.prior {
         return Err(KmeError::BadParameter {
             name: "prior",
-            value: f64::NAN,
+            value: "the two class estimators' prior points differ".into(),
             reason: "both class estimators need the same prior points",
         });
     }
@@ -575,7 +579,7 @@ pub fn implicit_logistic_regression(
     };
     damped_newton(vec![0.0; d], 50, (0.0, 1e-14), objective, derivatives).ok_or(KmeError::BadParameter {
         name: "weights",
-        value: f64::NAN,
+        value: "a singular weighted Hessian".into(),
         reason: "the weighted Hessian is singular",
     })
 }

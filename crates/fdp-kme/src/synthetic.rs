@@ -7,8 +7,8 @@ use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 
 use fdp_core::{
-    Accuracy, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, SummaryState, Tuning,
-    WeightedSample,
+    Accuracy, Descriptor, Mechanism, MergeableMechanism, Release, ReleaseMetadata, SensitivityNorm, SummaryState,
+    Tuning, WeightedSample,
 };
 use fdp_mercer::linalg::{cholesky, solve_lower, solve_lower_transposed};
 use fdp_mercer::{Kernel, Stationary, kernel_matrix};
@@ -65,6 +65,8 @@ use crate::points::{PointSet, check_public_n, fixed_row_sums};
 #[derive(Debug, Clone)]
 pub struct SyntheticSubspace {
     kernel: Stationary,
+    /// The kernel as the release metadata records it, described once here (before any charge).
+    kernel_description: Descriptor,
     z: PointSet,
     l: Mat<f64>,
     whitening: Whitening,
@@ -100,7 +102,7 @@ impl Whitening {
         if !(t < 0.5 && s < 0.5) {
             return Err(KmeError::BadParameter {
                 name: "jitter",
-                value: jitter,
+                value: jitter.into(),
                 reason: "the Gram matrix of the synthetic points is too ill-conditioned for f64: the \
                          rounding of the whitening solve, ||L^-1||² times the Cholesky and kernel errors, \
                          must stay below 1/2 (spread the points, use fewer, or raise the jitter)",
@@ -124,7 +126,11 @@ impl SyntheticSubspace {
         }
         fdp_core::caps::at_most("synthetic points", z.len(), Self::MAX_POINTS, Self::MAX_POINTS_REASON)?;
         if !(jitter.is_finite() && jitter >= 0.0) {
-            return Err(KmeError::BadParameter { name: "jitter", value: jitter, reason: "must be finite and >= 0" });
+            return Err(KmeError::BadParameter {
+                name: "jitter",
+                value: jitter.into(),
+                reason: "must be finite and >= 0",
+            });
         }
         let mut g = kernel_matrix(&kernel, z.data(), z.data(), z.dim());
         for i in 0..z.len() {
@@ -132,11 +138,12 @@ impl SyntheticSubspace {
         }
         let l = cholesky(g.as_ref()).ok_or(KmeError::BadParameter {
             name: "jitter",
-            value: jitter,
+            value: jitter.into(),
             reason: "the Gram matrix of the synthetic points is singular; increase the jitter or spread the points",
         })?;
         let whitening = Whitening::of(&l, kernel.variance(), z.dim(), jitter)?;
-        Ok(Self { kernel, l, z, whitening })
+        let kernel_description = fdp_functional::describe::kernel(&kernel)?;
+        Ok(Self { kernel, kernel_description, l, z, whitening })
     }
 
     /// The most synthetic points M: the Gram matrix, its factor and the spectrum of `L̂ L̂ᵀ` bounding
@@ -150,7 +157,11 @@ impl SyntheticSubspace {
     /// (public randomness: it does not see the data), jitter 1e-8.
     pub fn from_wide_gaussian(kernel: Stationary, centre: &[f64], scale: f64, m: usize, seed: u64) -> Result<Self> {
         if !(scale.is_finite() && scale > 0.0) || m == 0 {
-            return Err(KmeError::BadParameter { name: "scale", value: scale, reason: "need scale > 0 and m >= 1" });
+            return Err(KmeError::BadParameter {
+                name: "scale",
+                value: scale.into(),
+                reason: "need scale > 0 and m >= 1",
+            });
         }
         let mut rng = StdRng::seed_from_u64(seed);
         let data: Vec<f64> = (0..m)
@@ -235,7 +246,11 @@ impl SyntheticSubspace {
         iterations: usize,
     ) -> Result<Release<WeightedSample>> {
         if !(bound.is_finite() && bound > 0.0) {
-            return Err(KmeError::BadParameter { name: "bound", value: bound, reason: "must be finite and > 0" });
+            return Err(KmeError::BadParameter {
+                name: "bound",
+                value: bound.into(),
+                reason: "must be finite and > 0",
+            });
         }
         let m = self.z.len();
         if release.output().weights.len() != m {
@@ -345,7 +360,7 @@ impl Mechanism<PointSet> for SyntheticData {
         let output = WeightedSample { dim: z.dim(), points: z.data().to_vec(), weights: self.subspace.weights(&beta) };
         let metadata = ReleaseMetadata {
             components: z.len(),
-            kernel: Some(self.subspace.kernel.spec()),
+            kernel: Some(self.subspace.kernel_description.clone()),
             calibration: Some(self.noise.calibration()),
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),

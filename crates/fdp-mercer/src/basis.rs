@@ -7,6 +7,8 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use fdp_core::ParamValue;
+
 use crate::error::{MercerError, Result, check_len};
 use crate::grid::{Grid, GridLayout};
 use crate::kernel::{Brownian, Kernel, KernelSpec};
@@ -109,15 +111,19 @@ impl BasisOptions {
 
     fn validate(&self, k: usize) -> Result<Solver> {
         if !(self.rtol.is_finite() && (0.0..1.0).contains(&self.rtol)) {
-            return Err(MercerError::BadOption { name: "rtol", value: self.rtol, reason: "must be in [0, 1)" });
+            return Err(MercerError::BadOption { name: "rtol", value: self.rtol.into(), reason: "must be in [0, 1)" });
         }
         if self.max_components == Some(0) {
-            return Err(MercerError::BadOption { name: "max_components", value: 0.0, reason: "must be at least 1" });
+            return Err(MercerError::BadOption {
+                name: "max_components",
+                value: 0usize.into(),
+                reason: "must be at least 1",
+            });
         }
         match (self.solver, self.max_components) {
             (Solver::Randomized { .. }, None) => Err(MercerError::BadOption {
                 name: "max_components",
-                value: f64::NAN,
+                value: ParamValue::Missing,
                 reason: "the randomized solver needs a component cap",
             }),
             (Solver::Auto, Some(j)) if k > 3000 && j < k / 4 => Ok(Solver::Randomized { power_iterations: 4 }),
@@ -518,7 +524,7 @@ impl MercerBasis {
         if k > Self::MAX_DENSE_POINTS && !(toeplitz.is_some() && matches!(solver, Solver::Randomized { .. })) {
             return Err(MercerError::BadOption {
                 name: "grid points",
-                value: k as f64,
+                value: k.into(),
                 reason: "at most 4096 for a dense basis: the K x K kernel matrix takes K² · 8 bytes (128 MiB at \
                          the cap) and its eigendecomposition about 9 K³ operations (seconds at the cap, minutes \
                          at 20000); beyond, use a tensor grid (Kronecker) or, on a uniform grid, \
@@ -689,7 +695,7 @@ impl MercerBasis {
         if components == 0 || components > grid.len() {
             return Err(MercerError::BadOption {
                 name: "components",
-                value: components as f64,
+                value: components.into(),
                 reason: "must be between 1 and the number of grid points",
             });
         }
@@ -718,7 +724,7 @@ impl MercerBasis {
         if j == 0 || j > self.len() {
             return Err(MercerError::BadOption {
                 name: "components",
-                value: j as f64,
+                value: j.into(),
                 reason: "must be between 1 and the number of kept components",
             });
         }

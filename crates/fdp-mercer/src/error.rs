@@ -1,3 +1,4 @@
+use fdp_core::ParamValue;
 use thiserror::Error;
 
 /// Everything that can go wrong while building grids, kernels and Mercer bases.
@@ -30,8 +31,8 @@ pub enum MercerError {
     #[error("kernel parameter {name} must be finite and > 0, got {value}")]
     BadKernelParameter { name: &'static str, value: f64 },
     /// A truncation or solver option is out of range.
-    #[error("invalid basis option {name} = {value}: {reason}")]
-    BadOption { name: &'static str, value: f64, reason: &'static str },
+    #[error("invalid basis option {name}{}: {reason}", value.after_name())]
+    BadOption { name: &'static str, value: ParamValue, reason: &'static str },
     /// The kernel produced a NaN or infinite value on the grid.
     #[error("the kernel {kernel} is not finite at grid points ({row}, {col})")]
     NonFiniteKernel { kernel: String, row: usize, col: usize },
@@ -60,6 +61,14 @@ pub enum MercerError {
 }
 
 /// Result alias of this crate.
+/// The release path's error carries a basis-layer error with its message unchanged
+/// ([`fdp_core::LayerError`], layer `basis`), so `?` works in mechanisms built on bases.
+impl From<MercerError> for fdp_core::Error {
+    fn from(error: MercerError) -> Self {
+        fdp_core::Error::layer("basis", error)
+    }
+}
+
 pub type Result<T, E = MercerError> = std::result::Result<T, E>;
 
 /// Checks that `got == expected`, naming the argument in the error.
@@ -72,5 +81,22 @@ pub(crate) fn check_finite(values: &[f64]) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(index) => Err(MercerError::NonFinitePoint { index, value: values[index] }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24: a basis error reaches the release path's error with its message unchanged and can
+    /// be read back typed; a missing option is said to be missing, not NaN.
+    #[test]
+    fn basis_errors_convert_into_the_release_path_error() {
+        let error = MercerError::BadOption { name: "max_components", value: ParamValue::Missing, reason: "needed" };
+        assert_eq!(error.to_string(), "invalid basis option max_components (not given): needed");
+        let core = fdp_core::Error::from(error.clone());
+        assert_eq!(core.to_string(), error.to_string());
+        let fdp_core::Error::Layer(layer) = &core else { panic!("{core:?}") };
+        assert_eq!((layer.layer(), layer.downcast_ref::<MercerError>()), ("basis", Some(&error)));
     }
 }

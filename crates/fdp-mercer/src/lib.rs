@@ -13,6 +13,10 @@
 //! - [`linalg`]: dense eigen/QR/Cholesky/products split into a fixed number of pieces, so results are
 //!   bit-identical on any thread count;
 //! - [`diagnostics`]: orthonormality and closed-form accuracy checks of a basis.
+//!
+//! It needs nothing of differential privacy: it depends on `fdp-core` only so that its
+//! [`MercerError`] converts into the release path's error (`fdp_core::Error::Layer`, layer `basis`)
+//! and its parameter errors share [`fdp_core::ParamValue`].
 
 pub mod basis;
 pub mod diagnostics;

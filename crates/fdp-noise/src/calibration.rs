@@ -1,10 +1,56 @@
 //! Noise calibration for the Gaussian mechanism: the analytic calibration of Balle & Wang (2018),
 //! and the classic constants for comparison.
 
+use serde::{Deserialize, Serialize};
 use statrs::function::erf::erfc;
 
 use crate::error::{NoiseError, Result};
-use crate::privacy::{Delta, Epsilon};
+use crate::privacy::{Delta, Epsilon, PrivacyGuarantee};
+
+/// How a sampler's scales were set; recorded with releases.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Calibration {
+    /// Covariance equal to the kernel C (simulation and plots; no privacy claim).
+    UnitVariance,
+    /// Pure ε-DP ICLP for an `||.||_{1,C}` sensitivity Δ: `b_k = (Δ + R) sqrt(λ_k) / ε`, with
+    /// `R = Σ_k r_k / sqrt(λ_k)` the lattice rounding charge.
+    Iclp { sensitivity: f64, epsilon: f64, rounding_charge: f64 },
+    /// (ε, δ)-DP Gaussian process for a Cameron-Martin sensitivity Δ₂:
+    /// `σ_k >= s(ε, δ) (Δ₂ + R₂) sqrt(λ_k)`, `s` the analytic multiplier and
+    /// `R₂ = (Σ_k r_k² / λ_k)^{1/2}` the rounding charge.
+    GaussianProcess { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, rounding_charge: f64 },
+    /// Pure ε-DP Laplace with one scale for every component, for an l1 sensitivity Δ₁ of the
+    /// coefficient vector: `b = (Δ₁ + Σ_k r_k) / ε`.
+    IidLaplace { sensitivity: f64, epsilon: f64, rounding_charge: f64 },
+    /// (ε, δ)-DP Gaussian mechanism on a vector for an l2 sensitivity Δ₂: `σ = s(ε, δ)(Δ₂ + sqrt(m) r)`.
+    GaussianVector { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, sigma: f64 },
+    /// Pure ε-DP Laplace mechanism on a vector for an l1 sensitivity Δ₁: `b = (Δ₁ + m r)/ε`.
+    LaplaceVector { sensitivity: f64, epsilon: f64, scale: f64 },
+    /// Pure ε-DP exponential mechanism for a score of sensitivity Δ (including any margin for the
+    /// score's floating-point error), on levels of step g: `P(i) ∝ exp(-s_i / temperature)`,
+    /// `temperature = g / c ≈ 2(Δ + g)/ε` (see [`crate::exponential`]).
+    Exponential { sensitivity: f64, epsilon: f64, step: f64, temperature: f64 },
+}
+
+impl Calibration {
+    /// The privacy guarantee of a release with these scales, if they are calibrated (`None` for
+    /// [`UnitVariance`](Self::UnitVariance)).
+    pub fn guarantee(&self) -> Option<PrivacyGuarantee> {
+        let pure = |e: f64| Epsilon::new(e).ok().map(PrivacyGuarantee::pure);
+        match *self {
+            Calibration::UnitVariance => None,
+            Calibration::Iclp { epsilon, .. }
+            | Calibration::IidLaplace { epsilon, .. }
+            | Calibration::LaplaceVector { epsilon, .. }
+            | Calibration::Exponential { epsilon, .. } => pure(epsilon),
+            Calibration::GaussianProcess { epsilon, delta, .. }
+            | Calibration::GaussianVector { epsilon, delta, .. } => {
+                Some(PrivacyGuarantee::approximate(Epsilon::new(epsilon).ok()?, Delta::new(delta).ok()?))
+            }
+        }
+    }
+}
 
 /// `ln Φ(x)` for the standard normal CDF, accurate in both tails and finite for every finite x:
 /// `ln(1 - Q)` with `Q = erfc(x/√2)/2` above 0, `ln(erfc(-x/√2)/2)` down to -30, and below that

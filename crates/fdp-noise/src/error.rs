@@ -27,14 +27,12 @@ pub enum NoiseError {
     /// The operating system's random source failed.
     #[error("the operating system's random source failed: {0}")]
     Entropy(String),
-    /// An error from the basis layer.
-    #[error(transparent)]
-    Mercer(#[from] fdp_mercer::MercerError),
 }
 
 /// Result alias of this crate.
 pub type Result<T, E = NoiseError> = std::result::Result<T, E>;
 
-pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+/// `Ok` if a vector named `what` has the `expected` length, else [`NoiseError::LengthMismatch`].
+pub fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
     if got == expected { Ok(()) } else { Err(NoiseError::LengthMismatch { what, expected, got }) }
 }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::discrete::{discrete_gaussian, discrete_laplace};
 use crate::error::{NoiseError, Result};
+use crate::rng::NoiseRng;
 
 /// Resolution of the Laplace lattice: `r ≈ b · 2^-40`.
 pub const LAPLACE_LATTICE_BITS: i32 = 40;
@@ -196,6 +197,38 @@ impl LatticeGaussian {
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         self.release(0.0, rng)
+    }
+}
+
+/// One coefficient's release noise.
+pub trait ComponentNoise: Copy + Send + Sync {
+    /// `E e⁴ / (E e²)²` of the noise: 6 for Laplace, 3 for Gaussian (for accuracy bounds).
+    const KURTOSIS: f64;
+    /// The secure release of `x`: snapped to the lattice, plus exact discrete noise.
+    fn release(&self, x: f64, rng: &mut NoiseRng) -> f64;
+    /// The standard deviation of the noise.
+    fn std_dev(&self) -> f64;
+}
+
+impl ComponentNoise for LatticeLaplace {
+    const KURTOSIS: f64 = 6.0;
+    #[inline]
+    fn release(&self, x: f64, rng: &mut NoiseRng) -> f64 {
+        LatticeLaplace::release(self, x, rng)
+    }
+    fn std_dev(&self) -> f64 {
+        std::f64::consts::SQRT_2 * self.scale()
+    }
+}
+
+impl ComponentNoise for LatticeGaussian {
+    const KURTOSIS: f64 = 3.0;
+    #[inline]
+    fn release(&self, x: f64, rng: &mut NoiseRng) -> f64 {
+        LatticeGaussian::release(self, x, rng)
+    }
+    fn std_dev(&self) -> f64 {
+        self.sigma()
     }
 }
 

@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::calibration::Calibration;
 use crate::calibration::analytic_gaussian_multiplier;
 use crate::error::{Result, check_len};
 use crate::privacy::{Delta, Epsilon, PrivacyGuarantee, Sensitivity};
 use crate::rng::NoiseRng;
-use crate::sampler::Calibration;
 use crate::secure::{GAUSSIAN_LATTICE_BITS, LAPLACE_LATTICE_BITS, LatticeGaussian, LatticeLaplace, lattice_step};
 
 /// **Gaussian mechanism on `R^m`.** For `||f(D) - f(D')||_2 <= Δ₂`, releasing `f(D) + σ N(0, I)` with

@@ -19,12 +19,13 @@ use fdp::estimators::{GridPoints, SparseBinnedMean};
 use fdp::front::{
     AnyKde, AnyMean, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
 };
+use fdp::functional::{Curve, CurveReleaseExt};
 use fdp::kme::{M2mEstimator, PointSet, PrivateSketch, SyntheticData};
 use fdp::mercer::{Grid, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
 use fdp::release::{
-    ClippingBound, Curve, Error, Mechanism, MergeableMechanism, PerUnit, PrivacyUnit, Release, Session, Sketch,
-    SummaryState, WeightedSample,
+    ClippingBound, Error, Mechanism, MergeableMechanism, PerUnit, PrivacyUnit, Release, Session, Sketch, SummaryState,
+    WeightedSample,
 };
 
 create_exception!(

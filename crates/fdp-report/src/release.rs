@@ -3,9 +3,10 @@
 
 use plotters::prelude::RGBColor;
 
-use fdp_core::{Curve, Release, ReleaseMetadata};
+use fdp_core::{Release, ReleaseMetadata};
 
 use crate::curves::Series;
+use fdp_functional::{Curve, CurveReleaseExt};
 
 impl Series {
     /// The released curve of `release`, labelled with `label`, over its ±2 sd noise band when the

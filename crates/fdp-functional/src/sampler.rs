@@ -3,73 +3,14 @@
 
 use faer::Mat;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use fdp_mercer::MercerBasis;
-
-use crate::calibration::analytic_gaussian_multiplier;
-use crate::error::{Result, check_len};
-use crate::privacy::{Delta, Epsilon, PrivacyGuarantee, Sensitivity};
-use crate::rng::NoiseRng;
-use crate::secure::{GAUSSIAN_LATTICE_BITS, LAPLACE_LATTICE_BITS, LatticeGaussian, LatticeLaplace, lattice_step};
-
-/// One coefficient's release noise.
-pub trait ComponentNoise: Copy + Send + Sync {
-    /// `E e⁴ / (E e²)²` of the noise: 6 for Laplace, 3 for Gaussian (for accuracy bounds).
-    const KURTOSIS: f64;
-    /// The secure release of `x`: snapped to the lattice, plus exact discrete noise.
-    fn release(&self, x: f64, rng: &mut NoiseRng) -> f64;
-    /// The standard deviation of the noise.
-    fn std_dev(&self) -> f64;
-}
-
-impl ComponentNoise for LatticeLaplace {
-    const KURTOSIS: f64 = 6.0;
-    #[inline]
-    fn release(&self, x: f64, rng: &mut NoiseRng) -> f64 {
-        LatticeLaplace::release(self, x, rng)
-    }
-    fn std_dev(&self) -> f64 {
-        std::f64::consts::SQRT_2 * self.scale()
-    }
-}
-
-impl ComponentNoise for LatticeGaussian {
-    const KURTOSIS: f64 = 3.0;
-    #[inline]
-    fn release(&self, x: f64, rng: &mut NoiseRng) -> f64 {
-        LatticeGaussian::release(self, x, rng)
-    }
-    fn std_dev(&self) -> f64 {
-        self.sigma()
-    }
-}
-
-/// How a sampler's scales were set; recorded with releases.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum Calibration {
-    /// Covariance equal to the kernel C (simulation and plots; no privacy claim).
-    UnitVariance,
-    /// Pure ε-DP ICLP for an `||.||_{1,C}` sensitivity Δ: `b_k = (Δ + R) sqrt(λ_k) / ε`, with
-    /// `R = Σ_k r_k / sqrt(λ_k)` the lattice rounding charge.
-    Iclp { sensitivity: f64, epsilon: f64, rounding_charge: f64 },
-    /// (ε, δ)-DP Gaussian process for a Cameron-Martin sensitivity Δ₂:
-    /// `σ_k >= s(ε, δ) (Δ₂ + R₂) sqrt(λ_k)`, `s` the analytic multiplier and
-    /// `R₂ = (Σ_k r_k² / λ_k)^{1/2}` the rounding charge.
-    GaussianProcess { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, rounding_charge: f64 },
-    /// Pure ε-DP Laplace with one scale for every component, for an l1 sensitivity Δ₁ of the
-    /// coefficient vector: `b = (Δ₁ + Σ_k r_k) / ε`.
-    IidLaplace { sensitivity: f64, epsilon: f64, rounding_charge: f64 },
-    /// (ε, δ)-DP Gaussian mechanism on a vector for an l2 sensitivity Δ₂: `σ = s(ε, δ)(Δ₂ + sqrt(m) r)`.
-    GaussianVector { sensitivity: f64, epsilon: f64, delta: f64, multiplier: f64, sigma: f64 },
-    /// Pure ε-DP Laplace mechanism on a vector for an l1 sensitivity Δ₁: `b = (Δ₁ + m r)/ε`.
-    LaplaceVector { sensitivity: f64, epsilon: f64, scale: f64 },
-    /// Pure ε-DP exponential mechanism for a score of sensitivity Δ (including any margin for the
-    /// score's floating-point error), on levels of step g: `P(i) ∝ exp(-s_i / temperature)`,
-    /// `temperature = g / c ≈ 2(Δ + g)/ε` (see [`crate::exponential`]).
-    Exponential { sensitivity: f64, epsilon: f64, step: f64, temperature: f64 },
-}
+use fdp_noise::calibration::analytic_gaussian_multiplier;
+use fdp_noise::secure::{GAUSSIAN_LATTICE_BITS, LAPLACE_LATTICE_BITS, lattice_step};
+use fdp_noise::{
+    Calibration, ComponentNoise, Delta, Epsilon, LatticeGaussian, LatticeLaplace, NoiseRng, PrivacyGuarantee, Result,
+    Sensitivity, check_len,
+};
 
 /// Independent noise components over a Mercer basis: coefficient k gets noise of its own scale,
 /// and paths are synthesised with one matrix product.
@@ -99,7 +40,8 @@ pub struct BasisSampler<N> {
 ///
 /// ```
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
-/// use fdp_noise::{Epsilon, IclpSampler, NoiseRng, Sensitivity};
+/// use fdp_functional::IclpSampler;
+/// use fdp_noise::{Epsilon, NoiseRng, Sensitivity};
 /// let basis = MercerBasis::build(Stationary::matern32(0.1)?, Grid::midpoint(0.0, 1.0, 100)?, BasisOptions::default())?;
 /// let iclp = IclpSampler::calibrated(&basis, Sensitivity::new(0.02)?, Epsilon::new(1.0)?)?;
 /// let b = iclp.scales();
@@ -223,18 +165,7 @@ impl<N: ComponentNoise> BasisSampler<N> {
 
     /// The privacy guarantee of [`privatize`](Self::privatize), if the sampler is calibrated.
     pub fn guarantee(&self) -> Option<PrivacyGuarantee> {
-        let pure = |e: f64| Epsilon::new(e).ok().map(PrivacyGuarantee::pure);
-        match self.calibration {
-            Calibration::UnitVariance => None,
-            Calibration::Iclp { epsilon, .. }
-            | Calibration::IidLaplace { epsilon, .. }
-            | Calibration::LaplaceVector { epsilon, .. }
-            | Calibration::Exponential { epsilon, .. } => pure(epsilon),
-            Calibration::GaussianProcess { epsilon, delta, .. }
-            | Calibration::GaussianVector { epsilon, delta, .. } => {
-                Some(PrivacyGuarantee::approximate(Epsilon::new(epsilon).ok()?, Delta::new(delta).ok()?))
-            }
-        }
+        self.calibration.guarantee()
     }
 
     /// The noise of each released coefficient (its lattice and scale), in component order.
@@ -279,7 +210,7 @@ impl<N: ComponentNoise> BasisSampler<N> {
 
     /// `m` noise paths evaluated at arbitrary points (flat, grid dimension per point), m x P,
     /// through the basis' off-grid extension.
-    pub fn sample_paths_at(&self, m: usize, points: &[f64], rng: &mut NoiseRng) -> Result<Mat<f64>> {
+    pub fn sample_paths_at(&self, m: usize, points: &[f64], rng: &mut NoiseRng) -> fdp_core::Result<Mat<f64>> {
         let at = self.basis.eigenfunctions_at(points)?;
         Ok(fdp_mercer::linalg::matmul(self.coefficient_columns(m, rng).transpose(), at.transpose()))
     }

@@ -1,11 +1,11 @@
-//! Distribution, covariance, calibration and floating-point-attack tests of the noise layer.
+//! Distribution, covariance, calibration and floating-point-attack tests of the noise over a Mercer
+//! basis (moved from fdp-noise with the samplers).
 
 use faer::Mat;
+use fdp_functional::{CholeskyGpSampler, GaussianProcessSampler, IclpSampler};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary, kernel_matrix};
 use fdp_noise::stats::{ks_p_value, ks_statistic, laplace_cdf, normal_cdf};
-use fdp_noise::{
-    CholeskyGpSampler, Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeLaplace, NoiseRng, Sensitivity,
-};
+use fdp_noise::{Delta, Epsilon, LatticeLaplace, NoiseRng, Sensitivity};
 
 /// Many thousands of draws for statistics: variable-time sampling for this whole test process (the
 /// same draws as the padded samplers releases use; docs/DESIGN.md section 15.5).

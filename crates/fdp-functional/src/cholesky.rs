@@ -7,9 +7,7 @@ use rayon::prelude::*;
 
 use fdp_mercer::{Grid, Kernel, kernel_matrix};
 
-use crate::error::{NoiseError, Result};
-use crate::rng::NoiseRng;
-use crate::secure::LatticeGaussian;
+use fdp_noise::{LatticeGaussian, NoiseError, NoiseRng, Result};
 
 /// Paths `L z` with `C + jitter·I = L L^T` on a grid and `z` standard normal.
 #[derive(Debug, Clone)]
