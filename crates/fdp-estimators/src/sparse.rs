@@ -260,6 +260,7 @@ impl SparseFrame {
 /// ```
 /// use fdp_core::Session;
 /// use fdp_data::{SparseCurves, example_curves};
+/// use fdp_estimators::CurveReleaseExt;
 /// use fdp_estimators::sparse::{SparseFrame, SparseMean};
 /// use fdp_mercer::{BasisOptions, MercerBasis, Stationary};
 /// use fdp_noise::Epsilon;
