@@ -5,7 +5,7 @@
 //! record (all of one subject's observations: user-level DP), and the number of records n is
 //! public; the observation times, their number `m_i` and the values are private.
 //!
-//! Like [`CurveSet`](crate::CurveSet), nothing inside a record can raise an error: an observation
+//! Like [`CurveSet`], nothing inside a record can raise an error: an observation
 //! whose time or value is not finite, or whose time lies outside the public domain, is **dropped**
 //! (counted in [`SparseRepairs`], a local report that no release contains), and a record left with
 //! no observation stays a record (n never changes) that mechanisms replace by their public default.
