@@ -15,10 +15,11 @@ use fdp_core::{
     Session, Sketch, Stage, SummaryState,
 };
 use fdp_data::CurveSet;
+use fdp_estimators::covariance::Covariance;
 use fdp_estimators::frame::{RANGE_SEARCH_FLOOR_RATIO, ceiling_from_range, range_radius};
 use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
-    PlugIn, SparseBinnedMean, SparseFrame, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
+    PlugIn, SparseBinnedMean, SparseFrame, TunedCovariance, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
 };
 use fdp_functional::{Curve, CurveReleaseExt};
 use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
@@ -713,7 +714,7 @@ pub fn write_curve_report(
     notes: &[String],
     axes: &FigureAxes,
 ) -> Result<std::path::PathBuf> {
-    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series, display_name};
+    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series};
     let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
     let dir = ReportDir::create(out).map_err(report_err)?;
     dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
@@ -724,20 +725,8 @@ pub fn write_curve_report(
         }
         None => release.grid().points().to_vec(),
     };
-    let metadata = release.metadata();
-    let name = display_name(&metadata.mechanism);
-    let mut figure_title = format!("{name}: ε = {}", metadata.guarantee.epsilon());
-    if metadata.guarantee.delta() > 0.0 {
-        figure_title += &format!(", δ = {:e}", metadata.guarantee.delta());
-    }
-    if let Some(n) = metadata.n {
-        figure_title += &format!(", n = {n}");
-    }
-    if let fdp_core::PrivacyUnit::Person { .. } = metadata.privacy_unit {
-        figure_title += " persons";
-    }
     let figure = CurveFigure {
-        title: figure_title,
+        title: figure_title(release.metadata()),
         x_label: axes.x_label.clone(),
         y_label: axes.y_label.clone(),
         grid,
@@ -754,6 +743,112 @@ pub fn write_curve_report(
     };
     figure.write_svg(&dir.file("curves.svg"), 900, 560).map_err(report_err)?;
     let mut md = format!("# {title}\n\n![release](curves.svg)\n\n");
+    md += &release_tables(release.metadata(), session, notes);
+    dir.write_text("report.md", &md).map_err(report_err)
+}
+
+/// A figure's title: the mechanism's display name, ε (and δ), and n (persons where the unit is one).
+fn figure_title(metadata: &fdp_core::ReleaseMetadata) -> String {
+    let mut title = format!("{}: ε = {}", fdp_report::display_name(&metadata.mechanism), metadata.guarantee.epsilon());
+    if metadata.guarantee.delta() > 0.0 {
+        title += &format!(", δ = {:e}", metadata.guarantee.delta());
+    }
+    if let Some(n) = metadata.n {
+        title += &format!(", n = {n}");
+    }
+    if let fdp_core::PrivacyUnit::Person { .. } = metadata.privacy_unit {
+        title += " persons";
+    }
+    title
+}
+
+/// The default number of basis components J of a covariance release at the front doors
+/// (`examples/sparse_and_fpca`: J = 6 holds the top-3 principal subspace of Adelaide's Mondays to
+/// 0.28 in the truncation's own distance; J = 3 cannot rotate, J = 8 doubles the noise's entries).
+pub const FPCA_COMPONENTS: usize = 6;
+
+/// **A privately tuned covariance operator and its FPCA** ([`TunedCovariance`]) in a public frame:
+/// values in `range`, centred at `centre` (default: the middle of the range), J = `components`
+/// leading components of `kernel`'s basis, the L2 ceiling from the range
+/// ([`ceiling_from_range`]); Laplace (pure ε) or, with δ, Gaussian.
+#[derive(Debug, Clone)]
+pub struct FpcaRequest {
+    pub kernel: Stationary,
+    pub range: (f64, f64),
+    pub centre: Option<f64>,
+    pub components: usize,
+    pub epsilon: Epsilon,
+    pub delta: Option<Delta>,
+}
+
+impl FpcaRequest {
+    /// The mechanism for `n` curves on `grid` (after the grid rule, [`unit_grid`]); public only.
+    pub fn build(&self, grid: &Grid, n: usize) -> Result<TunedCovariance> {
+        let (lo, hi) = self.range;
+        let centre = self.centre.unwrap_or(lo + (hi - lo) / 2.0);
+        range_radius(lo, hi, Some(centre))?;
+        let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
+        let ceiling = ceiling_from_range(ClipNorm::L2, &basis, lo, hi, Some(centre))?;
+        let reference = Some(vec![centre; grid.len()]);
+        match self.delta {
+            Some(d) => TunedCovariance::gaussian(&basis, n, self.epsilon, d, ceiling, self.components, reference),
+            None => TunedCovariance::laplace(&basis, n, self.epsilon, ceiling, self.components, reference),
+        }
+    }
+}
+
+/// Writes a covariance release's report into `out`: `release.json`, `fpca.svg` (the leading `k`
+/// eigenfunctions in the data's units, each with its share of the variance) and `report.md` (the
+/// eigenvalues, the stages, the metadata, the ledger and the notes). Returns the report's path.
+pub fn write_fpca_report(
+    out: &std::path::Path,
+    title: &str,
+    release: &Release<Covariance>,
+    k: usize,
+    session: &Session,
+    notes: &[String],
+    axes: &FigureAxes,
+) -> Result<std::path::PathBuf> {
+    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series};
+    let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
+    let fpca = release.output().fpca(k)?;
+    let dir = ReportDir::create(out).map_err(report_err)?;
+    dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
+    let points = release.output().grid().points();
+    let grid = match &axes.x {
+        Some(x) if x.len() == points.len() => x.clone(),
+        Some(x) => return Err(Error::Shape { what: "figure x points", expected: points.len(), got: x.len() }),
+        None => points.to_vec(),
+    };
+    let series = fpca
+        .eigenfunctions()
+        .iter()
+        .zip(fpca.explained_variance())
+        .enumerate()
+        .map(|(i, (f, share))| {
+            Series::new(
+                format!("component {} ({:.0}% of the variance)", i + 1, 100.0 * share),
+                f.clone(),
+                PALETTE[i % PALETTE.len()],
+            )
+        })
+        .collect();
+    let figure = CurveFigure {
+        title: figure_title(release.metadata()),
+        x_label: axes.x_label.clone(),
+        y_label: axes.y_label.clone(),
+        grid,
+        background: Vec::new(),
+        series,
+    };
+    figure.write_svg(&dir.file("fpca.svg"), 900, 560).map_err(report_err)?;
+    let mut md = format!(
+        "# {title}\n\n![principal components](fpca.svg)\n\n| component | eigenvalue | share of the variance |\n|---|---|---|\n"
+    );
+    for (i, (value, share)) in fpca.eigenvalues().iter().zip(fpca.explained_variance()).enumerate() {
+        md += &format!("| {} | {value:.4e} | {:.1}% |\n", i + 1, 100.0 * share);
+    }
+    md += "\n";
     md += &release_tables(release.metadata(), session, notes);
     dir.write_text("report.md", &md).map_err(report_err)
 }

@@ -19,17 +19,20 @@ True
 
 from ._fdp import BudgetExceededError
 from .data import Curves, as_points
-from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
-from .releases import Accuracy, CurveRelease, M2mEstimates, SketchRelease, WeightedSampleRelease
+from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
+from .releases import Accuracy, CovarianceRelease, CurveRelease, FpcaResult, M2mEstimates, SketchRelease, WeightedSampleRelease
 from .session import Session
 from .sparse import SparseCurves, SparseMean
 
 __all__ = [
     "Accuracy",
     "BudgetExceededError",
+    "CovarianceRelease",
     "CurveRelease",
     "Curves",
     "Density",
+    "Fpca",
+    "FpcaResult",
     "M2mEstimates",
     "MeanCurve",
     "Mechanism",

@@ -43,7 +43,7 @@ class Mechanism:
 
     def empty_state(self) -> SummaryState:
         """The state of no records (what an empty partition contributes)."""
-        if self._kind == "mean":
+        if self._kind in ("mean", "fpca"):
             grid = self._recipe[2]
             return SummaryState(self._inner.part_state(np.empty((0, grid.size)), grid))
         if self._kind == "sparse_mean":
@@ -61,9 +61,9 @@ class Mechanism:
         points (as do synthetic datasets), mean curves take :class:`fdp.Curves` on the mechanism's
         grid (any number of curves).
         """
-        if self._kind == "mean":
+        if self._kind in ("mean", "fpca"):
             if not isinstance(data, Curves):
-                raise TypeError(f"a mean-curve state is built from fdp.Curves, got {type(data).__name__}")
+                raise TypeError(f"a mean-curve or covariance state is built from fdp.Curves, got {type(data).__name__}")
             if data.k != self._shape[1]:
                 raise ValueError(f"the mechanism was built for curves on {self._shape[1]} points, got {data.k}")
             if data.person_id is not None and data.person_id != self.person_id:
@@ -85,7 +85,7 @@ class Mechanism:
     @property
     def person_id(self) -> str | None:
         """The privacy unit: ``None`` (one record) or the id variable naming the persons."""
-        if self._kind not in ("mean", "sparse_mean"):
+        if self._kind not in ("mean", "sparse_mean", "fpca"):
             return None
         unit = self._inner.person_id()
         return None if unit is None else str(unit)
@@ -216,6 +216,63 @@ class MeanCurve:
             warnings.warn(message, stacklevel=3)
         recipe = (MeanCurve.build_for, self, points, int(n), float(epsilon), id)
         return Mechanism(inner, "mean", (int(n), points.size), recipe)
+
+
+@dataclass(frozen=True)
+class Fpca:
+    """The private covariance operator of curves and its principal components (FPCA).
+
+    Records are centred at ``centre`` (default: the middle of ``range``), projected on the
+    ``components`` (J) leading eigenfunctions of ``kernel``'s basis and clipped in L2; the mean and
+    second moments are released with Laplace noise (pure ε) or, with ``delta``, Gaussian noise, after
+    a private clipping bound (a noisy geometric mean of the records' norms) **inside the same ε**
+    (two ledger entries). The covariance ``C = S − m mᵀ`` and its eigenfunctions are
+    post-processing (docs/DESIGN.md sections 17 and 18). One record moves the summary by at most
+    ``(√J + 1)² τ²/n`` in l1 (Laplace) or ``3τ²/(√2 n)`` in l2 (Gaussian).
+
+    Examples
+    --------
+    >>> import numpy as np, fdp
+    >>> t = np.linspace(0, 1, 40)
+    >>> rng = np.random.default_rng(2)
+    >>> scores = rng.normal(0, 1, (600, 2)) * [0.2, 0.08]
+    >>> curves = fdp.Curves(0.5 + scores[:, :1] * np.sin(np.pi * t) + scores[:, 1:] * np.cos(np.pi * t), t)
+    >>> release = fdp.Session(1.0).release(fdp.Fpca(range=(0, 1), components=4).build(curves, 1.0), curves)
+    >>> result = release.fpca(2)
+    >>> result.functions.shape, bool(result.explained_variance.sum() <= 1.0 + 1e-9)
+    ((2, 40), True)
+    """
+
+    range: tuple[float, float]
+    components: int = 6
+    kernel: str = "matern32:0.1"
+    centre: float | None = None
+    delta: float | None = None
+
+    def build(self, curves: Curves, epsilon: float) -> Mechanism:
+        """The mechanism for ``curves``' grid, n and privacy unit at a total ``epsilon``."""
+        if not isinstance(curves, Curves):
+            raise TypeError(f"curves must be fdp.Curves, got {type(curves).__name__}")
+        return self.build_for(curves.grid, curves.n, epsilon, curves.person_id)
+
+    def build_for(self, grid: ArrayLike, n: int, epsilon: float, id: str | None = None) -> Mechanism:
+        """The mechanism for ``n`` records (public) on ``grid`` at a total ``epsilon``."""
+        points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+        if len(self.range) != 2:
+            raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
+        inner = _fdp.build_fpca(
+            self.kernel,
+            (float(self.range[0]), float(self.range[1])),
+            int(self.components),
+            float(epsilon),
+            points,
+            int(n),
+            centre=self.centre,
+            delta=self.delta,
+            person_id=id,
+        )
+        recipe = (Fpca.build_for, self, points, int(n), float(epsilon), id)
+        return Mechanism(inner, "fpca", (int(n), points.size), recipe)
 
 
 @dataclass(frozen=True)
@@ -453,9 +510,9 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
     a local warning when values lie outside the mechanism's public interval)."""
     if mechanism._kind == "sparse_mean":
         return _sparse_table(mechanism, data, whole=True)
-    if mechanism._kind == "mean":
+    if mechanism._kind in ("mean", "fpca"):
         if not isinstance(data, Curves):
-            raise TypeError(f"a mean-curve mechanism releases fdp.Curves, got {type(data).__name__}")
+            raise TypeError(f"a mean-curve or covariance mechanism releases fdp.Curves, got {type(data).__name__}")
         if (data.n, data.k) != mechanism._shape:
             raise ValueError(f"the mechanism was built for {mechanism._shape[0]} curves on {mechanism._shape[1]} points, got {data.n} on {data.k}")
         if data.person_id != mechanism.person_id:

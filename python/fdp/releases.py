@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -300,6 +300,54 @@ class SketchRelease(_Release):
         est = self._inner.m2m(self._mechanism, prior_points, prior_seed)
         d = int(np.sqrt(np.asarray(est.covariance()).size))
         return M2mEstimates(np.asarray(est.means()), np.asarray(est.covariance()).reshape(d, d), est)
+
+
+@dataclass(frozen=True)
+class FpcaResult:
+    """The leading principal components of a private covariance (post-processing of the release):
+    ``values`` (eigenvalues, the PSD projection's), ``functions`` (k x K, each on the grid, orthonormal
+    in L² of the grid mapped onto [0, 1]), ``explained_variance`` (each one's share of the trace),
+    ``grid`` (the data's units)."""
+
+    values: NDArray[np.float64]
+    functions: NDArray[np.float64]
+    explained_variance: NDArray[np.float64]
+    grid: NDArray[np.float64]
+
+
+class CovarianceRelease(_Release):
+    """A released covariance operator (J x J in a kernel's basis, with the mean it is centred at); its
+    FPCA is post-processing: :meth:`fpca`."""
+
+    def __init__(self, inner: Any, grid: ArrayLike) -> None:
+        self._inner = inner
+        self._grid = np.asarray(grid, dtype=np.float64).reshape(-1)
+
+    @property
+    def grid(self) -> NDArray[np.float64]:
+        """The grid points, in the data's units."""
+        return self._grid
+
+    @property
+    def mean(self) -> NDArray[np.float64]:
+        """The private mean curve the covariance is centred at (released with it)."""
+        return np.asarray(self._inner.mean_curve())
+
+    def fpca(self, k: int = 3) -> FpcaResult:
+        """The top ``k`` principal components (1 <= k <= J): costs no privacy."""
+        values, functions, explained = self._inner.fpca(int(k))
+        return FpcaResult(np.asarray(values), np.asarray(functions), np.asarray(explained), self._grid)
+
+    def write_report(self, out: str, session: Any, k: int = 3, title: str | None = None, x_label: str = "t", notes: Sequence[str] = ()) -> str:
+        """Writes ``release.json``, ``fpca.svg`` (the leading ``k`` components in the data's units) and
+        ``report.md`` into ``out``; returns the report's path."""
+        e, d = self.metadata["guarantee"]["epsilon"], self.metadata["guarantee"]["delta"]
+        heading = title or f"Private principal components, ε = {e:g}" + (f", δ = {d:g}" if d else "")
+        return str(self._inner.write_report(str(out), heading, int(k), session._inner, list(notes), x_label, "principal component", self._grid))
+
+    def __repr__(self) -> str:
+        e = self.metadata["guarantee"]["epsilon"]
+        return f"CovarianceRelease(components={self.metadata['components']}, epsilon={e:g}, grid=[{self._grid[0]:g}, {self._grid[-1]:g}])"
 
 
 def _wrap(inner: Any, mechanism: Any) -> _Release:

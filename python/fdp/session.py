@@ -10,7 +10,7 @@ from typing import Any
 
 from . import _fdp
 from .mechanisms import Mechanism, SummaryState, _prepare
-from .releases import CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _wrap
+from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _wrap
 
 __all__ = ["Session"]
 
@@ -94,9 +94,10 @@ class Session:
         """Every charge so far: index, mechanism, ε, δ, what was released, the noise's provenance."""
         return list(json.loads(self.to_json())["entries"])
 
-    def release(self, mechanism: Mechanism, data: Any) -> CurveRelease | WeightedSampleRelease | SketchRelease:
+    def release(self, mechanism: Mechanism, data: Any) -> CurveRelease | CovarianceRelease | WeightedSampleRelease | SketchRelease:
         """Charges ``mechanism`` and releases it on ``data`` (``fdp.Curves`` for a mean curve,
-        ``fdp.SparseCurves`` for a sparse mean, an array of points otherwise). The interpreter lock is released while Rust computes."""
+        ``fdp.SparseCurves`` for a sparse mean, ``fdp.Curves`` for a covariance (``fdp.Fpca``), an
+        array of points otherwise). The interpreter lock is released while Rust computes."""
         if not isinstance(mechanism, Mechanism):
             raise TypeError(f"mechanism must be built by fdp (e.g. MeanCurve(...).build), got {type(mechanism).__name__}")
         prepared = _prepare(mechanism, data)
@@ -106,6 +107,8 @@ class Session:
             return CurveRelease(self._inner.release_mean(inner, prepared.values, prepared.grid), mechanism._recipe[2])
         if kind == "sparse_mean":
             return CurveRelease(self._inner.release_sparse_mean(inner, *prepared), mechanism._recipe[2])
+        if kind == "fpca":
+            return CovarianceRelease(self._inner.release_fpca(inner, prepared.values, prepared.grid), mechanism._recipe[2])
         if kind == "kde":
             out = self._inner.release_kde(inner, prepared)
         elif kind == "kme":
@@ -117,7 +120,7 @@ class Session:
 
     def release_state(
         self, mechanism: Mechanism, state: SummaryState
-    ) -> CurveRelease | WeightedSampleRelease | SketchRelease:
+    ) -> CurveRelease | CovarianceRelease | WeightedSampleRelease | SketchRelease:
         """Charges ``mechanism`` and releases it from a complete summary state (the merged states of
         every part of the data): the same release as :meth:`release` on all the data at the same
         seed. A state of another mechanism, or with another record count than the public n, is
@@ -131,6 +134,8 @@ class Session:
             return CurveRelease(self._inner.release_mean_state(inner, data), mechanism._recipe[2])
         if kind == "sparse_mean":
             return CurveRelease(self._inner.release_sparse_mean_state(inner, data), mechanism._recipe[2])
+        if kind == "fpca":
+            return CovarianceRelease(self._inner.release_fpca_state(inner, data), mechanism._recipe[2])
         if kind == "kde":
             return CurveRelease(self._inner.release_kde_state(inner, data))
         if kind == "kme":

@@ -13,12 +13,12 @@ use clap::{Args, Parser, Subcommand};
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
 use fdp::estimators::GridPoints;
 use fdp::front::{
-    FigureAxes, FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
-    m2m_summary, on_unit_interval, open_session, sparse_mean as sparse_mean_mechanism, unit_grid, write_curve_report,
-    write_local_log, write_report,
+    FPCA_COMPONENTS, FigureAxes, FpcaRequest, FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest,
+    SketchRequest, TuningMode, m2m_summary, on_unit_interval, open_session, sparse_mean as sparse_mean_mechanism,
+    unit_grid, write_curve_report, write_fpca_report, write_local_log, write_report,
 };
 use fdp::kme::PointSet;
-use fdp::mercer::{Grid, Stationary, StationaryShape};
+use fdp::mercer::{Grid, Kernel, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
 use fdp::release::{ClippingBound, Mechanism, PerUnit, PrivacyUnit, Session};
 use fdp::report::progress::ProgressBar;
@@ -73,6 +73,12 @@ enum Command {
         after_long_help = "EXAMPLE\n  fdp preview --csv dti_cca.csv --columns cca_ --epsilon 1 --bound l1:1 --tuning plug-in"
     )]
     Preview(MeanArgs),
+    /// Release the private covariance operator of the curves in a CSV and its principal components
+    /// (FPCA by post-processing), with a private clipping bound inside ε.
+    #[command(
+        after_long_help = "EXAMPLE\n  fdp fpca --csv dti_cca.csv --columns cca_ --id ID --range 0,1 --epsilon 1 --ledger ledger.json --out fpca/"
+    )]
+    Fpca(FpcaArgs),
     /// Release a private density of one numeric column on a public interval.
     #[command(
         after_long_help = "EXAMPLE\n  fdp kde --csv points.csv --column x --domain 0,1 --epsilon 1 --ledger ledger.json --out kde/"
@@ -128,8 +134,9 @@ struct PrivacyArgs {
     out: PathBuf,
 }
 
+/// Where the curves come from: a wide or long CSV (shared by `mean`, `preview` and `fpca`).
 #[derive(Debug, Args)]
-struct MeanArgs {
+struct CurveSource {
     /// The CSV file.
     #[arg(long)]
     csv: PathBuf,
@@ -151,6 +158,12 @@ struct MeanArgs {
     /// its first and last observation). The observed times are private and never become the grid.
     #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid, conflicts_with = "columns")]
     grid: Option<Grid>,
+}
+
+#[derive(Debug, Args)]
+struct MeanArgs {
+    #[command(flatten)]
+    source: CurveSource,
     /// The mechanism: iclp-rkhs, iclp-l1, iid-laplace, gaussian-process or bernstein.
     #[arg(long, default_value = "iclp-rkhs", value_parser = parse_from_str::<MeanMethod>)]
     mechanism: MeanMethod,
@@ -196,6 +209,33 @@ struct MeanArgs {
     /// The figure's y-axis label, with units (default: "value", or the long layout's y).
     #[arg(long)]
     y_label: Option<String>,
+    #[command(flatten)]
+    privacy: PrivacyArgs,
+}
+
+#[derive(Debug, Args)]
+struct FpcaArgs {
+    #[command(flatten)]
+    source: CurveSource,
+    /// The public range LO,HI of the values (what is measured): the centre defaults to its middle and
+    /// the ceiling of the private bound (in L2) follows from it.
+    #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
+    range: (f64, f64),
+    /// The number J of basis components the covariance is released in.
+    #[arg(long, default_value_t = FPCA_COMPONENTS)]
+    components: usize,
+    /// The number of principal components reported (1 ..= J).
+    #[arg(long, default_value_t = 3)]
+    k: usize,
+    /// The kernel SHAPE:RHO of the basis, on the grid mapped to [0, 1].
+    #[arg(long, default_value = "matern32:0.1", value_parser = parse_from_str::<Stationary>)]
+    kernel: Stationary,
+    /// A public constant the curves are centred at (default: the middle of the range).
+    #[arg(long, allow_hyphen_values = true)]
+    centre: Option<f64>,
+    /// The figure's x-axis label, with units (default: the column prefix, or the long layout's t).
+    #[arg(long)]
+    x_label: Option<String>,
     #[command(flatten)]
     privacy: PrivacyArgs,
 }
@@ -373,6 +413,7 @@ fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
     match command {
         Command::Mean(args) => mean(args, bar, false),
         Command::Preview(args) => mean(args, bar, true),
+        Command::Fpca(args) => fpca(args, bar),
         Command::Kde(args) => kde(args, bar),
         Command::Kme(args) => kme(args, bar),
         Command::Sketch(args) => sketch(args, bar),
@@ -416,6 +457,25 @@ struct Records {
     local: Vec<String>,
 }
 
+impl Records {
+    /// Counts, for the local log only, the records with values outside the public `range` (they are
+    /// clipped like any record and the release is clamped), and warns on stderr when there are any.
+    fn note_outside(&mut self, curves: &CurveSet, (lo, hi): (f64, f64)) {
+        let n = curves.n();
+        let count = count_outside(curves.values(), curves.grid().len(), lo, hi);
+        self.local.push(format!(
+            "{count} of {n} records have values outside the public range [{lo}, {hi}] (each record is clipped at the \
+             mechanism's bound, and the release clamped to the range)"
+        ));
+        if count > 0 {
+            eprintln!(
+                "fdp: warning: records with values outside the public range --range {lo},{hi} are counted in local-log.txt \
+                 (NOT FOR PUBLICATION): check the range and the data's units"
+            );
+        }
+    }
+}
+
 /// A column name that usually names persons or subjects: `id`, `ID`, `*_id`, `*.id`, `subject`,
 /// `patient`, `person`, `participant`.
 fn looks_like_id(name: &str) -> bool {
@@ -435,7 +495,7 @@ fn csv_headers(path: &Path) -> Result<Vec<String>, Failure> {
     Ok(reader.headers()?.iter().map(|h| h.trim().to_string()).collect())
 }
 
-fn load_curves(args: &MeanArgs) -> Result<Records, Failure> {
+fn load_curves(args: &CurveSource) -> Result<Records, Failure> {
     let mut local = Vec::new();
     let (loaded, unit) = match (&args.columns, &args.long) {
         (_, Some(names)) => {
@@ -525,22 +585,12 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     if args.sparse {
         return sparse_mean(args, bar, preview);
     }
-    bar.set_message(format!("reading {}", args.csv.display()));
-    let mut records = load_curves(&args)?;
+    bar.set_message(format!("reading {}", args.source.csv.display()));
+    let mut records = load_curves(&args.source)?;
     let curves = on_unit_interval(&records.curves)?;
     let (n, k) = (curves.n(), curves.grid().len());
-    if let Some((lo, hi)) = args.range {
-        let count = count_outside(curves.values(), k, lo, hi);
-        records.local.push(format!(
-            "{count} of {n} records have values outside the public range [{lo}, {hi}] (each record is clipped at the \
-             mechanism's bound, and the release clamped to the range)"
-        ));
-        if count > 0 {
-            eprintln!(
-                "fdp: warning: records with values outside the public range --range {lo},{hi} are counted in local-log.txt \
-                 (NOT FOR PUBLICATION): check the range and the data's units"
-            );
-        }
+    if let Some(range) = args.range {
+        records.note_outside(&curves, range);
     }
     let request = MeanRequest {
         method: args.mechanism,
@@ -600,9 +650,10 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     notes.push("missing values were repaired per record (interpolation along the grid, else the public default curve); the counts describe the private data and are in local-log.txt, not here".into());
     notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into());
     let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let long: Vec<&str> = args.long.as_deref().map(|l| l.split(',').map(str::trim).collect()).unwrap_or_default();
+    let long: Vec<&str> =
+        args.source.long.as_deref().map(|l| l.split(',').map(str::trim).collect()).unwrap_or_default();
     let axes = FigureAxes {
-        x_label: args.x_label.clone().unwrap_or_else(|| match (&args.columns, long.get(1)) {
+        x_label: args.x_label.clone().unwrap_or_else(|| match (&args.source.columns, long.get(1)) {
             (Some(prefix), _) => prefix.trim_end_matches(['_', '.', '-']).to_string(),
             (None, Some(t)) => t.to_string(),
             (None, None) => "t".into(),
@@ -620,20 +671,20 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
 
 /// `fdp mean --sparse`: the long table's records at their own times, the sparse default.
 fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
-    let names: Vec<&str> = args.long.as_deref().unwrap_or_default().split(',').map(str::trim).collect();
+    let names: Vec<&str> = args.source.long.as_deref().unwrap_or_default().split(',').map(str::trim).collect();
     let [id, t, y] = names.as_slice() else {
         return Err("--long takes three column names, ID,T,Y".into());
     };
-    let grid = args.grid.as_ref().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
+    let grid = args.source.grid.as_ref().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
     let range = args.range.ok_or("--sparse needs the public range of the values: --range LO,HI")?;
     if args.bound.is_some() || args.tuning != TuningMode::Private || args.mechanism != MeanMethod::IclpRkhs {
         return Err(
             "--sparse releases the privately tuned sparse default: drop --bound, --tuning and --mechanism".into()
         );
     }
-    bar.set_message(format!("reading {}", args.csv.display()));
+    bar.set_message(format!("reading {}", args.source.csv.display()));
     let domain = grid.domain()[0];
-    let (records, _ids) = read_sparse_csv(&args.csv, id, t, y, domain)?;
+    let (records, _ids) = read_sparse_csv(&args.source.csv, id, t, y, domain)?;
     let unit_grid = unit_grid(grid)?;
     let data = records.rescaled(0.0, 1.0)?;
     let n = data.n();
@@ -671,7 +722,7 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let release = release?;
     let repairs = data.repairs();
     let local = vec![
-        format!("{n} records (ids) read from {}, {} observations kept", args.csv.display(), data.observations()),
+        format!("{n} records (ids) read from {}, {} observations kept", args.source.csv.display(), data.observations()),
         format!(
             "dropped: {} observations with a non-finite time or value, {} outside the domain [{}, {}]; {} records left empty (they count in n)",
             repairs.non_finite, repairs.outside_domain, domain.0, domain.1, repairs.empty_records
@@ -692,6 +743,59 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
     let log = write_local_log(&args.privacy.out, &local)?;
     eprintln!("fdp: what was read and dropped (NOT FOR PUBLICATION) is in {}", log.display());
+    bar.finish_and_clear();
+    announce(session.session(), release.metadata().mechanism.as_str(), &report);
+    Ok(())
+}
+
+/// `fdp fpca`: the privately tuned covariance (one Session call: the bound, then the covariance) and
+/// its leading principal components.
+fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
+    if args.k == 0 || args.k > args.components {
+        return Err(format!("--k must be between 1 and --components ({}), got {}", args.components, args.k).into());
+    }
+    bar.set_message(format!("reading {}", args.source.csv.display()));
+    let mut records = load_curves(&args.source)?;
+    let curves = on_unit_interval(&records.curves)?;
+    records.note_outside(&curves, args.range);
+    let n = curves.n();
+    let request = FpcaRequest {
+        kernel: args.kernel,
+        range: args.range,
+        centre: args.centre,
+        components: args.components,
+        epsilon: args.privacy.epsilon,
+        delta: args.privacy.delta,
+    };
+    bar.set_message(format!("building the covariance of {n} curves"));
+    let mechanism = PerUnit::new(request.build(curves.grid(), n)?, records.unit.clone());
+    writable_out(&args.privacy)?;
+    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
+    bar.set_message("releasing");
+    let release = session.session_mut().release(&mechanism, &curves);
+    session.commit()?;
+    let release = release?;
+    let mut notes = records.notes.clone();
+    notes.push(format!(
+        "the covariance is released in the {} leading components of the {} basis; the principal components are its \
+         eigenfunctions (post-processing), orthonormal on the grid mapped onto [0, 1]",
+        args.components,
+        args.kernel.spec().name
+    ));
+    notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into());
+    let axes = FigureAxes {
+        x_label: args.x_label.clone().unwrap_or_else(|| match (&args.source.columns, &args.source.long) {
+            (Some(prefix), _) => prefix.trim_end_matches(['_', '.', '-']).to_string(),
+            (None, Some(long)) => long.split(',').nth(1).unwrap_or("t").trim().to_string(),
+            (None, None) => "t".into(),
+        }),
+        y_label: "principal component".into(),
+        x: Some(records.curves.grid().points().to_vec()),
+    };
+    let title = format!("Private principal components, ε = {}", args.privacy.epsilon.get());
+    let report = write_fpca_report(&args.privacy.out, &title, &release, args.k, session.session(), &notes, &axes)?;
+    let log = write_local_log(&args.privacy.out, &records.local)?;
+    eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
     announce(session.session(), release.metadata().mechanism.as_str(), &report);
     Ok(())

@@ -895,3 +895,29 @@ fn more_front_door_traps_are_refused_or_reported_locally() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("pure ε-DP"), "{}", text(&o));
 }
+
+/// `fdp fpca`: the tuned covariance (two ledger entries) and its report with the components'
+/// figure; a k above J is refused before anything is charged.
+#[test]
+fn fpca_releases_a_report_and_refuses_k_above_j_before_the_charge() {
+    let dir = scratch("fpca");
+    let csv = curves_csv(&dir);
+    let out = dir.join("f").to_str().unwrap().to_string();
+    let ledger = dir.join("ledger.json").to_str().unwrap().to_string();
+    let base = ["fpca", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--range", "-3,3", "--epsilon", "1"];
+    let o = fdp(&[&base[..], &["--components", "4", "--k", "5", "--ledger", &ledger, "--out", &out]].concat());
+    assert!(!o.status.success() && text(&o).contains("--k must be between 1 and --components (4)"), "{}", text(&o));
+    assert!(!Path::new(&ledger).exists(), "nothing was charged");
+    let o =
+        fdp(&[&base[..], &["--components", "4", "--k", "2", "--seed", "3", "--ledger", &ledger, "--out", &out]]
+            .concat());
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("mechanism=tuned_covariance_laplace spent_epsilon=1.0000"), "{}", text(&o));
+    for file in ["release.json", "fpca.svg", "report.md", "local-log.txt"] {
+        assert!(Path::new(&out).join(file).exists(), "{file}");
+    }
+    let report = std::fs::read_to_string(Path::new(&out).join("report.md")).unwrap();
+    assert!(report.contains("| 1 |") && report.contains("share of the variance"), "{report}");
+    let ledger: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ledger).unwrap()).unwrap();
+    assert_eq!(ledger["entries"].as_array().unwrap().len(), 2);
+}

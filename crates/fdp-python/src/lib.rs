@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use fdp::data::{CurveSet, SparseCurves, onto_grid};
-use fdp::estimators::{GridPoints, SparseBinnedMean};
+use fdp::estimators::covariance::Covariance;
+use fdp::estimators::{GridPoints, SparseBinnedMean, TunedCovariance};
 use fdp::front::{
     AnyKde, AnyMean, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
 };
@@ -161,6 +162,24 @@ impl RustSession {
         Ok(CurveRelease { inner: py.detach(move || session.release(inner, &data)).map_err(py_err)? })
     }
 
+    /// Releases a covariance (FPCA) mechanism on `values` (n x K, C-contiguous) observed on `grid`.
+    fn release_fpca(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &FpcaMechanism,
+        values: PyReadonlyArray2<'_, f64>,
+        grid: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<CovarianceRelease> {
+        let values = slice(&values, "values")?;
+        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        let release = py.detach(move || {
+            let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+            session.release(inner, &fdp::front::on_unit_interval(&curves)?)
+        });
+        Ok(CovarianceRelease { inner: release.map_err(py_err)? })
+    }
+
     /// Releases a density mechanism on 1-D `points`.
     fn release_kde(
         &mut self,
@@ -233,6 +252,17 @@ impl RustSession {
         let state = SummaryState::from_bytes(state).map_err(py_err)?;
         let (session, inner) = (&mut self.inner, &mechanism.inner);
         Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
+    }
+
+    fn release_fpca_state(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &FpcaMechanism,
+        state: &[u8],
+    ) -> PyResult<CovarianceRelease> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, inner) = (&mut self.inner, &mechanism.inner);
+        Ok(CovarianceRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
     }
 
     fn release_kde_state(&mut self, py: Python<'_>, mechanism: &KdeMechanism, state: &[u8]) -> PyResult<CurveRelease> {
@@ -585,6 +615,120 @@ fn build_sparse_mean(
     Ok(SparseMeanMechanism { inner: PerUnit::new(inner, unit), domain })
 }
 
+/// A privately tuned covariance (FPCA) mechanism built for a grid and n.
+#[pyclass(module = "fdp._fdp")]
+struct FpcaMechanism {
+    inner: PerUnit<TunedCovariance>,
+}
+
+mechanism_methods!(FpcaMechanism, CurveSet<'_>);
+
+#[pymethods]
+impl FpcaMechanism {
+    /// The summary state of some curves (`values` n_part x K on `grid`), as bytes.
+    fn part_state<'py>(
+        &self,
+        py: Python<'py>,
+        values: PyReadonlyArray2<'_, f64>,
+        grid: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let values = slice(&values, "values")?;
+        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let inner = &self.inner;
+        let bytes = py
+            .detach(move || {
+                let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+                part_state(inner, &fdp::front::on_unit_interval(&curves)?)
+            })
+            .map_err(py_err)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// Builds the privately tuned covariance (see `fdp::front::FpcaRequest`) for n curves on `grid`.
+#[pyfunction]
+#[pyo3(signature = (kernel, range, components, epsilon, grid, n, centre=None, delta=None, person_id=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_fpca(
+    py: Python<'_>,
+    kernel: &str,
+    range: (f64, f64),
+    components: usize,
+    epsilon: f64,
+    grid: PyReadonlyArray1<'_, f64>,
+    n: usize,
+    centre: Option<f64>,
+    delta: Option<f64>,
+    person_id: Option<String>,
+) -> PyResult<FpcaMechanism> {
+    let request = fdp::front::FpcaRequest {
+        kernel: parse::<Stationary>(kernel)?,
+        range,
+        centre,
+        components,
+        epsilon: checked_epsilon(epsilon)?,
+        delta: checked_delta(delta)?,
+    };
+    let grid = fdp::front::unit_grid(&trapezoid_grid(slice(&grid, "grid")?)?).map_err(py_err)?;
+    let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
+    let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
+    Ok(FpcaMechanism { inner: PerUnit::new(inner, unit) })
+}
+
+/// A released covariance operator (in the basis) and, by post-processing, its FPCA.
+#[pyclass(module = "fdp._fdp")]
+struct CovarianceRelease {
+    inner: Release<Covariance>,
+}
+
+#[pymethods]
+impl CovarianceRelease {
+    /// `(eigenvalues, eigenfunctions k x K on the grid, explained variance)` of the top `k`.
+    #[allow(clippy::type_complexity)]
+    fn fpca(&self, k: usize) -> PyResult<(Vec<f64>, Vec<Vec<f64>>, Vec<f64>)> {
+        let fpca = self.inner.output().fpca(k).map_err(py_err)?;
+        Ok((fpca.eigenvalues().to_vec(), fpca.eigenfunctions().to_vec(), fpca.explained_variance().to_vec()))
+    }
+    /// The released mean curve (the covariance is released about it).
+    fn mean_curve<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.inner.output().mean_curve())
+    }
+    fn grid<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.output().grid().points())
+    }
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(py_err)
+    }
+    /// Writes release.json, fpca.svg and report.md into `out`; returns the report's path.
+    #[pyo3(signature = (out, title, k, session, notes, x_label, y_label, x=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_report(
+        &self,
+        out: &str,
+        title: &str,
+        k: usize,
+        session: &RustSession,
+        notes: Vec<String>,
+        x_label: String,
+        y_label: String,
+        x: Option<PyReadonlyArray1<'_, f64>>,
+    ) -> PyResult<String> {
+        let x = x.map(|x| slice(&x, "x").map(<[f64]>::to_vec)).transpose()?;
+        let axes = fdp::front::FigureAxes { x, ..fdp::front::FigureAxes::named(x_label, y_label) };
+        let path = fdp::front::write_fpca_report(
+            std::path::Path::new(out),
+            title,
+            &self.inner,
+            k,
+            &session.inner,
+            &notes,
+            &axes,
+        )
+        .map_err(py_err)?;
+        Ok(path.display().to_string())
+    }
+}
+
 /// A density mechanism built for n points.
 #[pyclass(module = "fdp._fdp")]
 struct KdeMechanism {
@@ -853,6 +997,8 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RustSession>()?;
     m.add_class::<MeanMechanism>()?;
     m.add_class::<SparseMeanMechanism>()?;
+    m.add_class::<FpcaMechanism>()?;
+    m.add_class::<CovarianceRelease>()?;
     m.add_class::<KdeMechanism>()?;
     m.add_class::<KmeMechanism>()?;
     m.add_class::<SketchMechanism>()?;
@@ -862,6 +1008,7 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<M2m>()?;
     m.add_function(wrap_pyfunction!(build_mean, m)?)?;
     m.add_function(wrap_pyfunction!(build_sparse_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(build_fpca, m)?)?;
     m.add_function(wrap_pyfunction!(build_kde, m)?)?;
     m.add_function(wrap_pyfunction!(build_kme, m)?)?;
     m.add_function(wrap_pyfunction!(build_sketch, m)?)?;
