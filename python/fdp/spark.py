@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .data import Curves
-from .mechanisms import Density, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
-from .releases import CurveRelease, SketchRelease, WeightedSampleRelease
+from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
+from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease
 from .session import Session
 from .sparse import SparseCurves, SparseMean
 
@@ -34,6 +34,7 @@ __all__ = [
     "summary_state",
     "release_mean",
     "release_sparse_mean",
+    "release_fpca",
     "release_density",
     "release_synthetic",
     "release_sketch",
@@ -153,6 +154,27 @@ def release_mean(
     mechanism = mean.build_for(grid, n, epsilon, id)
     state = summary_state(mechanism, frame, columns, grid)
     release: CurveRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
+    return release
+
+
+def release_fpca(
+    session: Session,
+    fpca: Fpca,
+    frame: Any,
+    *,
+    columns: Sequence[str],
+    grid: ArrayLike,
+    n: int,
+    epsilon: float,
+    id: str | None = None,
+) -> CovarianceRelease:
+    """The private covariance operator (and so the FPCA) of the curves in ``frame`` (one row per
+    curve; ``columns`` are the values on ``grid``), for ``n`` curves (public), charged to ``session``
+    at a total ``epsilon`` (the private bound and the covariance: two ledger entries): the same
+    release as :class:`fdp.Fpca` in memory, bit for bit at a fixed seed."""
+    mechanism = fpca.build_for(grid, n, epsilon, id)
+    state = summary_state(mechanism, frame, columns, grid)
+    release: CovarianceRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
     return release
 
 

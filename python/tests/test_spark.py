@@ -145,3 +145,13 @@ def test_sparse_long_frames_release_the_in_memory_bits(spark: Any) -> None:
     assert np.array_equal(local.curve, remote.curve)
     with pytest.raises(ValueError):
         fdp.spark.release_sparse_mean(fdp.Session(1.0), mean, frame, n=299, epsilon=1.0, id="child", t="age", y="height")
+
+
+def test_fpca_on_spark_equals_the_in_process_release(spark: Any) -> None:
+    values, grid = data(800, 16)
+    curves = fdp.Curves(values, grid)
+    fpca = fdp.Fpca(range=(-1.0, 2.0), components=4)
+    local = fdp.Session(1.0, seed=12).release(fpca.build(curves, 1.0), curves)
+    df, columns = frame(spark, values, 6)
+    remote = fdp.spark.release_fpca(fdp.Session(1.0, seed=12), fpca, df, columns=columns, grid=grid, n=800, epsilon=1.0)
+    assert np.array_equal(local.fpca(2).functions, remote.fpca(2).functions)
