@@ -15,8 +15,9 @@
 //!
 //! The clipping bound is **public** in the main columns: the frame's half range (the L² ceiling of
 //! any curve in the physical range on [0, 1], centred at the public centre), the scenario's design
-//! bound for the simulations. The `tuned_*` columns are private end to end: 10% of ε on a private
-//! bound ([`CovarianceBound`], searched down to the public τ / 100), 90% on the covariance at it.
+//! bound for the simulations. The `tuned_*` columns are private end to end: [`TunedCovariance`] (the
+//! private bound, searched down to the public τ / 100 with the means' share rule, then the
+//! covariance at it: one mechanism, the front doors' FPCA).
 //! The `oracle_*` columns are NOT private (a bound from the data's norms), a benchmark only.
 //!
 //! **The sparse half**: each curve made sparse by keeping m random grid points (seeded, uniform over
@@ -49,7 +50,7 @@ use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag};
 use fdp::data::SparseCurves;
 use fdp::data::{CurveSet, Scenario, data_dir, simulate};
 use fdp::estimators::sparse::{SparseBinnedMean, SparseFrame, SparseMean};
-use fdp::estimators::{BoundSearch, CovarianceBound, MeanSetup, Mechanism, PrivateCovariance};
+use fdp::estimators::{MeanSetup, Mechanism, PrivateCovariance, TunedCovariance};
 use fdp::front::{MeanMethod, MeanRequest};
 use fdp::mercer::linalg::{symmetric_eigen, symmetric_eigenvalues};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -78,8 +79,8 @@ pub struct Cell {
     /// private bound stage could reach.
     pub oracle_tau: f64,
     pub oracle_tau_subspace_dist: f64,
-    /// Private end to end: 10% of ε on [`CovarianceBound`] (ceiling = the public τ, floor τ/100,
-    /// the means' factor rule), 90% on the covariance at the released bound.
+    /// Private end to end: [`TunedCovariance`] (ceiling = the public τ, floor τ/100, the means'
+    /// share and factor rules), the mean of its released bounds.
     pub tuned_tau: f64,
     pub tuned_subspace_dist: f64,
     pub tuned_eigval_rel_err: f64,
@@ -126,8 +127,6 @@ struct Problem {
 }
 
 const K: usize = 3;
-/// The share of ε the private bound spends in the two-release pipeline.
-const BOUND_SHARE: f64 = 0.1;
 /// δ of the Gaussian variant.
 const DELTA: f64 = 1e-6;
 
@@ -220,8 +219,8 @@ fn releases_at(
     Ok((dists, errs))
 }
 
-/// Private end to end, per release: the bound at `BOUND_SHARE · ε`, then the covariance at the rest
-/// with the released bound. Mean released bound, distances and eigenvalue errors.
+/// Private end to end, per release: [`TunedCovariance`] (its bound stage, then the covariance at the
+/// released bound). Mean released bound, distances and eigenvalue errors.
 #[allow(clippy::too_many_arguments)]
 fn tuned_releases(
     noise: &str,
@@ -235,34 +234,20 @@ fn tuned_releases(
 ) -> AnyResult<(f64, Vec<f64>, Vec<f64>)> {
     let curves = &problem.curves;
     let n = curves.n();
-    let centred = |setup: MeanSetup| -> AnyResult<MeanSetup> {
-        Ok(match &problem.reference {
-            Some(r) => setup.centred_at(r.clone())?,
-            None => setup,
-        })
+    let ceiling = ClippingBound::l2(problem.tau)?;
+    let reference = problem.reference.clone();
+    let mechanism = if noise == "gaussian" {
+        TunedCovariance::gaussian(basis, n, Epsilon::new(eps)?, Delta::new(DELTA)?, ceiling, j, reference)?
+    } else {
+        TunedCovariance::laplace(basis, n, Epsilon::new(eps)?, ceiling, j, reference)?
     };
-    let bound_eps = Epsilon::new(BOUND_SHARE * eps)?;
-    let factor = BoundSearch::default().factor(n, eps);
-    let bound = CovarianceBound::new(
-        basis,
-        centred(MeanSetup::new(n, bound_eps, ClippingBound::l2(problem.tau)?)?)?,
-        j,
-        100.0,
-        factor,
-    )?;
-    let bound_summary = bound.summarize(curves)?;
+    let summary = mechanism.summarize(curves)?;
     let mut rng = NoiseRng::seeded(250 + j as u64);
     let (mut taus, mut dists, mut errs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..releases {
-        let tau = bound.bound_of(&bound.privatize(&bound_summary, &mut rng)?)?;
-        let setup = centred(MeanSetup::new(n, Epsilon::new((1.0 - BOUND_SHARE) * eps)?, tau)?)?;
-        let mechanism = if noise == "gaussian" {
-            PrivateCovariance::gaussian(basis, setup, j, Delta::new(DELTA)?)?
-        } else {
-            PrivateCovariance::laplace(basis, setup, j)?
-        };
-        let fpca = mechanism.release(curves, &mut rng)?.output().fpca(K)?;
-        taus.push(tau.value());
+        let release = mechanism.privatize(&summary, &mut rng)?;
+        let fpca = release.output().fpca(K)?;
+        taus.push(release.metadata().clipping.map_or(f64::NAN, |c| c.value()));
         dists.push(projector_distance(&whitened(curves.grid(), fpca.eigenfunctions()), truth)?);
         let num: f64 = fpca.eigenvalues().iter().zip(values).map(|(a, b)| (a - b).powi(2)).sum();
         let den: f64 = values.iter().map(|b| b * b).sum();
