@@ -136,6 +136,8 @@ fn covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
                 Ok(tuned.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
             };
             out.push(EdgeRecord::new(&format!("{}_j{j}", tuned.name()), worst_pair(&s, worst)?));
+            let release = |a: &[f64], b: &[f64]| -> Result<f64> { Ok(tuned.stage_losses(a, b)?[1].1) };
+            out.push(EdgeRecord::new(&format!("{}_j{j}_release_stage", tuned.name()), worst_pair(&s, release)?));
         }
         // Its private bound stage, searching from τ = 1 down to 1e-3.
         let bound =
@@ -204,6 +206,9 @@ fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
         };
         out.push(EdgeRecord::new(&format!("sparse_binned_mean{tag}"), worst_pair(&summaries, worst)?));
+        // The release stage alone (the bound stage is tight by construction): the pairs must reach it.
+        let release = |a: &[f64], b: &[f64]| -> Result<f64> { Ok(mechanism.stage_losses(a, b)?[1].1) };
+        out.push(EdgeRecord::new(&format!("sparse_binned_mean{tag}_release_stage"), worst_pair(&summaries, release)?));
     }
     Ok(())
 }

@@ -467,6 +467,9 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
     if kind == "mean":
         interval = _bound_and_range(recipe[1].bound, recipe[1].range)[1]
         what, fate = "public range", "each is clipped at the mechanism's bound, and the release clamped to the range"
+    elif kind == "fpca":
+        interval = tuple(float(v) for v in recipe[1].range)
+        what, fate = "public range", "each is clipped at the mechanism's bound"
     elif kind == "kde":
         interval = tuple(float(v) for v in recipe[1].domain)
         what, fate = "density's domain", "moved to its nearest end"

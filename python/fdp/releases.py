@@ -231,7 +231,9 @@ class WeightedSampleRelease(_Release):
         points = ax.scatter(p[:, 0], y, s=8 + 40 * np.abs(w) / top, c=w, vmin=-top, vmax=top, **kwargs)
         ax.figure.colorbar(points, ax=ax, label="released weight (may be negative)")
         g = self.metadata["guarantee"]
-        ax.set_title(f"Private synthetic dataset ({len(w)} points): ε = {g['epsilon']:g}, δ = {g['delta']:g}")
+        n = self.metadata.get("n")
+        of = "" if n is None else f" of n = {n} records"
+        ax.set_title(f"Private synthetic dataset ({len(w)} points{of}): ε = {g['epsilon']:g}, δ = {g['delta']:g}")
         ax.set_xlabel("x1")
         ax.set_ylabel("x2" if p.shape[1] > 1 else "weight")
         return ax
@@ -347,7 +349,7 @@ class CovarianceRelease(_Release):
 
     def __repr__(self) -> str:
         e = self.metadata["guarantee"]["epsilon"]
-        return f"CovarianceRelease(components={self.metadata['components']}, epsilon={e:g}, grid=[{self._grid[0]:g}, {self._grid[-1]:g}])"
+        return f"CovarianceRelease(components={self._inner.components()}, epsilon={e:g}, grid=[{self._grid[0]:g}, {self._grid[-1]:g}])"
 
 
 def _wrap(inner: Any, mechanism: Any) -> _Release:

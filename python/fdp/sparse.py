@@ -127,10 +127,11 @@ class SparseCurves:
         return curves
 
     @classmethod
-    def from_fdatairregular(cls, data: Any, domain: tuple[float, float] | None = None) -> "SparseCurves":
+    def from_fdatairregular(cls, data: Any, *, domain: tuple[float, float]) -> "SparseCurves":
         """From scikit-fda's ``FDataIrregular`` (1-D argument and values): its ``start_indices``,
-        ``points`` and ``values``; the domain defaults to its ``domain_range`` (public: set when the
-        object was made, not from the data)."""
+        ``points`` and ``values``, on the public ``domain``. The domain must be given: scikit-fda's
+        ``domain_range`` defaults to the smallest and largest observed time — private data, which
+        would then set the grid and show in the release."""
         if data.dim_domain != 1 or data.dim_codomain != 1:
             raise ValueError("sparse curves have one argument and one value")
         starts = np.asarray(data.start_indices, dtype=np.int64)
@@ -138,7 +139,7 @@ class SparseCurves:
         values = np.asarray(data.values, dtype=np.float64).reshape(-1)
         codes = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, points.size)))
         curves = cls.__new__(cls)
-        curves._set(codes, points, values, int(starts.size), domain if domain is not None else data.domain_range[0], None)
+        curves._set(codes, points, values, int(starts.size), domain, None)
         return curves
 
     @property

@@ -47,14 +47,15 @@ def run_python(block: Block, namespace: dict[str, Any], page: Path) -> None:
 
 
 def cli() -> Path | None:
-    """The ``fdp`` command line: ``FDP_CLI``, else a build in this checkout, else ``fdp`` on PATH."""
+    """The ``fdp`` command line: ``FDP_CLI``, else the newest build in this checkout (a stale release
+    build must not answer for the current code), else ``fdp`` on PATH."""
     explicit = os.environ.get("FDP_CLI")
     if explicit:
         return Path(explicit)
-    for profile in ("release", "debug"):
-        candidate = ROOT / "target" / profile / "fdp"
-        if candidate.exists():
-            return candidate
+    builds = [ROOT / "target" / profile / "fdp" for profile in ("release", "debug")]
+    built = [b for b in builds if b.exists()]
+    if built:
+        return max(built, key=lambda b: b.stat().st_mtime)
     found = shutil.which("fdp")
     return Path(found) if found else None
 

@@ -349,6 +349,7 @@ def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: 
         fig, ax = plt.subplots()
         release.plot(ax=ax)
         assert ax.get_title().startswith(title) and "ε = 1" in ax.get_title()
+        assert "n = " in ax.get_title(), ax.get_title()  # the number of records (noisy for the sketch)
         assert ax.get_xlabel() and ax.get_ylabel()
         fig.savefig(tmp_path / f"{title[:8]}.png")
         plt.close(fig)

@@ -30,6 +30,7 @@ def test_fpca_release_charges_two_stages_and_recovers_the_leading_component(tmp_
     session = fdp.Session(2.0, seed=3)
     release = session.release(mechanism, data)
     assert isinstance(release, fdp.CovarianceRelease) and len(session.ledger) == 2
+    assert repr(release).startswith("CovarianceRelease(components=4,")
     result = release.fpca(2)
     assert result.functions.shape == (2, 30) and np.all(result.explained_variance <= 1.0 + 1e-12)
     weights = np.full(30, 1.0 / 29.0)
@@ -79,5 +80,7 @@ def test_states_merge_and_misuse_is_refused() -> None:
         fdp.Fpca(range=(0.0, 1.0), components=0).build(data, 1.0)
     with pytest.raises(ValueError, match="delta"):
         fdp.Fpca(range=(0.0, 1.0), delta=1.5).build(data, 1.0)
+    with pytest.warns(UserWarning, match="outside the public range"):
+        fdp.Session(1.0).release(fdp.Fpca(range=(0.0, 0.6), components=3).build(data, 1.0), data)
     gaussian = fdp.Fpca(range=(0.0, 1.0), delta=1e-6).build(data, 1.0)
     assert gaussian.guarantee == (1.0, 1e-6)

@@ -677,9 +677,12 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     };
     let grid = args.source.grid.as_ref().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
     let range = args.range.ok_or("--sparse needs the public range of the values: --range LO,HI")?;
-    if args.bound.is_some() || args.tuning != TuningMode::Private || args.mechanism != MeanMethod::IclpRkhs {
+    let plug_in = args.psi.is_some() || args.components.is_some() || args.degree.is_some();
+    if args.bound.is_some() || args.tuning != TuningMode::Private || args.mechanism != MeanMethod::IclpRkhs || plug_in {
         return Err(
-            "--sparse releases the privately tuned sparse default: drop --bound, --tuning and --mechanism".into()
+            "--sparse releases the privately tuned sparse default: drop --bound, --tuning, --mechanism, --psi, \
+                    --components and --degree"
+                .into(),
         );
     }
     bar.set_message(format!("reading {}", args.source.csv.display()));

@@ -790,7 +790,11 @@ fn sparse_long_table_release_and_refusals() {
         std::fs::read(Path::new(&again).join("release.json")).unwrap(),
         "a fixed seed gives the same bytes"
     );
-    for (extra, says) in [(&["--delta", "1e-6"][..], "pure ε-DP"), (&["--bound", "l1:3"][..], "drop --bound")] {
+    for (extra, says) in [
+        (&["--delta", "1e-6"][..], "pure ε-DP"),
+        (&["--bound", "l1:3"][..], "drop --bound"),
+        (&["--psi", "0.1"][..], "--psi"),
+    ] {
         let (o, _) = run("c", extra);
         assert!(!o.status.success() && text(&o).contains(says), "{extra:?}: {}", text(&o));
     }

@@ -191,18 +191,25 @@ impl SparseFrame {
         &self.centre
     }
 
-    /// **The pseudo-curves** of the records ([module docs](self)): one per record, n unchanged. An
-    /// error only if the data's public domain is not inside the grid's.
-    pub fn pseudo_curves(&self, data: &SparseCurves) -> Result<CurveSet<'static>> {
+    /// The data's public domain must lie inside the grid's (a time beyond the grid would be
+    /// snapped to its end): a shape error otherwise.
+    fn check_domain(&self, data: &SparseCurves) -> Result<()> {
         let (a, b) = data.domain();
         let (ga, gb) = self.grid.domain()[0];
         if a < ga || b > gb {
             return Err(EstimatorError::BadParameter {
-                name: "sparse curves' domain start",
-                value: a.into(),
-                reason: "the curves' public domain must lie inside the grid's domain",
+                name: "sparse curves' domain",
+                value: (a, b).into(),
+                reason: "the curves' public domain must lie inside the grid's domain (map the times with the grid)",
             });
         }
+        Ok(())
+    }
+
+    /// **The pseudo-curves** of the records ([module docs](self)): one per record, n unchanged. An
+    /// error only if the data's public domain is not inside the grid's.
+    pub fn pseudo_curves(&self, data: &SparseCurves) -> Result<CurveSet<'static>> {
+        self.check_domain(data)?;
         let (lo, hi) = self.range;
         let k = self.grid.len();
         let mut values = Vec::with_capacity(data.n() * k);
@@ -370,16 +377,35 @@ impl<M: MeanMechanism> crate::mechanism::CurveMechanism<SparseCurves> for Sparse
 impl<M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a>, Output = Curve>>
     MergeableMechanism<SparseCurves> for SparseMean<M>
 {
+    /// The inner mechanism's state under a fingerprint that also covers the frame (range, centre,
+    /// design): a dense state, or one built with another frame, is refused.
     fn empty_state(&self) -> SummaryState {
-        self.inner.empty_state()
+        let inner = self.inner.empty_state();
+        SummaryState::new(self.fingerprint(inner.fingerprint()), inner.sums().len())
     }
 
     fn update_state(&self, state: &mut SummaryState, part: &SparseCurves) -> fdp_core::Result<()> {
-        self.inner.update_state(state, &self.frame.pseudo_curves(part)?)
+        let mut inner = self.inner.empty_state();
+        self.inner.update_state(&mut inner, &self.frame.pseudo_curves(part)?)?;
+        let mut mine = self.empty_state();
+        mine.add(inner.records(), inner.sums())?;
+        state.merge(&mine)
     }
 
     fn state_summary(&self, state: &SummaryState) -> fdp_core::Result<Vec<f64>> {
-        self.inner.state_summary(state)
+        fdp_core::state::check_state_layout(state, &self.empty_state(), None)?;
+        let mut inner = self.inner.empty_state();
+        inner.add(state.records(), state.sums())?;
+        self.inner.state_summary(&inner)
+    }
+}
+
+impl<M> SparseMean<M> {
+    /// The frame's words folded into the inner mechanism's fingerprint.
+    fn fingerprint(&self, inner: u64) -> u64 {
+        let f = &self.frame;
+        let words = [inner, f.range.0.to_bits(), f.range.1.to_bits()].into_iter();
+        fingerprint_of(words.chain(f.centre.iter().chain(&f.inverse_design).map(|v| v.to_bits())))
     }
 }
 
@@ -403,7 +429,7 @@ impl<M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a
 /// the records' `‖s_i‖₁` (a record's mean absolute deviation from the centre), sensitivity
 /// `ln(1000)/n`, times [`sparse_bound_factor`], giving τ on a public log-grid of 64 points.
 ///
-/// **Stage 2, the release** (the rest, `ε_s + ε_w`, 3:1): `s_i` clipped in l1 at `τ (1 − 2⁻³²)`,
+/// **Stage 2, the release** (the rest, `ε_s + ε_w`, 7:3, [`SPARSE_WEIGHT_SHARE`]): `s_i` clipped in l1 at `τ (1 − 2⁻³²)`,
 /// `w_i` at `1 − 2⁻³²` (the slack covers every rounding of the per-record side), summed exactly in
 /// fixed point; `S = (1/n) Σ_i s̃_i` and `W = (1/n) Σ_i w̃_i` released with Laplace noise of scales
 /// `b_s = 2τ/(n ε_s)` and `b_w = 2/(n ε_w)` per bin (plus the rounding charges of
@@ -413,14 +439,15 @@ impl<M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a
 /// values) moves the clamped log statistic by at most `ln(1000)/n`, `S` by at most `2τ/n` and `W`
 /// by at most `2/n` in l1 for **every** τ of the grid, so by sequential composition the pipeline is
 /// `ε_b + ε_s + ε_w = ε`-DP. Everything after the noise is post-processing: the bin estimates
-/// `c̄_b + S̃_b / max(W̃_b, f)` with the public floor `f = 2√2 b_w` (two noise sds: a bin whose
-/// weight is lost in the noise is shrunk towards the centre), linear interpolation between the
-/// bins' weighted centres, the projection on the basis (the representation), and the clamp to
-/// `[lo, hi]`.
+/// `c̄_b + S̃_b / max(Ŵ_b, f_b)` (`Ŵ_b` the bin's quadrature share of its coarse bin's noisy weight,
+/// or the stated design's mass; the public floor `f_b` two noise sds of that share: a bin whose
+/// weight is lost in the noise is shrunk towards the centre), the SURE-chosen smoother, linear
+/// interpolation between the bins' weighted centres, the projection on the basis (the
+/// representation), and the clamp to `[lo, hi]`.
 ///
-/// **Bins.** `K' = clamp(round((n ε)^{1/3}), 1, G)` ([`with_bins`](Self::with_bins) for another
-/// public choice): the variance of a bin mean grows like `K'/(n m̄)`, its noise like `K'/(n ε)`,
-/// its bias like `1/K'`.
+/// **Bins.** `K' = clamp(round(4 (n ε)^{1/3}), 1, G)` fine bins (the smoothing comes after the
+/// noise; [`with_bins`](Self::with_bins) for another public choice) and `max(1, round(K'/4))`
+/// coarse bins for the weights.
 #[derive(Debug, Clone)]
 pub struct SparseBinnedMean {
     frame: SparseFrame,
@@ -490,7 +517,9 @@ impl SparseBinnedMean {
         let eps_bound = epsilon.get() * share;
         let rest = epsilon.get() - eps_bound;
         let weight_share = if frame.design_stated { 0.0 } else { SPARSE_WEIGHT_SHARE };
-        let (eps_sums, eps_weights) = (rest * (1.0 - weight_share), rest * weight_share);
+        // ε_s + ε_w = rest exactly (the Session checks the stages against the guarantee).
+        let eps_sums = rest * (1.0 - weight_share);
+        let eps_weights = rest - eps_sums;
         let weight_bins = (bins as f64 / 4.0).round().max(1.0) as usize;
         let weights_noise = if frame.design_stated {
             None
@@ -781,6 +810,7 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         if data.n() != self.n {
             return Err(EstimatorError::Shape { what: "number of sparse records", expected: self.n, got: data.n() });
         }
+        self.frame.check_domain(data)?;
         Ok(self.summary_of(&self.sums(data)?))
     }
 
@@ -846,7 +876,8 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         let metadata = ReleaseMetadata {
             // The bins are the coefficients clipped in l1.
             clipping: Some(ClippingBound::new(tau, ClipNorm::CoefficientL1)?),
-            components: 2 * k,
+            // The numbers released: the bins' sums, and the coarse weights unless the design is stated.
+            components: k + self.weights_noise.as_ref().map_or(0, |_| self.weight_bins),
             basis: Some(self.basis_description.clone()),
             calibration: Some(sums_noise.calibration()),
             rng: rng.provenance(),
@@ -885,6 +916,7 @@ impl MergeableMechanism<SparseCurves> for SparseBinnedMean {
     }
 
     fn update_state(&self, state: &mut SummaryState, part: &SparseCurves) -> fdp_core::Result<()> {
+        self.frame.check_domain(part)?;
         state.add(part.n() as u64, &self.sums(part)?)
     }
 
@@ -1022,10 +1054,22 @@ mod tests {
             state.merge(&s).unwrap();
         }
         assert_eq!(m.state_summary(&state).unwrap(), one_pass);
+        // The metadata counts the numbers released: the bins' sums and the coarse weights.
+        assert_eq!(release.metadata().components, m.bins + m.weight_bins);
         let pseudo = SparseMean::tuned(&b, data.n(), Epsilon::new(1.0).unwrap(), frame(&b)).unwrap();
         let mut state = pseudo.empty_state();
         pseudo.update_state(&mut state, &data).unwrap();
         assert_eq!(pseudo.state_summary(&state).unwrap(), pseudo.summarize(&data).unwrap());
+        // A state of the dense inner mechanism, or of another frame, is refused.
+        assert!(pseudo.state_summary(&pseudo.inner().empty_state()).is_err());
+        let other = SparseMean::tuned(
+            &b,
+            data.n(),
+            Epsilon::new(1.0).unwrap(),
+            frame(&b).with_design(&(1..=40).map(|g| g as f64 / 820.0).collect::<Vec<_>>()).unwrap(), // another design
+        )
+        .unwrap();
+        assert!(other.state_summary(&state).is_err());
     }
 
     /// Parameters are refused before anything is charged.
@@ -1054,6 +1098,10 @@ mod tests {
         // The sparse curves' domain must lie inside the grid's.
         let wide = SparseCurves::new((0.0, 2.0), &[(vec![1.5], vec![0.5])]).unwrap();
         assert!(frame(&b).pseudo_curves(&wide).is_err());
+        // ... and for the binned mean (times beyond the grid would all snap to its end).
+        let binned = SparseBinnedMean::new(&b, 1, eps, frame(&b)).unwrap();
+        assert!(binned.summarize(&wide).is_err());
+        assert!(binned.update_state(&mut binned.empty_state(), &wide).is_err());
     }
 
     /// The proved ceiling holds for every pseudo-curve, including the adversarial ones.

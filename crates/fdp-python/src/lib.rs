@@ -689,6 +689,10 @@ impl CovarianceRelease {
         let fpca = self.inner.output().fpca(k).map_err(py_err)?;
         Ok((fpca.eigenvalues().to_vec(), fpca.eigenfunctions().to_vec(), fpca.explained_variance().to_vec()))
     }
+    /// The number J of basis components the covariance is released in.
+    fn components(&self) -> usize {
+        self.inner.output().components()
+    }
     /// The released mean curve (the covariance is released about it).
     fn mean_curve<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         PyArray1::from_vec(py, self.inner.output().mean_curve())
