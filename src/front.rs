@@ -764,7 +764,8 @@ fn figure_title(metadata: &fdp_core::ReleaseMetadata) -> String {
 
 /// The default number of basis components J of a covariance release at the front doors
 /// (`examples/sparse_and_fpca`: J = 6 holds the top-3 principal subspace of Adelaide's Mondays to
-/// 0.28 in the truncation's own distance; J = 3 cannot rotate, J = 8 doubles the noise's entries).
+/// 0.28 in the truncation's own distance; J = 3 cannot rotate within its span; J = 8 releases 44
+/// noisy numbers against 27).
 pub const FPCA_COMPONENTS: usize = 6;
 
 /// **A privately tuned covariance operator and its FPCA** ([`TunedCovariance`]) in a public frame:
@@ -773,11 +774,17 @@ pub const FPCA_COMPONENTS: usize = 6;
 /// ([`ceiling_from_range`]); Laplace (pure ε) or, with δ, Gaussian.
 #[derive(Debug, Clone)]
 pub struct FpcaRequest {
+    /// The kernel whose eigenbasis the covariance is released in (on the grid mapped onto [0, 1]).
     pub kernel: Stationary,
+    /// The public range of the values.
     pub range: (f64, f64),
+    /// The public centre (default: the middle of the range).
     pub centre: Option<f64>,
+    /// J, the number of leading basis components (1 ..= `TunedCovariance::MAX_COMPONENTS`).
     pub components: usize,
+    /// The total ε (the bound stage and the release).
     pub epsilon: Epsilon,
+    /// δ for the Gaussian variant; `None`: Laplace, pure ε.
     pub delta: Option<Delta>,
 }
 
