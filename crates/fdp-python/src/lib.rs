@@ -135,15 +135,8 @@ impl RustSession {
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
     ) -> PyResult<CurveRelease> {
-        let values = slice(&values, "values")?;
-        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
         let (session, inner) = (&mut self.inner, &mechanism.inner);
-        let release = py.detach(move || {
-            // Read (and repaired) on the grid as given, then on [0, 1]: the command line's rule.
-            let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-            session.release(inner, &fdp::front::on_unit_interval(&curves)?)
-        });
-        Ok(CurveRelease { inner: release.map_err(py_err)? })
+        Ok(CurveRelease { inner: on_unit_curves(py, &values, &grid, |curves| session.release(inner, curves))? })
     }
 
     /// Releases a sparse-curve mean mechanism on the `n` records of a long table: `codes[r]` the
@@ -170,14 +163,8 @@ impl RustSession {
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
     ) -> PyResult<CovarianceRelease> {
-        let values = slice(&values, "values")?;
-        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
         let (session, inner) = (&mut self.inner, &mechanism.inner);
-        let release = py.detach(move || {
-            let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-            session.release(inner, &fdp::front::on_unit_interval(&curves)?)
-        });
-        Ok(CovarianceRelease { inner: release.map_err(py_err)? })
+        Ok(CovarianceRelease { inner: on_unit_curves(py, &values, &grid, |curves| session.release(inner, curves))? })
     }
 
     /// Releases a density mechanism on 1-D `points`.
@@ -294,6 +281,23 @@ impl RustSession {
     }
 }
 
+/// Runs `f` (without the interpreter lock) on the curves `values` (n x K, C-contiguous) observed on
+/// `grid`: read and repaired on the grid as given, then on [0, 1] (the command line's rule).
+fn on_unit_curves<T: Send>(
+    py: Python<'_>,
+    values: &PyReadonlyArray2<'_, f64>,
+    grid: &PyReadonlyArray1<'_, f64>,
+    f: impl FnOnce(&CurveSet) -> fdp::release::Result<T> + Send,
+) -> PyResult<T> {
+    let values = slice(values, "values")?;
+    let grid = trapezoid_grid(slice(grid, "grid")?)?;
+    py.detach(move || {
+        let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+        f(&fdp::front::on_unit_interval(&curves)?)
+    })
+    .map_err(py_err)
+}
+
 /// The partial state of `part` (one part of the data) as bytes.
 fn part_state<D: ?Sized, M: MergeableMechanism<D>>(mechanism: &M, part: &D) -> fdp::release::Result<Vec<u8>> {
     let mut state = mechanism.empty_state();
@@ -315,16 +319,8 @@ impl MeanMechanism {
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let values = slice(&values, "values")?;
-        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
         let inner = &self.inner;
-        let bytes = py
-            .detach(move || {
-                let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-                part_state(inner, &fdp::front::on_unit_interval(&curves)?)
-            })
-            .map_err(py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        Ok(PyBytes::new(py, &on_unit_curves(py, &values, &grid, |curves| part_state(inner, curves))?))
     }
 }
 
@@ -632,16 +628,8 @@ impl FpcaMechanism {
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let values = slice(&values, "values")?;
-        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
         let inner = &self.inner;
-        let bytes = py
-            .detach(move || {
-                let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-                part_state(inner, &fdp::front::on_unit_interval(&curves)?)
-            })
-            .map_err(py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        Ok(PyBytes::new(py, &on_unit_curves(py, &values, &grid, |curves| part_state(inner, curves))?))
     }
 }
 
