@@ -20,7 +20,7 @@ use fdp::front::{
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Kernel, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
-use fdp::release::{ClippingBound, Mechanism, PerUnit, PrivacyUnit, Session};
+use fdp::release::{ClippingBound, Mechanism, PerUnit, PrivacyUnit, Release, Session};
 use fdp::report::progress::ProgressBar;
 
 type Failure = Box<dyn std::error::Error>;
@@ -159,6 +159,31 @@ struct CurveSource {
     #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid, conflicts_with = "columns")]
     grid: Option<Grid>,
 }
+
+impl CurveSource {
+    /// The long layout's `[id, t, y]` column names (empty for the wide layout).
+    fn long_names(&self) -> Vec<&str> {
+        self.long.as_deref().map(|l| l.split(',').map(str::trim).collect()).unwrap_or_default()
+    }
+
+    /// A figure's default x label: the column prefix (wide), the t column (long), else `t`.
+    fn argument_name(&self) -> String {
+        match (&self.columns, self.long_names().get(1)) {
+            (Some(prefix), _) => prefix.trim_end_matches(['_', '.', '-']).to_string(),
+            (None, Some(t)) => t.to_string(),
+            (None, None) => "t".into(),
+        }
+    }
+
+    /// A figure's default y label: the long layout's y column, else `value`.
+    fn value_name(&self) -> String {
+        self.long_names().get(2).map_or("value".into(), |y| y.to_string())
+    }
+}
+
+/// The report note of every door that maps the grid onto [0, 1].
+const GRID_MAPPED_NOTE: &str =
+    "the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units";
 
 #[derive(Debug, Args)]
 struct MeanArgs {
@@ -437,6 +462,22 @@ fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession,
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
+/// **The one release path of the command line**: `--out` checked, the session (ledger) opened,
+/// `mechanism` released on `data` and the ledger committed — a charge stands even if the release
+/// then fails, so the ledger is committed either way.
+fn release_committed<D: ?Sized, M: Mechanism<D>>(
+    p: &PrivacyArgs,
+    relation: NeighbourRelation,
+    mechanism: &M,
+    data: &D,
+) -> Result<(FrontSession, Release<M::Output>), Failure> {
+    writable_out(p)?;
+    let mut session = session(p, relation)?;
+    let release = session.session_mut().release(mechanism, data);
+    session.commit()?;
+    Ok((session, release?))
+}
+
 /// `--out` as a directory that can be written to, created if missing, checked **before** the session
 /// is opened: a release charged and then not written is a budget spent for nothing.
 fn writable_out(p: &PrivacyArgs) -> Result<(), Failure> {
@@ -498,8 +539,8 @@ fn csv_headers(path: &Path) -> Result<Vec<String>, Failure> {
 fn load_curves(args: &CurveSource) -> Result<Records, Failure> {
     let mut local = Vec::new();
     let (loaded, unit) = match (&args.columns, &args.long) {
-        (_, Some(names)) => {
-            let parts: Vec<&str> = names.split(',').map(str::trim).collect();
+        (_, Some(_)) => {
+            let parts = args.long_names();
             let [id, t, y] = parts.as_slice() else {
                 return Err("--long takes three column names, ID,T,Y".into());
             };
@@ -633,13 +674,8 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         );
         return Ok(());
     }
-    writable_out(&args.privacy)?;
-    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    // A charge stands even if the release then fails: commit the ledger either way.
-    let release = session.session_mut().release(&mechanism, &curves);
-    session.commit()?;
-    let release = release?;
+    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &curves)?;
     let mut notes = records.notes.clone();
     notes.push(match &records.unit {
         PrivacyUnit::Person { id_column } => format!(
@@ -648,17 +684,11 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         _ => format!("privacy unit: one row; n = {n} rows (public)"),
     });
     notes.push("missing values were repaired per record (interpolation along the grid, else the public default curve); the counts describe the private data and are in local-log.txt, not here".into());
-    notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into());
+    notes.push(GRID_MAPPED_NOTE.into());
     let title = format!("Private mean curve ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
-    let long: Vec<&str> =
-        args.source.long.as_deref().map(|l| l.split(',').map(str::trim).collect()).unwrap_or_default();
     let axes = FigureAxes {
-        x_label: args.x_label.clone().unwrap_or_else(|| match (&args.source.columns, long.get(1)) {
-            (Some(prefix), _) => prefix.trim_end_matches(['_', '.', '-']).to_string(),
-            (None, Some(t)) => t.to_string(),
-            (None, None) => "t".into(),
-        }),
-        y_label: args.y_label.clone().unwrap_or_else(|| long.get(2).map_or("value".into(), |y| y.to_string())),
+        x_label: args.x_label.clone().unwrap_or_else(|| args.source.argument_name()),
+        y_label: args.y_label.clone().unwrap_or_else(|| args.source.value_name()),
         x: Some(records.curves.grid().points().to_vec()),
     };
     let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
@@ -671,7 +701,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
 
 /// `fdp mean --sparse`: the long table's records at their own times, the sparse default.
 fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
-    let names: Vec<&str> = args.source.long.as_deref().unwrap_or_default().split(',').map(str::trim).collect();
+    let names = args.source.long_names();
     let [id, t, y] = names.as_slice() else {
         return Err("--long takes three column names, ID,T,Y".into());
     };
@@ -717,12 +747,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
         );
         return Ok(());
     }
-    writable_out(&args.privacy)?;
-    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    let release = session.session_mut().release(&mechanism, &data);
-    session.commit()?;
-    let release = release?;
+    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &data)?;
     let repairs = data.repairs();
     let local = vec![
         format!("{n} records (ids) read from {}, {} observations kept", args.source.csv.display(), data.observations()),
@@ -735,7 +761,7 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
         format!("sparse layout: each {id:?}'s observations of {y:?} kept at their own times {t:?} (snapped to the public grid of {} points); nothing interpolated", grid.len()),
         format!("privacy unit: one person — every row with the same {id:?} is one record; n = {n} persons (public)"),
         "observations with a missing time or value, or outside the grid's domain, were dropped; the counts describe the private data and are in local-log.txt, not here".into(),
-        "the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into(),
+        GRID_MAPPED_NOTE.into(),
     ];
     let title = format!("Private mean of sparse curves, ε = {}", args.privacy.epsilon.get());
     let axes = FigureAxes {
@@ -772,12 +798,8 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     };
     bar.set_message(format!("building the covariance of {n} curves"));
     let mechanism = PerUnit::new(request.build(curves.grid(), n)?, records.unit.clone());
-    writable_out(&args.privacy)?;
-    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    let release = session.session_mut().release(&mechanism, &curves);
-    session.commit()?;
-    let release = release?;
+    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &curves)?;
     let mut notes = records.notes.clone();
     notes.push(format!(
         "the covariance is released in the {} leading components of the {} basis; the principal components are its \
@@ -785,13 +807,9 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
         args.components,
         args.kernel.spec().name
     ));
-    notes.push("the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units".into());
+    notes.push(GRID_MAPPED_NOTE.into());
     let axes = FigureAxes {
-        x_label: args.x_label.clone().unwrap_or_else(|| match (&args.source.columns, &args.source.long) {
-            (Some(prefix), _) => prefix.trim_end_matches(['_', '.', '-']).to_string(),
-            (None, Some(long)) => long.split(',').nth(1).unwrap_or("t").trim().to_string(),
-            (None, None) => "t".into(),
-        }),
+        x_label: args.x_label.clone().unwrap_or_else(|| args.source.argument_name()),
         y_label: "principal component".into(),
         x: Some(records.curves.grid().points().to_vec()),
     };
@@ -914,13 +932,8 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     };
     let mechanism = request.build(points.len())?;
     let snapped = GridPoints::snap(&request.grid()?, points.data())?;
-    writable_out(&args.privacy)?;
-    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message("releasing");
-    // A charge stands even if the release then fails: commit the ledger either way.
-    let release = session.session_mut().release(&mechanism, &snapped);
-    session.commit()?;
-    let release = release?;
+    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &snapped)?;
     let notes = vec![format!(
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
         points.len(),
@@ -959,13 +972,8 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     }
     bar.set_message("building the synthetic subspace");
     let mechanism = request.build(points.len())?;
-    writable_out(&args.privacy)?;
-    let mut session = session(&args.privacy, NeighbourRelation::ReplaceOne)?;
     bar.set_message(format!("releasing from {} points", points.len()));
-    // A charge stands even if the release then fails: commit the ledger either way.
-    let release = session.session_mut().release(&mechanism, &points);
-    session.commit()?;
-    let release = release?;
+    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &points)?;
     let csv_path = args.privacy.out.join("synthetic.csv");
     std::fs::create_dir_all(&args.privacy.out)?;
     std::fs::write(&csv_path, release.output().to_csv())?;
@@ -995,13 +1003,8 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let mechanism = request.build()?;
     // The M2M estimates are computed after the release: their prior must be valid before the charge.
     fdp::kme::M2mDesign::check_prior_points(mechanism.map(), args.prior_points)?;
-    writable_out(&args.privacy)?;
-    let mut session = session(&args.privacy, NeighbourRelation::AddRemoveOne)?;
     bar.set_message("releasing");
-    // A charge stands even if the release then fails: commit the ledger either way.
-    let release = session.session_mut().release(&mechanism, &points);
-    session.commit()?;
-    let release = release?;
+    let (session, release) = release_committed(&args.privacy, NeighbourRelation::AddRemoveOne, &mechanism, &points)?;
     bar.set_message("M2M estimates");
     let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.prior_seed)?;
     let d = points.dim();
