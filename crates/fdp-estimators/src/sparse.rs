@@ -601,9 +601,7 @@ impl SparseBinnedMean {
     /// The bound stage's noise: the mean of the clamped logs has sensitivity `ln(F/f)/n` (two
     /// roundings of a value at most `max(|ln f|, |ln F|)`, as the tuned means' bound stage).
     fn bound_noise(&self) -> Result<LaplaceVector> {
-        let (lo, hi) = self.search.log_range(self.ceiling());
-        let sensitivity = Sensitivity::new((hi - lo) / self.n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
-        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(self.eps_bound)?)?)
+        self.search.noise(self.ceiling(), self.n, self.eps_bound)
     }
 
     /// The bins' sums' noise at bound τ: l1 sensitivity `2τ/n`.
@@ -619,9 +617,8 @@ impl SparseBinnedMean {
 
     /// Fixed-point exponents of the log statistic, the sums at each τ and the weights.
     fn exponents(&self) -> (i32, Vec<i32>, i32) {
-        let (lo, hi) = self.search.log_range(self.ceiling());
         let sums = self.taus.iter().map(|t| fixed_point_exponent(*t)).collect();
-        (fixed_point_exponent(lo.abs().max(hi.abs())), sums, fixed_point_exponent(1.0))
+        (self.search.log_exponent(self.ceiling()), sums, fixed_point_exponent(1.0))
     }
 
     /// The state's layout: the log sum, then the bins' sums at each τ of the grid, then the weights.

@@ -197,6 +197,23 @@ impl BoundSearch {
         (ceiling.ln() - self.floor_ratio.ln(), ceiling.ln())
     }
 
+    /// **The bound stage's noise** for `n` records at `epsilon` below `ceiling`: the summary is the
+    /// exact sum of the records' log-norms clamped to `[ln f, ln F]` converted and divided by n, so
+    /// one record moves it by at most `ln(F/f)/n`, with two roundings of a value at most
+    /// `max(|ln f|, |ln F|)` in size. Shared by every privately tuned bound (means, the sparse mean,
+    /// the covariance).
+    pub(crate) fn noise(&self, ceiling: f64, n: usize, epsilon: f64) -> Result<LaplaceVector> {
+        let (lo, hi) = self.log_range(ceiling);
+        let sensitivity = Sensitivity::new((hi - lo) / n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
+        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(epsilon)?)?)
+    }
+
+    /// The fixed-point exponent of the clamped log-norm sums (each term in `[ln f, ln F]`).
+    pub(crate) fn log_exponent(&self, ceiling: f64) -> i32 {
+        let (lo, hi) = self.log_range(ceiling);
+        fdp_core::state::fixed_point_exponent(lo.abs().max(hi.abs()))
+    }
+
     /// The grid index of `factor · exp(log_mean)`, clamped and rounded up.
     pub(crate) fn snap(&self, grid: &[f64], log_mean: f64, factor: f64) -> usize {
         let target = factor * log_mean.exp();
@@ -610,11 +627,7 @@ impl TunedMean {
 
     /// The stage-1 noise on the mean of clamped log-norms.
     fn bound_noise(&self, epsilon: f64) -> Result<LaplaceVector> {
-        let (lo, hi) = self.search.log_range(self.ceiling.value());
-        // The summary is the exact log-norm sum (each term in [lo, hi]) converted and divided by n: two
-        // roundings of a value at most max(|lo|, |hi|) in size.
-        let sensitivity = Sensitivity::new((hi - lo) / self.n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
-        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(epsilon)?)?)
+        self.search.noise(self.ceiling.value(), self.n, epsilon)
     }
 
     /// The pilot at bound τ and budget ε: Laplace noise on the first J_p = max(4, 2⌊n^{1/3}⌋) mean

@@ -14,7 +14,7 @@
 //! every τ the candidate's summary by at most its own Δ₁ (Laplace) or Δ₂ (Gaussian) (§17.2): by
 //! sequential composition the pipeline is `(ε_b + ε_r, δ)`-DP, whatever τ the first stage picks.
 
-use fdp_core::state::{fixed_point_exponent, fixed_scale, from_fixed, to_fixed};
+use fdp_core::state::{fixed_scale, from_fixed, to_fixed};
 use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Release, Stage, StageRecord, SummaryState, Tuning,
 };
@@ -22,7 +22,7 @@ use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
 use fdp_noise::exact_loss::{gaussian_loss, laplace_loss};
 use fdp_noise::vector::LaplaceVector;
-use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
+use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee};
 
 use crate::covariance::{Covariance, CovarianceNoise, PrivateCovariance, summary_len};
 use crate::error::{EstimatorError, Result};
@@ -152,13 +152,12 @@ impl TunedCovariance {
     /// The bound stage's noise: the mean of the clamped log norms, sensitivity `ln(F/f)/n` (two
     /// roundings of a value at most `max(|ln f|, |ln F|)`).
     fn bound_noise(&self) -> Result<LaplaceVector> {
-        let (lo, hi) = self.log_range();
-        let sensitivity = Sensitivity::new((hi - lo) / self.n as f64)?.with_rounding(lo.abs().max(hi.abs()), 2)?;
-        Ok(LaplaceVector::new(1, sensitivity, Epsilon::new(self.eps_bound)?)?)
+        self.search.noise(self.ceiling(), self.n, self.eps_bound)
     }
 
-    fn log_range(&self) -> (f64, f64) {
-        self.search.log_range(self.taus[self.taus.len() - 1])
+    /// The public ceiling F (the last point of the bound grid).
+    fn ceiling(&self) -> f64 {
+        self.taus[self.taus.len() - 1]
     }
 
     /// The layout: the log sum, then each candidate's sums.
@@ -171,8 +170,8 @@ impl TunedCovariance {
     }
 
     fn sums(&self, curves: &CurveSet) -> Result<Vec<i128>> {
-        let (lo, hi) = self.log_range();
-        let e_log = fixed_point_exponent(lo.abs().max(hi.abs()));
+        let (lo, hi) = self.search.log_range(self.ceiling());
+        let e_log = self.search.log_exponent(self.ceiling());
         let scales: Vec<(f64, f64)> = self
             .candidates
             .iter()
@@ -195,9 +194,8 @@ impl TunedCovariance {
     }
 
     fn summary_of(&self, sums: &[i128]) -> Vec<f64> {
-        let (lo, hi) = self.log_range();
         let block = self.block();
-        let mut out = vec![from_fixed(sums[0], fixed_point_exponent(lo.abs().max(hi.abs()))) / self.n as f64];
+        let mut out = vec![from_fixed(sums[0], self.search.log_exponent(self.ceiling())) / self.n as f64];
         for (g, candidate) in self.candidates.iter().enumerate() {
             out.extend(candidate.summary_from(&sums[1 + g * block..1 + (g + 1) * block]));
         }
