@@ -718,13 +718,7 @@ pub fn write_curve_report(
     let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
     let dir = ReportDir::create(out).map_err(report_err)?;
     dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
-    let grid = match &axes.x {
-        Some(x) if x.len() == release.grid().len() => x.clone(),
-        Some(x) => {
-            return Err(Error::Shape { what: "figure x points", expected: release.grid().len(), got: x.len() });
-        }
-        None => release.grid().points().to_vec(),
-    };
+    let grid = axes.figure_grid(release.grid().points())?;
     let figure = CurveFigure {
         title: figure_title(release.metadata()),
         x_label: axes.x_label.clone(),
@@ -821,12 +815,7 @@ pub fn write_fpca_report(
     let fpca = release.output().fpca(k)?;
     let dir = ReportDir::create(out).map_err(report_err)?;
     dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
-    let points = release.output().grid().points();
-    let grid = match &axes.x {
-        Some(x) if x.len() == points.len() => x.clone(),
-        Some(x) => return Err(Error::Shape { what: "figure x points", expected: points.len(), got: x.len() }),
-        None => points.to_vec(),
-    };
+    let grid = axes.figure_grid(release.output().grid().points())?;
     let series = fpca
         .eigenfunctions()
         .iter()
@@ -878,6 +867,16 @@ impl FigureAxes {
     /// Axes named `x_label` and `y_label` on the release's own grid.
     pub fn named(x_label: impl Into<String>, y_label: impl Into<String>) -> Self {
         Self { x_label: x_label.into(), y_label: y_label.into(), x: None }
+    }
+
+    /// The figure's x points for a release on `points`: the data's units if given (as many), else
+    /// the release's own points.
+    fn figure_grid(&self, points: &[f64]) -> Result<Vec<f64>> {
+        match &self.x {
+            Some(x) if x.len() == points.len() => Ok(x.clone()),
+            Some(x) => Err(Error::Shape { what: "figure x points", expected: points.len(), got: x.len() }),
+            None => Ok(points.to_vec()),
+        }
     }
 }
 
