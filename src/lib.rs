@@ -44,6 +44,7 @@ pub mod noise {
 }
 
 pub mod front;
+pub mod registry;
 
 /// Exactly the names of the README's happy path: a session with its budget, a kernel, a bound in its
 /// norm, and a mean-curve mechanism (`Delta` for the (ε, δ) variants).

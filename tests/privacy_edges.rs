@@ -27,6 +27,18 @@ const TOLERANCE: f64 = 1.0 + 1e-12;
 fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
     let records = privacy_edges::run().unwrap();
     assert!(records.len() >= 39, "every mechanism family is covered: {}", records.len());
+    // Every registered mechanism has exact-loss cases: registering one without them fails here.
+    for entry in fdp::registry::REGISTRY {
+        let grid = Grid::midpoint(0.0, 1.0, 20).unwrap();
+        let spec = fdp::registry::Spec::example(entry).unwrap();
+        let built = fdp::registry::build(&spec, &fdp::registry::Frame::new(100, Some(grid))).unwrap();
+        assert!(
+            records.iter().any(|r| r.mechanism.starts_with(built.name())),
+            "registered mechanism {} ({}) has no exact-loss case in examples/privacy_edges.rs",
+            entry.name,
+            built.name()
+        );
+    }
     for r in &records {
         assert!(r.cases > 0, "{}", r.mechanism);
         assert!(r.worst_loss_over_eps <= TOLERANCE, "{}: loss/ε = {}", r.mechanism, r.worst_loss_over_eps);

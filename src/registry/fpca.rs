@@ -1,0 +1,34 @@
+//! `fpca`: the private covariance operator of curves, FPCA by post-processing
+//! ([`front::FpcaRequest`]).
+
+use super::{Built, DELTA, EPSILON, Entry, Frame, InputKind, Param, Params};
+use crate::front::FpcaRequest;
+use fdp_core::Result;
+
+pub(super) const ENTRY: Entry = Entry {
+    name: "fpca",
+    about: "a private covariance operator and its principal components (docs/DESIGN.md section 17)",
+    input: InputKind::Curves,
+    params: &[
+        EPSILON,
+        Param::required("range", "[lo, hi], the public range of the values"),
+        Param::with_default("components", "6", "J, the basis components the covariance is released in"),
+        Param::with_default("kernel", "\"matern32:0.1\"", "SHAPE:RHO, the basis"),
+        Param::with_default("centre", "null", "a public constant the records are centred at (default: mid-range)"),
+        DELTA,
+    ],
+    example: r#"{"epsilon": 1.0, "range": [0.0, 1.0], "components": 3}"#,
+    build,
+};
+
+fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
+    let request = FpcaRequest {
+        kernel: p.text("kernel")?.parse()?,
+        range: p.pair("range")?,
+        centre: p.opt_f64("centre")?,
+        components: p.usize("components")?,
+        epsilon: p.epsilon()?,
+        delta: p.delta()?,
+    };
+    Ok(Built::curves(request.build(&frame.unit_grid()?, frame.n)?, frame))
+}

@@ -1,0 +1,832 @@
+//! # One registry of mechanisms
+//!
+//! Every mechanism a front door can name is registered here **once**, as an [`Entry`]: its name, the
+//! data it reads ([`InputKind`]), its parameters with their defaults ([`Param`]) and a function that
+//! builds it from a [`Spec`] and the public [`Frame`] (n, the grid, the privacy unit). The command
+//! line, the Python package and Spark read the same table: they turn their arguments into a
+//! [`Spec`] (plain JSON: `{"mechanism": "mean", "params": {"epsilon": 1, "range": [0, 1]}}`), call
+//! [`build`], and release the [`Built`] mechanism through a [`Session`] with [`Built::release`]
+//! (or from merged summary states with [`Built::release_state`]). So the same data and the same spec
+//! give the same mechanism, and at a fixed seed the same bytes, from every door; a door holds no
+//! default and no dispatch of its own.
+//!
+//! ## The grid rule
+//!
+//! Curves (dense or sparse) come in **in the data's units** on the public grid the curator states.
+//! The registry maps that grid affinely onto `[0, 1]` once ([`front::unit_grid`]) before a kernel
+//! meets it, so a length-scale (`matern32:0.1`) is a fraction of the domain whatever the units.
+//!
+//! ## Adding a mechanism
+//!
+//! 1. Write one file in `src/registry/` (see `sketch.rs`, 40 lines): a `pub(super) const ENTRY:
+//!    Entry` with its parameters, their defaults, a small example, and a `build` that reads the
+//!    [`Params`] (checked, typed) and wraps the mechanism for its input (`Built::curves`,
+//!    `Built::sparse`, `Built::points`, `Built::mergeable_points`, `Built::snapped`).
+//! 2. Add its line to [`REGISTRY`] (and `mod` it).
+//! 3. Give it exact-loss cases in `examples/privacy_edges.rs` under its mechanism name.
+//!
+//! It is then reachable from Rust ([`build`]), the command line (`fdp release NAME --param k=v`)
+//! and Python (`fdp.Spec` / `fdp.registered()`). `tests/registry.rs` builds it from its example,
+//! checks that the ledger charges exactly its guarantee (one entry per stage), that the spec
+//! round-trips through JSON to the same bytes and that merged part states release the same bytes;
+//! `tests/privacy_edges.rs` fails while it has no exact-loss case.
+
+mod fpca;
+mod kde;
+mod kme;
+mod kme_exponential;
+mod kme_features;
+mod mean;
+mod sketch;
+mod sparse_mean;
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use fdp_core::{
+    Accuracy, Coefficients, Error, Mechanism, MergeableMechanism, ParamValue, PerUnit, PrivacyUnit, Release, Result,
+    Session, Sketch, Stage, SummaryState, WeightedSample,
+};
+use fdp_data::{CurveSet, SparseCurves};
+use fdp_estimators::GridPoints;
+use fdp_estimators::covariance::Covariance;
+use fdp_functional::Curve;
+use fdp_kme::PointSet;
+use fdp_mercer::Grid;
+use fdp_noise::{Delta, Epsilon, PrivacyGuarantee};
+
+use crate::front;
+
+/// **The registry**: one line per mechanism. The order is the order `fdp release --list` shows.
+pub const REGISTRY: &[Entry] = &[
+    mean::ENTRY,
+    sparse_mean::ENTRY,
+    fpca::ENTRY,
+    kde::ENTRY,
+    kme::ENTRY,
+    kme_features::ENTRY,
+    kme_exponential::ENTRY,
+    sketch::ENTRY,
+];
+
+/// The registered mechanism called `name`.
+pub fn entry(name: &str) -> Result<&'static Entry> {
+    let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
+    REGISTRY.iter().find(|e| e.name == wanted).ok_or_else(|| Error::BadSpec {
+        what: "the mechanism",
+        spec: name.into(),
+        reason: "not a registered mechanism (see fdp::registry::REGISTRY, `fdp release --list`)",
+    })
+}
+
+/// What a front door asks for: a registered mechanism's name and its parameters (JSON values; a
+/// parameter not given takes the entry's default). Serialisable, so a spec can be written next to
+/// a release, sent to a Spark executor, or given to the CLI as a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// The registered name ([`Entry::name`]).
+    pub mechanism: String,
+    /// The parameters given (names from [`Entry::params`]).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+impl Spec {
+    /// The mechanism `name` with no parameter given yet.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self { mechanism: name.into(), params: Map::new() }
+    }
+
+    /// The registered entry's example spec ([`Entry::example`]).
+    pub fn example(entry: &Entry) -> Result<Self> {
+        let params = serde_json::from_str(entry.example).map_err(|e| Error::Json(e.to_string()))?;
+        Ok(Self { mechanism: entry.name.into(), params })
+    }
+
+    /// The spec with `name = value` (replacing an earlier value).
+    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.params.insert(name.into(), value.into());
+        self
+    }
+
+    /// A spec read from JSON.
+    pub fn from_json(json: &str) -> Result<Self> {
+        serde_json::from_str(json).map_err(|e| Error::Json(e.to_string()))
+    }
+
+    /// The spec as JSON.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| Error::Json(e.to_string()))
+    }
+}
+
+/// The data a registered mechanism reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    /// Curves on a common public grid (one row per record).
+    Curves,
+    /// Irregular or sparse curves: each record its own observation times on a public domain.
+    SparseCurves,
+    /// Points in `R^D` (densities: D = 1).
+    Points,
+}
+
+/// The data handed to [`Built::release`]: curves in the data's units on the public grid the
+/// mechanism was built for, sparse curves on its domain, or points.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// Curves on the frame's grid (in the data's units).
+    Curves(&'a CurveSet<'a>),
+    /// Sparse curves on the frame's domain (in the data's units).
+    Sparse(&'a SparseCurves),
+    /// Points; their non-finite records already replaced by the public default ([`points`]).
+    Points(&'a PointSet),
+}
+
+impl Input<'_> {
+    fn kind(&self) -> InputKind {
+        match self {
+            Self::Curves(_) => InputKind::Curves,
+            Self::Sparse(_) => InputKind::SparseCurves,
+            Self::Points(_) => InputKind::Points,
+        }
+    }
+}
+
+/// `data` (row-major, `dim` coordinates a point) as the points every registered point mechanism
+/// reads: a record with a non-finite coordinate becomes the public default (the origin) before
+/// anything is summed.
+pub fn points(dim: usize, data: Vec<f64>) -> Result<PointSet> {
+    PointSet::with_default(dim, data, None)
+}
+
+/// The public frame a mechanism is built for: what a door knows before reading any value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The number of records (persons, under a person-level unit): public.
+    pub n: usize,
+    /// The public grid of the curves, in the data's units (curve mechanisms; `None` for points).
+    pub grid: Option<Grid>,
+    /// What one record is.
+    pub unit: PrivacyUnit,
+}
+
+impl Frame {
+    /// `n` records of one row each, on `grid` if the data are curves.
+    pub fn new(n: usize, grid: Option<Grid>) -> Self {
+        Self { n, grid, unit: PrivacyUnit::Record }
+    }
+
+    /// The frame with the privacy unit `unit`.
+    pub fn protecting(self, unit: PrivacyUnit) -> Self {
+        Self { unit, ..self }
+    }
+
+    /// The grid (curve mechanisms need one).
+    fn grid(&self) -> Result<&Grid> {
+        self.grid.as_ref().ok_or(Error::BadParameter {
+            name: "grid",
+            value: ParamValue::Missing,
+            reason: "a curve mechanism is built for the curves' public grid",
+        })
+    }
+
+    /// The grid mapped onto `[0, 1]` by the doors' one rule.
+    fn unit_grid(&self) -> Result<Grid> {
+        front::unit_grid(self.grid()?)
+    }
+}
+
+/// One parameter of a registered mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// Its name in a [`Spec`] (and `--param NAME=...`, and Python's keyword).
+    pub name: &'static str,
+    /// Its default as JSON (`"null"`: optional, no value; `""`: required).
+    pub default: &'static str,
+    /// What it is, in a line.
+    pub about: &'static str,
+}
+
+impl Param {
+    /// A parameter with a default (`"null"` for an optional one).
+    pub const fn with_default(name: &'static str, default: &'static str, about: &'static str) -> Self {
+        Self { name, default, about }
+    }
+
+    /// A required parameter.
+    pub const fn required(name: &'static str, about: &'static str) -> Self {
+        Self { name, default: "", about }
+    }
+}
+
+/// ε, the total of every stage: every mechanism's first parameter.
+pub const EPSILON: Param = Param::required("epsilon", "the total ε of one release (every stage included)");
+/// δ of the (ε, δ) mechanisms (refused by the pure ones).
+pub const DELTA: Param = Param::with_default("delta", "null", "δ, for the (ε, δ) mechanisms only");
+
+/// A registered mechanism.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// Its name (snake_case; the doors also accept `-`).
+    pub name: &'static str,
+    /// What it releases, in a line.
+    pub about: &'static str,
+    /// The data it reads.
+    pub input: InputKind,
+    /// Its parameters, in order, with their defaults.
+    pub params: &'static [Param],
+    /// A small complete example of its parameters (JSON): what `fdp release --list` shows and what
+    /// `tests/registry.rs` builds, releases and audits.
+    pub example: &'static str,
+    /// Builds it (public quantities only: the data are not read).
+    pub build: fn(&Params<'_>, &Frame) -> Result<Built>,
+}
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry").field("name", &self.name).field("input", &self.input).finish_non_exhaustive()
+    }
+}
+
+impl Entry {
+    /// The entry's parameters and defaults as JSON (for `fdp release --list` and Python's help).
+    pub fn describe(&self) -> Value {
+        let params: Vec<Value> = self
+            .params
+            .iter()
+            .map(|p| {
+                let default = if p.default.is_empty() {
+                    Value::String("(required)".into())
+                } else {
+                    serde_json::from_str(p.default).unwrap_or(Value::Null)
+                };
+                serde_json::json!({ "name": p.name, "default": default, "about": p.about })
+            })
+            .collect();
+        let example: Value = serde_json::from_str(self.example).unwrap_or(Value::Null);
+        serde_json::json!({
+            "mechanism": self.name, "about": self.about, "input": self.input, "params": params, "example": example
+        })
+    }
+}
+
+/// Builds the registered mechanism `spec` names for the public `frame`. Every parameter is read
+/// and checked here, before anything is charged; a parameter the entry does not have is refused.
+pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
+    let entry = entry(&spec.mechanism)?;
+    if let Some(unknown) = spec.params.keys().find(|k| !entry.params.iter().any(|p| p.name == k.as_str())) {
+        return Err(Error::BadSpec {
+            what: "the parameter",
+            spec: format!("{unknown} (of {})", entry.name),
+            reason: "not a parameter of this mechanism (see `fdp release --list`)",
+        });
+    }
+    let params = Params { entry, given: &spec.params };
+    let mut built = (entry.build)(&params, frame)?;
+    built.spec = Spec { mechanism: entry.name.into(), params: spec.params.clone() };
+    Ok(built)
+}
+
+/// A spec's parameters, read with the entry's defaults and checked into typed values.
+#[derive(Debug, Clone, Copy)]
+pub struct Params<'a> {
+    entry: &'static Entry,
+    given: &'a Map<String, Value>,
+}
+
+impl Params<'_> {
+    /// The parameter `name` of the entry (a registry bug if it has none: every name is static).
+    fn param(&self, name: &str) -> Result<&'static Param> {
+        self.entry.params.iter().find(|p| p.name == name).ok_or(Error::BadSpec {
+            what: "the registry entry",
+            spec: String::new(),
+            reason: "asks for a parameter it does not declare",
+        })
+    }
+
+    /// The value given, else the default; `Value::Null` for an optional parameter not given.
+    fn value(&self, name: &str) -> Result<(&'static str, Value)> {
+        let param = self.param(name)?;
+        if let Some(v) = self.given.get(name) {
+            return Ok((param.name, v.clone()));
+        }
+        if param.default.is_empty() {
+            return Err(Error::BadParameter { name: param.name, value: ParamValue::Missing, reason: "is required" });
+        }
+        let default = serde_json::from_str(param.default).map_err(|_| Error::BadSpec {
+            what: "the registry default",
+            spec: param.default.into(),
+            reason: "is not JSON",
+        })?;
+        Ok((param.name, default))
+    }
+
+    fn wrong(name: &'static str, value: &Value, reason: &'static str) -> Error {
+        let mut shown = value.to_string();
+        shown.truncate(40);
+        Error::BadParameter { name, value: ParamValue::Text(shown), reason }
+    }
+
+    /// An optional real number.
+    pub fn opt_f64(&self, name: &str) -> Result<Option<f64>> {
+        match self.value(name)? {
+            (_, Value::Null) => Ok(None),
+            (n, v) => v.as_f64().map(Some).ok_or_else(|| Self::wrong(n, &v, "must be a number")),
+        }
+    }
+
+    /// A real number.
+    pub fn f64(&self, name: &str) -> Result<f64> {
+        let (n, _) = self.value(name)?;
+        self.opt_f64(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+    }
+
+    /// An optional count.
+    pub fn opt_usize(&self, name: &str) -> Result<Option<usize>> {
+        match self.value(name)? {
+            (_, Value::Null) => Ok(None),
+            (n, v) => v
+                .as_u64()
+                .and_then(|c| usize::try_from(c).ok())
+                .map(Some)
+                .ok_or_else(|| Self::wrong(n, &v, "must be a whole number >= 0")),
+        }
+    }
+
+    /// A count.
+    pub fn usize(&self, name: &str) -> Result<usize> {
+        let (n, _) = self.value(name)?;
+        self.opt_usize(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+    }
+
+    /// A seed (public randomness).
+    pub fn u64(&self, name: &str) -> Result<u64> {
+        let (n, v) = self.value(name)?;
+        v.as_u64().ok_or_else(|| Self::wrong(n, &v, "must be a whole number >= 0"))
+    }
+
+    /// An optional text (a name, a kernel, a bound).
+    pub fn opt_text(&self, name: &str) -> Result<Option<String>> {
+        match self.value(name)? {
+            (_, Value::Null) => Ok(None),
+            (n, Value::String(s)) => {
+                let _ = n;
+                Ok(Some(s))
+            }
+            (n, v) => Err(Self::wrong(n, &v, "must be text")),
+        }
+    }
+
+    /// A text.
+    pub fn text(&self, name: &str) -> Result<String> {
+        let (n, _) = self.value(name)?;
+        self.opt_text(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+    }
+
+    /// A text read as `T` (`"matern32:0.1"` as a kernel, `"l2:0.5"` as a bound).
+    pub fn parsed<T: std::str::FromStr<Err = E>, E: Into<Error>>(&self, name: &str) -> Result<Option<T>> {
+        self.opt_text(name)?.map(|s| s.parse::<T>().map_err(Into::into)).transpose()
+    }
+
+    /// An optional list of numbers.
+    pub fn opt_numbers(&self, name: &str) -> Result<Option<Vec<f64>>> {
+        match self.value(name)? {
+            (_, Value::Null) => Ok(None),
+            (n, Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_f64().ok_or_else(|| Self::wrong(n, v, "must be a list of numbers")))
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            (n, v) => Err(Self::wrong(n, &v, "must be a list of numbers")),
+        }
+    }
+
+    /// An optional pair of numbers `[lo, hi]`.
+    pub fn opt_pair(&self, name: &str) -> Result<Option<(f64, f64)>> {
+        let (n, v) = self.value(name)?;
+        match self.opt_numbers(name)?.as_deref() {
+            None => Ok(None),
+            Some([lo, hi]) => Ok(Some((*lo, *hi))),
+            Some(_) => Err(Self::wrong(n, &v, "must be a pair [lo, hi]")),
+        }
+    }
+
+    /// A pair of numbers `[lo, hi]`.
+    pub fn pair(&self, name: &str) -> Result<(f64, f64)> {
+        let (n, _) = self.value(name)?;
+        self.opt_pair(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+    }
+
+    /// ε ([`EPSILON`]), checked.
+    pub fn epsilon(&self) -> Result<Epsilon> {
+        Ok(Epsilon::new(self.f64(EPSILON.name)?)?)
+    }
+
+    /// δ ([`DELTA`]) if given, checked.
+    pub fn delta(&self) -> Result<Option<Delta>> {
+        Ok(self.opt_f64(DELTA.name)?.map(Delta::new).transpose()?)
+    }
+}
+
+/// A release of any registered mechanism.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
+pub enum Released {
+    /// A curve (means, densities).
+    Curve(Release<Curve>),
+    /// A covariance operator with its mean (FPCA by post-processing).
+    Covariance(Release<Covariance>),
+    /// A synthetic weighted dataset.
+    Weighted(Release<WeightedSample>),
+    /// A sketch.
+    Sketch(Release<Sketch>),
+    /// Coefficients (a private feature mean).
+    Coefficients(Release<Coefficients>),
+}
+
+impl Released {
+    /// The release as JSON (`release.json`).
+    pub fn to_json(&self) -> Result<String> {
+        match self {
+            Self::Curve(r) => r.to_json(),
+            Self::Covariance(r) => r.to_json(),
+            Self::Weighted(r) => r.to_json(),
+            Self::Sketch(r) => r.to_json(),
+            Self::Coefficients(r) => r.to_json(),
+        }
+    }
+
+    /// The released numbers as one vector (what an audit compares).
+    pub fn values(&self) -> Vec<f64> {
+        use fdp_core::Output;
+        match self {
+            Self::Curve(r) => Output::values(r.output()),
+            Self::Covariance(r) => Output::values(r.output()),
+            Self::Weighted(r) => Output::values(r.output()),
+            Self::Sketch(r) => Output::values(r.output()),
+            Self::Coefficients(r) => Output::values(r.output()),
+        }
+    }
+}
+
+/// An output a registered mechanism can have ([`Released`]'s variants).
+pub trait RegisteredOutput: fdp_core::Output + Sized {
+    /// The release wrapped as a [`Released`].
+    fn wrap(release: Release<Self>) -> Released;
+}
+
+macro_rules! registered_outputs {
+    ($($t:ty => $variant:ident),+) => {$(
+        impl RegisteredOutput for $t {
+            fn wrap(release: Release<Self>) -> Released {
+                Released::$variant(release)
+            }
+        }
+    )+};
+}
+
+registered_outputs!(Curve => Curve, Covariance => Covariance, WeightedSample => Weighted, Sketch => Sketch, Coefficients => Coefficients);
+
+/// A mechanism of any registered kind behind one interface: its release through a [`Session`]
+/// (the only way out: the ledger is always kept), from data or from merged states.
+trait Erased: Send + Sync {
+    fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released>;
+    fn part_state(&self, input: Input<'_>) -> Result<SummaryState>;
+    fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released>;
+    fn mergeable(&self) -> bool;
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+fn wrong_input(expected: InputKind, got: InputKind) -> Error {
+    Error::BadSpec {
+        what: "the data",
+        spec: format!("{got:?}"),
+        reason: match expected {
+            InputKind::Curves => "this mechanism reads curves on a common grid",
+            InputKind::SparseCurves => "this mechanism reads sparse curves",
+            InputKind::Points => "this mechanism reads points",
+        },
+    }
+}
+
+fn not_mergeable() -> Error {
+    Error::BadSpec {
+        what: "the mechanism",
+        spec: String::new(),
+        reason: "has no mergeable summary state: release it on the whole data",
+    }
+}
+
+fn part_of<D: ?Sized, M: MergeableMechanism<D>>(mechanism: &M, part: &D) -> Result<SummaryState> {
+    let mut state = mechanism.empty_state();
+    mechanism.update_state(&mut state, part)?;
+    Ok(state)
+}
+
+/// A mergeable mechanism on dense curves: the input (data units) is mapped onto `[0, 1]` by the
+/// doors' grid rule ([`front::on_unit_interval`]) before the mechanism reads it.
+struct OnCurves<M, O> {
+    mechanism: M,
+    output: PhantomData<fn() -> O>,
+}
+
+impl<M, O> OnCurves<M, O> {
+    fn read<T>(input: Input<'_>, f: impl FnOnce(&CurveSet<'_>) -> Result<T>) -> Result<T> {
+        match input {
+            Input::Curves(curves) => f(&front::on_unit_interval(curves)?),
+            other => Err(wrong_input(InputKind::Curves, other.kind())),
+        }
+    }
+}
+
+impl<M, O> Erased for OnCurves<M, O>
+where
+    M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a>, Output = O> + 'static,
+    O: RegisteredOutput + 'static,
+{
+    fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released> {
+        Ok(O::wrap(Self::read(input, |curves| session.release(&self.mechanism, curves))?))
+    }
+    fn part_state(&self, input: Input<'_>) -> Result<SummaryState> {
+        Self::read(input, |curves| part_of(&self.mechanism, curves))
+    }
+    fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released> {
+        Ok(O::wrap(session.release_state(&self.mechanism, state)?))
+    }
+    fn mergeable(&self) -> bool {
+        true
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        &self.mechanism
+    }
+}
+
+/// How a mechanism on a data type without a lifetime (`D`) reads an [`Input`].
+trait Reader<D: ?Sized>: Send + Sync + 'static {
+    fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&D) -> Result<T>) -> Result<T>;
+}
+
+/// Sparse curves on the public `domain` (data units), rescaled onto `[0, 1]` like a dense grid.
+struct UnitSparse {
+    domain: (f64, f64),
+}
+
+impl Reader<SparseCurves> for UnitSparse {
+    fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&SparseCurves) -> Result<T>) -> Result<T> {
+        match input {
+            Input::Sparse(curves) if curves.domain() == self.domain => f(&curves.rescaled(0.0, 1.0)?),
+            Input::Sparse(curves) => Err(Error::BadParameter {
+                name: "sparse curves' domain",
+                value: curves.domain().into(),
+                reason: "differs from the public grid's domain the mechanism was built for",
+            }),
+            other => Err(wrong_input(InputKind::SparseCurves, other.kind())),
+        }
+    }
+}
+
+/// Points as given.
+struct AsPoints;
+
+impl Reader<PointSet> for AsPoints {
+    fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&PointSet) -> Result<T>) -> Result<T> {
+        match input {
+            Input::Points(points) => f(points),
+            other => Err(wrong_input(InputKind::Points, other.kind())),
+        }
+    }
+}
+
+/// 1-D points snapped to the density's public grid (outside: the nearest end).
+struct Snapped {
+    grid: Grid,
+}
+
+impl Reader<GridPoints> for Snapped {
+    fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&GridPoints) -> Result<T>) -> Result<T> {
+        match input {
+            Input::Points(points) if points.dim() == 1 => f(&GridPoints::snap(&self.grid, points.data())?),
+            Input::Points(points) => {
+                Err(Error::Shape { what: "the points' dimension", expected: 1, got: points.dim() })
+            }
+            other => Err(wrong_input(InputKind::Points, other.kind())),
+        }
+    }
+}
+
+/// Releases `M` from a merged state through a session.
+type StateRelease<M, D> = fn(&mut Session, &M, &SummaryState) -> Result<Release<<M as Mechanism<D>>::Output>>;
+
+/// The state functions of a mergeable `M` on `D`, instantiated where that bound is known.
+struct MergeFns<M: Mechanism<D>, D: ?Sized + 'static> {
+    part: fn(&M, &D) -> Result<SummaryState>,
+    release: StateRelease<M, D>,
+}
+
+impl<M: MergeableMechanism<D>, D: ?Sized + 'static> MergeFns<M, D> {
+    fn new() -> Self {
+        Self { part: part_of::<D, M>, release: |session, mechanism, state| session.release_state(mechanism, state) }
+    }
+}
+
+/// A mechanism `M` on a data type `D` without a lifetime, read by `R`; mergeable when `merge` is
+/// present.
+struct Wrapped<M: Mechanism<D>, R, D: ?Sized + 'static> {
+    mechanism: M,
+    reader: R,
+    merge: Option<MergeFns<M, D>>,
+}
+
+impl<M, R, D> Erased for Wrapped<M, R, D>
+where
+    D: ?Sized + 'static,
+    M: Mechanism<D> + 'static,
+    M::Output: RegisteredOutput,
+    R: Reader<D>,
+{
+    fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released> {
+        Ok(RegisteredOutput::wrap(self.reader.read(input, |data| session.release(&self.mechanism, data))?))
+    }
+    fn part_state(&self, input: Input<'_>) -> Result<SummaryState> {
+        let merge = self.merge.as_ref().ok_or_else(not_mergeable)?;
+        self.reader.read(input, |data| (merge.part)(&self.mechanism, data))
+    }
+    fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released> {
+        let merge = self.merge.as_ref().ok_or_else(not_mergeable)?;
+        Ok(RegisteredOutput::wrap((merge.release)(session, &self.mechanism, state)?))
+    }
+    fn mergeable(&self) -> bool {
+        self.merge.is_some()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        &self.mechanism
+    }
+}
+
+/// What a mechanism tells before its release, fixed when it is built.
+#[derive(Debug, Clone)]
+struct Described {
+    name: &'static str,
+    guarantee: PrivacyGuarantee,
+    stages: Vec<Stage>,
+    accuracy: Accuracy,
+    unit: PrivacyUnit,
+}
+
+impl Described {
+    fn of<D: ?Sized, M: Mechanism<D>>(mechanism: &M) -> Self {
+        Self {
+            name: mechanism.name(),
+            guarantee: mechanism.guarantee(),
+            stages: mechanism.stages(),
+            accuracy: mechanism.accuracy(),
+            unit: mechanism.privacy_unit(),
+        }
+    }
+}
+
+/// A registered mechanism, built for its frame: ready to release through a [`Session`].
+pub struct Built {
+    inner: Box<dyn Erased>,
+    described: Described,
+    input: InputKind,
+    spec: Spec,
+    /// Public choices that are almost certainly mistakes (never about the data), for the doors to
+    /// show.
+    pub warnings: Vec<String>,
+}
+
+impl fmt::Debug for Built {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Built").field("name", &self.name()).field("spec", &self.spec).finish_non_exhaustive()
+    }
+}
+
+impl Built {
+    fn new(inner: Box<dyn Erased>, described: Described, input: InputKind) -> Self {
+        Self { inner, described, input, spec: Spec::new(""), warnings: Vec::new() }
+    }
+
+    /// A (mergeable) mechanism on dense curves, protecting `frame`'s unit.
+    fn curves<M, O>(mechanism: M, frame: &Frame) -> Self
+    where
+        M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a>, Output = O> + 'static,
+        O: RegisteredOutput + 'static,
+    {
+        let mechanism = PerUnit::new(mechanism, frame.unit.clone());
+        let described = Described::of::<CurveSet<'_>, _>(&mechanism);
+        Self::new(Box::new(OnCurves { mechanism, output: PhantomData }), described, InputKind::Curves)
+    }
+
+    /// A (mergeable) mechanism on sparse curves of the public `domain` (data units).
+    fn sparse<M>(mechanism: M, domain: (f64, f64), frame: &Frame) -> Self
+    where
+        M: MergeableMechanism<SparseCurves> + 'static,
+        M::Output: RegisteredOutput,
+    {
+        let mechanism = PerUnit::new(mechanism, frame.unit.clone());
+        let described = Described::of(&mechanism);
+        let wrapped = Wrapped { mechanism, reader: UnitSparse { domain }, merge: Some(MergeFns::new()) };
+        Self::new(Box::new(wrapped), described, InputKind::SparseCurves)
+    }
+
+    /// A mechanism on points that has no mergeable state.
+    fn points<M>(mechanism: M) -> Self
+    where
+        M: Mechanism<PointSet> + 'static,
+        M::Output: RegisteredOutput,
+    {
+        let described = Described::of(&mechanism);
+        Self::new(Box::new(Wrapped { mechanism, reader: AsPoints, merge: None }), described, InputKind::Points)
+    }
+
+    /// A mergeable mechanism on points.
+    fn mergeable_points<M>(mechanism: M) -> Self
+    where
+        M: MergeableMechanism<PointSet> + 'static,
+        M::Output: RegisteredOutput,
+    {
+        let described = Described::of(&mechanism);
+        let wrapped = Wrapped { mechanism, reader: AsPoints, merge: Some(MergeFns::new()) };
+        Self::new(Box::new(wrapped), described, InputKind::Points)
+    }
+
+    /// A mergeable density mechanism on 1-D points snapped to its public `grid`.
+    fn snapped<M>(mechanism: M, grid: Grid) -> Self
+    where
+        M: MergeableMechanism<GridPoints> + 'static,
+        M::Output: RegisteredOutput,
+    {
+        let described = Described::of(&mechanism);
+        let wrapped = Wrapped { mechanism, reader: Snapped { grid }, merge: Some(MergeFns::new()) };
+        Self::new(Box::new(wrapped), described, InputKind::Points)
+    }
+
+    /// The mechanism's own name (`tuned_iclp_rkhs`, `iclp_kde`, `balog_alg1`, ...).
+    pub fn name(&self) -> &'static str {
+        self.described.name
+    }
+
+    /// The spec it was built from (the registered name; the parameters as given).
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The data it reads.
+    pub fn input(&self) -> InputKind {
+        self.input
+    }
+
+    /// `(ε, δ)` of one release, every stage included.
+    pub fn guarantee(&self) -> PrivacyGuarantee {
+        self.described.guarantee
+    }
+
+    /// The stages the ledger charges one after another (they add up to [`guarantee`](Self::guarantee)).
+    pub fn stages(&self) -> &[Stage] {
+        &self.described.stages
+    }
+
+    /// The public accuracy preview.
+    pub fn accuracy(&self) -> Accuracy {
+        self.described.accuracy
+    }
+
+    /// What one record is.
+    pub fn privacy_unit(&self) -> &PrivacyUnit {
+        &self.described.unit
+    }
+
+    /// Whether summary states of parts can be merged and released ([`part_state`](Self::part_state)).
+    pub fn is_mergeable(&self) -> bool {
+        self.inner.mergeable()
+    }
+
+    /// Releases the mechanism on `input` through `session` (charged stage by stage).
+    pub fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released> {
+        self.inner.release(session, input)
+    }
+
+    /// The exact summary state of one part of the data (merge parts with [`SummaryState::merge`]).
+    pub fn part_state(&self, input: Input<'_>) -> Result<SummaryState> {
+        self.inner.part_state(input)
+    }
+
+    /// Releases from the complete, merged state: the same release as on the whole data.
+    pub fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released> {
+        self.inner.release_state(session, state)
+    }
+
+    /// The concrete mechanism, for post-processing that needs it (e.g. M2M estimates from a
+    /// sketch: `built.downcast::<PrivateSketch>()`; curve mechanisms are wrapped in [`PerUnit`]).
+    pub fn downcast<M: 'static>(&self) -> Option<&M> {
+        self.inner.as_any().downcast_ref::<M>()
+    }
+}
