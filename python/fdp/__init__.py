@@ -19,14 +19,15 @@ True
 
 from ._fdp import BudgetExceededError
 from .data import Curves, as_points
-from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
-from .releases import Accuracy, CovarianceRelease, CurveRelease, FpcaResult, M2mEstimates, SketchRelease, WeightedSampleRelease
+from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset, registered
+from .releases import Accuracy, CoefficientsRelease, CovarianceRelease, CurveRelease, FpcaResult, M2mEstimates, SketchRelease, WeightedSampleRelease
 from .session import Session
 from .sparse import SparseCurves, SparseMean
 
 __all__ = [
     "Accuracy",
     "BudgetExceededError",
+    "CoefficientsRelease",
     "CovarianceRelease",
     "CurveRelease",
     "Curves",
@@ -45,4 +46,5 @@ __all__ = [
     "SyntheticDataset",
     "WeightedSampleRelease",
     "as_points",
+    "registered",
 ]

@@ -8,19 +8,20 @@ returns a :class:`Mechanism`; ``Session.release`` spends its budget. Each mechan
 
 from __future__ import annotations
 
+import json
 import warnings
 
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
 from .data import Curves, as_points
 from .releases import Accuracy
 
-__all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "SummaryState"]
+__all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "SummaryState", "registered"]
 
 MeanMethod = Literal["iclp_rkhs", "iclp_l1", "iid_laplace", "gaussian_process", "bernstein"]
 
@@ -28,29 +29,57 @@ MeanMethod = Literal["iclp_rkhs", "iclp_l1", "iid_laplace", "gaussian_process", 
 class Mechanism:
     """A built mechanism: what it guarantees, how it is charged, and how accurate it will be.
 
-    Release it with :meth:`fdp.Session.release`.
+    Every mechanism is one of the Rust registry's (``fdp::registry``): built from a spec (a
+    registered name and its parameters, see :func:`registered`) for the public frame (n, the grid,
+    the privacy unit). The classes below (:class:`MeanCurve`, :class:`Density`, ...) write the spec
+    for you; :meth:`from_spec` reaches any registered mechanism by name. Release it with
+    :meth:`fdp.Session.release`.
     """
 
-    def __init__(self, inner: Any, kind: str, shape: tuple[int, ...], recipe: tuple[Any, ...]) -> None:
+    def __init__(self, inner: Any, shape: tuple[int, int], grid: NDArray[np.float64] | None) -> None:
         self._inner = inner
-        self._kind = kind
-        self._shape = shape
-        self._recipe = recipe  # (callable, *args) that builds the same mechanism: for pickling
+        self._shape = shape  # (n, grid points or point dimension); n = -1 where n is private (sketches)
+        self._grid = grid  # the public grid in the data's units (curve mechanisms)
+
+    @classmethod
+    def from_spec(
+        cls, mechanism: str, n: int, *, grid: ArrayLike | None = None, id: str | None = None, **params: Any
+    ) -> "Mechanism":
+        """The registered ``mechanism`` for ``n`` records (public) with ``params`` (names and defaults:
+        :func:`registered`; ``epsilon`` is required). Curve mechanisms need the public ``grid`` (in
+        the data's units); ``id`` protects persons named by that variable.
+
+        >>> import fdp
+        >>> m = fdp.Mechanism.from_spec("kme_exponential", 100, epsilon=1.0, dim=2)
+        >>> m.name, m.guarantee
+        ('kme_exponential', (1.0, 0.0))
+        """
+        points = None if grid is None else np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+        width = points.size if points is not None else int(params.get("dim") or len(params.get("centre") or ()) or 1)
+        return _build(mechanism, params, int(n), points, id, width)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A mechanism is rebuilt from its public recipe (e.g. on a Spark executor): same bits.
-        return (_rebuild, (self._recipe,))
+        # A mechanism is rebuilt from its public spec and frame (e.g. on a Spark executor): same bits.
+        return (_rebuild, (self._inner.spec(), self._shape, self._grid, self.person_id))
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The spec it was built from: ``{"mechanism": NAME, "params": {...}}`` (JSON-ready)."""
+        return dict(json.loads(self._inner.spec()))
+
+    @property
+    def _kind(self) -> str:
+        return str(self._inner.registered_name())
 
     def empty_state(self) -> SummaryState:
         """The state of no records (what an empty partition contributes)."""
-        if self._kind in ("mean", "fpca"):
-            grid = self._recipe[2]
-            return SummaryState(self._inner.part_state(np.empty((0, grid.size)), grid))
-        if self._kind == "sparse_mean":
-            return SummaryState(self._inner.part_state(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), 0))
-        if self._kind == "kde":
-            return SummaryState(self._inner.part_state(np.empty(0)))
-        return SummaryState(self._inner.part_state(np.empty((0, self._shape[1]))))
+        kind = self._inner.input()
+        if kind == "curves":
+            assert self._grid is not None
+            return SummaryState(self._inner.part_state_curves(np.empty((0, self._grid.size)), self._grid))
+        if kind == "sparse_curves":
+            return SummaryState(self._inner.part_state_sparse(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), 0))
+        return SummaryState(self._inner.part_state_points(np.empty((0, self._shape[1]))))
 
     def summarize_part(self, data: Any) -> SummaryState:
         """The exact summary state of one part of the data (a partition, a file, a chunk).
@@ -61,7 +90,8 @@ class Mechanism:
         points (as do synthetic datasets), mean curves take :class:`fdp.Curves` on the mechanism's
         grid (any number of curves).
         """
-        if self._kind in ("mean", "fpca"):
+        kind = self._inner.input()
+        if kind == "curves":
             if not isinstance(data, Curves):
                 raise TypeError(f"a mean-curve or covariance state is built from fdp.Curves, got {type(data).__name__}")
             if data.k != self._shape[1]:
@@ -69,13 +99,11 @@ class Mechanism:
             if data.person_id is not None and data.person_id != self.person_id:
                 raise ValueError(f"the mechanism protects {_unit(self.person_id)} but the curves are {_unit(data.person_id)}")
             _check_grid(self, data)
-            return SummaryState(self._inner.part_state(data.values, data.grid))
-        if self._kind == "sparse_mean":
-            return SummaryState(self._inner.part_state(*_sparse_table(self, data, whole=False)))
-        if self._kind == "kde":
-            points = as_points(data.values if isinstance(data, Curves) else data, 1)
-            return SummaryState(self._inner.part_state(np.ascontiguousarray(points[:, 0])))
-        return SummaryState(self._inner.part_state(as_points(data, self._shape[1])))
+            return SummaryState(self._inner.part_state_curves(data.values, data.grid))
+        if kind == "sparse_curves":
+            return SummaryState(self._inner.part_state_sparse(*_sparse_table(self, data, whole=False)))
+        points = as_points(data.values if isinstance(data, Curves) else data, self._shape[1])
+        return SummaryState(self._inner.part_state_points(points))
 
     @property
     def name(self) -> str:
@@ -85,8 +113,6 @@ class Mechanism:
     @property
     def person_id(self) -> str | None:
         """The privacy unit: ``None`` (one record) or the id variable naming the persons."""
-        if self._kind not in ("mean", "sparse_mean", "fpca"):
-            return None
         unit = self._inner.person_id()
         return None if unit is None else str(unit)
 
@@ -113,6 +139,42 @@ class Mechanism:
     def __repr__(self) -> str:
         e, d = self.guarantee
         return f"Mechanism({self.name!r}, epsilon={e}, delta={d})"
+
+
+def registered() -> list[dict[str, Any]]:
+    """Every mechanism of the Rust registry: its name, what it releases, the data it reads, its
+    parameters with their defaults, and an example spec (reach one with :meth:`Mechanism.from_spec`).
+
+    >>> import fdp
+    >>> [m["mechanism"] for m in fdp.registered()][:3]
+    ['mean', 'sparse_mean', 'fpca']
+    """
+    return list(json.loads(_fdp.registered()))
+
+
+def _build(name: str, params: dict[str, Any], n: int, grid: NDArray[np.float64] | None, id: str | None, width: int) -> Mechanism:
+    """The registered mechanism ``name`` with ``params`` (``None`` values: the registry's default)."""
+    if int(n) < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    given = {k: _plain(v) for k, v in params.items() if v is not None}
+    inner = _fdp.build(json.dumps({"mechanism": name, "params": given}), int(n), grid, id)
+    for message in inner.warnings():
+        warnings.warn(message, stacklevel=4)
+    return Mechanism(inner, (int(n), int(width)), grid)
+
+
+def _plain(value: Any) -> Any:
+    """A parameter as JSON takes it (numpy scalars and arrays, tuples; a non-finite number as the
+    text ``"nan"``/``"inf"``/``"-inf"``, which the registry reads back and checks like any number)."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -193,29 +255,13 @@ class MeanCurve:
         persons named by this id variable (one row per person, e.g. each person's mean curve), and
         n is the number of persons; ``None``: one record per curve."""
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
-        if int(n) < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
         bound, value_range = _bound_and_range(self.bound, self.range)
-        inner = _fdp.build_mean(
-            self.mechanism,
-            self.kernel,
-            bound,
-            float(epsilon),
-            points,
-            int(n),
-            delta=self.delta,
-            tuning=self.tuning,
-            centre=self.centre,
-            range=value_range,
-            psi=self.psi,
-            components=self.components,
+        params = dict(
+            epsilon=float(epsilon), method=self.mechanism, kernel=self.kernel, bound=bound, range=value_range,
+            centre=self.centre, tuning=self.tuning, delta=self.delta, psi=self.psi, components=self.components,
             degree=self.degree,
-            person_id=id,
         )
-        for message in inner.warnings():
-            warnings.warn(message, stacklevel=3)
-        recipe = (MeanCurve.build_for, self, points, int(n), float(epsilon), id)
-        return Mechanism(inner, "mean", (int(n), points.size), recipe)
+        return _build("mean", params, n, points, id, points.size)
 
 
 @dataclass(frozen=True)
@@ -260,19 +306,11 @@ class Fpca:
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
         if len(self.range) != 2:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
-        inner = _fdp.build_fpca(
-            self.kernel,
-            (float(self.range[0]), float(self.range[1])),
-            int(self.components),
-            float(epsilon),
-            points,
-            int(n),
-            centre=self.centre,
-            delta=self.delta,
-            person_id=id,
+        params = dict(
+            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),
+            kernel=self.kernel, centre=self.centre, delta=self.delta,
         )
-        recipe = (Fpca.build_for, self, points, int(n), float(epsilon), id)
-        return Mechanism(inner, "fpca", (int(n), points.size), recipe)
+        return _build("fpca", params, n, points, id, points.size)
 
 
 @dataclass(frozen=True)
@@ -299,21 +337,12 @@ class Density:
     def build(self, n: int, epsilon: float) -> Mechanism:
         """The mechanism for ``n`` points (public) at ``epsilon``."""
         lo, hi = (float(v) for v in self.domain)
-        inner = _fdp.build_kde(
-            self.mechanism,
-            lo,
-            hi,
-            int(n),
-            float(epsilon),
-            delta=self.delta,
-            grid_points=self.grid_points,
-            kernel=self.kernel,
-            bandwidth=self.bandwidth,
-            eta=self.eta,
-            components=self.components,
+        params = dict(
+            epsilon=float(epsilon), method=self.mechanism, domain=(lo, hi), kernel=self.kernel, bandwidth=self.bandwidth,
+            grid_points=int(self.grid_points), eta=float(self.eta), delta=self.delta, components=self.components,
             degree=self.degree,
         )
-        return Mechanism(inner, "kde", (int(n), 1), (Density.build, self, int(n), float(epsilon)))
+        return _build("kde", params, n, None, None, 1)
 
 
 @dataclass(frozen=True)
@@ -334,11 +363,11 @@ class SyntheticDataset:
 
     def build(self, n: int, epsilon: float, delta: float) -> Mechanism:
         """The mechanism for ``n`` records (public)."""
-        inner = _fdp.build_kme(
-            float(self.rho), [float(c) for c in self.centre], float(self.scale), int(self.synthetic_points),
-            int(self.points_seed), int(n), float(epsilon), float(delta),
+        params = dict(
+            epsilon=float(epsilon), delta=float(delta), centre=[float(c) for c in self.centre], scale=float(self.scale),
+            rho=float(self.rho), synthetic_points=int(self.synthetic_points), points_seed=int(self.points_seed),
         )
-        return Mechanism(inner, "kme", (int(n), len(self.centre)), (SyntheticDataset.build, self, int(n), float(epsilon), float(delta)))
+        return _build("kme", params, n, None, None, len(self.centre))
 
 
 @dataclass(frozen=True)
@@ -360,13 +389,18 @@ class Sketch:
 
     def build(self, epsilon: float) -> Mechanism:
         """The mechanism at ``epsilon``."""
-        inner = _fdp.build_sketch(self.map, int(self.dim), int(self.size), float(self.width), int(self.buckets), int(self.map_seed), float(epsilon))
-        return Mechanism(inner, "sketch", (-1, int(self.dim)), (Sketch.build, self, float(epsilon)))
+        params = dict(
+            epsilon=float(epsilon), dim=int(self.dim), map=self.map, size=int(self.size), width=float(self.width),
+            buckets=int(self.buckets), map_seed=int(self.map_seed),
+        )
+        mechanism = _build("sketch", params, 1, None, None, int(self.dim))
+        mechanism._shape = (-1, int(self.dim))  # n is private under add/remove-one: any count of points
+        return mechanism
 
 
-def _rebuild(recipe: tuple[Any, ...]) -> Mechanism:
-    built: Mechanism = recipe[0](*recipe[1:])
-    return built
+def _rebuild(spec: str, shape: tuple[int, int], grid: NDArray[np.float64] | None, person_id: str | None) -> Mechanism:
+    inner = _fdp.build(spec, max(int(shape[0]), 1), grid, person_id)
+    return Mechanism(inner, shape, grid)
 
 
 class SummaryState:
@@ -450,7 +484,8 @@ def _unit(person_id: str | None) -> str:
 def _check_grid(mechanism: Mechanism, data: Curves) -> None:
     """Curves must be on the grid the mean mechanism was built for, in the data's units (Rust sees
     both mapped onto [0, 1], where two grids of one shape on different intervals would agree)."""
-    built = mechanism._recipe[2]
+    built = mechanism._grid
+    assert built is not None
     if not np.array_equal(np.asarray(built, dtype=np.float64), data.grid):
         raise ValueError(
             f"the curves are on another grid ([{data.grid[0]:g}, {data.grid[-1]:g}]) than the mechanism was built for "
@@ -463,21 +498,17 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
     the public interval the mechanism was told the values lie in: a mean's ``range``, a density's
     ``domain``, a sketch's ``[0, 1]``. The count describes the private data: it is for the curator
     (the command line writes it to ``local-log.txt``)."""
-    kind, recipe = mechanism._kind, mechanism._recipe
-    if kind == "mean":
-        interval = _bound_and_range(recipe[1].bound, recipe[1].range)[1]
-        what, fate = "public range", "each is clipped at the mechanism's bound, and the release clamped to the range"
-    elif kind == "fpca":
-        interval = tuple(float(v) for v in recipe[1].range)
-        what, fate = "public range", "each is clipped at the mechanism's bound"
+    kind, params = mechanism._kind, mechanism.spec["params"]
+    if "range" in params:
+        interval = params["range"]
+        what = "public range"
+        fate = "each is clipped at the mechanism's bound" + (", and the release clamped to the range" if kind == "mean" else "")
     elif kind == "kde":
-        interval = tuple(float(v) for v in recipe[1].domain)
+        interval = params.get("domain", (0.0, 1.0))
         what, fate = "density's domain", "moved to its nearest end"
     elif kind == "sketch":
         interval, what, fate = (0.0, 1.0), "sketch's domain", "a histogram puts them in its end bins; M2M estimates assume [0, 1]^D"
     else:
-        return
-    if interval is None:
         return
     lo, hi = interval
     rows = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
@@ -502,7 +533,8 @@ def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, An
         raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} records, got {data.n}")
     if data.person_id != mechanism.person_id:
         raise ValueError(f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves")
-    grid = mechanism._recipe[2]
+    grid = mechanism._grid
+    assert grid is not None
     if (float(grid[0]), float(grid[-1])) != data.domain:
         raise ValueError(f"the mechanism's grid spans [{grid[0]:g}, {grid[-1]:g}] but the curves' domain is [{data.domain[0]:g}, {data.domain[1]:g}]")
     return data.codes, data.t, data.y, data.n
@@ -511,9 +543,10 @@ def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, An
 def _prepare(mechanism: Mechanism, data: Any) -> Any:
     """The data as the mechanism's Rust release function takes them, checked against its shape (and
     a local warning when values lie outside the mechanism's public interval)."""
-    if mechanism._kind == "sparse_mean":
+    kind = mechanism._inner.input()
+    if kind == "sparse_curves":
         return _sparse_table(mechanism, data, whole=True)
-    if mechanism._kind in ("mean", "fpca"):
+    if kind == "curves":
         if not isinstance(data, Curves):
             raise TypeError(f"a mean-curve or covariance mechanism releases fdp.Curves, got {type(data).__name__}")
         if (data.n, data.k) != mechanism._shape:
@@ -526,10 +559,8 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
         _warn_outside(mechanism, data.values)
         return data
     points: ArrayLike = data.values if isinstance(data, Curves) else data
-    array = as_points(points, None if mechanism._kind == "kde" else mechanism._shape[1])
-    if mechanism._kind == "kde" and array.shape[1] != 1:
-        raise ValueError(f"a density of one variable needs 1-D points, got {array.shape[1]} coordinates")
+    array = as_points(points, mechanism._shape[1])
     if mechanism._shape[0] >= 0 and array.shape[0] != mechanism._shape[0]:
         raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} records, got {array.shape[0]}")
     _warn_outside(mechanism, array)
-    return np.ascontiguousarray(array[:, 0]) if mechanism._kind == "kde" else array
+    return array

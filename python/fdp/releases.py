@@ -352,9 +352,30 @@ class CovarianceRelease(_Release):
         return f"CovarianceRelease(components={self._inner.components()}, epsilon={e:g}, grid=[{self._grid[0]:g}, {self._grid[-1]:g}])"
 
 
+class CoefficientsRelease(_Release):
+    """A released coefficient vector: Algorithm 2's private mean random-feature vector."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def values(self) -> NDArray[np.float64]:
+        """The released coefficients."""
+        return np.asarray(self._inner.values())
+
+    def __repr__(self) -> str:
+        e, d = self.metadata["guarantee"]["epsilon"], self.metadata["guarantee"]["delta"]
+        return f"CoefficientsRelease(size={self.values.size}, epsilon={e:g}, delta={d:g})"
+
+
 def _wrap(inner: Any, mechanism: Any) -> _Release:
+    """The Python release of a Rust one, shown on the mechanism's grid in the data's units."""
     if isinstance(inner, _fdp.CurveRelease):
-        return CurveRelease(inner)
+        return CurveRelease(inner, mechanism._grid)
+    if isinstance(inner, _fdp.CovarianceRelease):
+        return CovarianceRelease(inner, mechanism._grid)
     if isinstance(inner, _fdp.WeightedRelease):
         return WeightedSampleRelease(inner)
-    return SketchRelease(inner, mechanism)
+    if isinstance(inner, _fdp.CoefficientsRelease):
+        return CoefficientsRelease(inner)
+    return SketchRelease(inner, mechanism._inner)

@@ -101,22 +101,14 @@ class Session:
         if not isinstance(mechanism, Mechanism):
             raise TypeError(f"mechanism must be built by fdp (e.g. MeanCurve(...).build), got {type(mechanism).__name__}")
         prepared = _prepare(mechanism, data)
-        kind, inner = mechanism._kind, mechanism._inner
-        if kind == "mean":
-            # Released on the grid mapped onto [0, 1]; shown in the data's units (the mechanism's grid).
-            return CurveRelease(self._inner.release_mean(inner, prepared.values, prepared.grid), mechanism._recipe[2])
-        if kind == "sparse_mean":
-            return CurveRelease(self._inner.release_sparse_mean(inner, *prepared), mechanism._recipe[2])
-        if kind == "fpca":
-            return CovarianceRelease(self._inner.release_fpca(inner, prepared.values, prepared.grid), mechanism._recipe[2])
-        if kind == "kde":
-            out = self._inner.release_kde(inner, prepared)
-        elif kind == "kme":
-            out = self._inner.release_kme(inner, prepared)
+        kind, inner = mechanism._inner.input(), mechanism._inner
+        if kind == "curves":
+            out = self._inner.release_curves(inner, prepared.values, prepared.grid)
+        elif kind == "sparse_curves":
+            out = self._inner.release_sparse(inner, *prepared)
         else:
-            out = self._inner.release_sketch(inner, prepared)
-        release: _Release = _wrap(out, inner)
-        return release  # type: ignore[return-value]
+            out = self._inner.release_points(inner, prepared)
+        return _wrap(out, mechanism)  # type: ignore[return-value]
 
     def release_state(
         self, mechanism: Mechanism, state: SummaryState
@@ -129,18 +121,7 @@ class Session:
             raise TypeError(f"mechanism must be built by fdp, got {type(mechanism).__name__}")
         if not isinstance(state, SummaryState):
             raise TypeError(f"state must be an fdp.SummaryState, got {type(state).__name__}")
-        kind, inner, data = mechanism._kind, mechanism._inner, state.to_bytes()
-        if kind == "mean":
-            return CurveRelease(self._inner.release_mean_state(inner, data), mechanism._recipe[2])
-        if kind == "sparse_mean":
-            return CurveRelease(self._inner.release_sparse_mean_state(inner, data), mechanism._recipe[2])
-        if kind == "fpca":
-            return CovarianceRelease(self._inner.release_fpca_state(inner, data), mechanism._recipe[2])
-        if kind == "kde":
-            return CurveRelease(self._inner.release_kde_state(inner, data))
-        if kind == "kme":
-            return WeightedSampleRelease(self._inner.release_kme_state(inner, data))
-        return SketchRelease(self._inner.release_sketch_state(inner, data), inner)
+        return _wrap(self._inner.release_state(mechanism._inner, state.to_bytes()), mechanism)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         (se, sd), (re_, rd) = self.spent, self.remaining

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
 from .data import _codes, _grid_array
-from .mechanisms import Mechanism
+from .mechanisms import Mechanism, _build
 
 __all__ = ["SparseCurves", "SparseMean"]
 
@@ -202,16 +202,9 @@ class SparseMean:
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
         if len(self.range) != 2:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
-        design = None if self.design is None else np.ascontiguousarray(np.asarray(self.design, dtype=np.float64).reshape(-1))
-        inner = _fdp.build_sparse_mean(
-            self.kernel,
-            (float(self.range[0]), float(self.range[1])),
-            float(epsilon),
-            points,
-            int(n),
-            centre=self.centre,
-            design=design,
-            person_id=id,
+        design = None if self.design is None else np.asarray(self.design, dtype=np.float64).reshape(-1)
+        params = dict(
+            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), kernel=self.kernel,
+            centre=self.centre, design=design,
         )
-        recipe = (SparseMean.build_for, self, points, int(n), float(epsilon), id)
-        return Mechanism(inner, "sparse_mean", (int(n), points.size), recipe)
+        return _build("sparse_mean", params, n, points, id, points.size)

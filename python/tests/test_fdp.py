@@ -577,7 +577,7 @@ def test_density_release_integrates_to_about_one() -> None:
     for method, delta in [("gaussian_process", 1e-6), ("iid_laplace", None), ("bernstein", None)]:
         m = fdp.Density(mechanism=method, delta=delta).build(points.size, 1.0)
         assert np.all(np.isfinite(fdp.Session(1.0, delta=delta).release(m, points).curve))
-    with pytest.raises(ValueError, match="1-D points"):
+    with pytest.raises(ValueError, match="2 coordinates, the mechanism expects 1"):
         fdp.Session(1.0).release(mechanism, np.ones((5000, 2)))
     with pytest.raises(ValueError):
         fdp.Density(domain=(1.0, 0.0)).build(10, 1.0)

@@ -333,11 +333,16 @@ impl Params<'_> {
         Error::BadParameter { name, value: ParamValue::Text(shown), reason }
     }
 
-    /// An optional real number.
+    /// An optional real number. JSON has no non-finite numbers, so `"nan"`, `"inf"` and `"-inf"`
+    /// are read as text: the parameter's own check then refuses them with its message.
     pub fn opt_f64(&self, name: &str) -> Result<Option<f64>> {
         match self.value(name)? {
             (_, Value::Null) => Ok(None),
-            (n, v) => v.as_f64().map(Some).ok_or_else(|| Self::wrong(n, &v, "must be a number")),
+            (n, v) => v
+                .as_f64()
+                .or_else(|| v.as_str().and_then(non_finite))
+                .map(Some)
+                .ok_or_else(|| Self::wrong(n, &v, "must be a number")),
         }
     }
 
@@ -400,7 +405,11 @@ impl Params<'_> {
             (_, Value::Null) => Ok(None),
             (n, Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_f64().ok_or_else(|| Self::wrong(n, v, "must be a list of numbers")))
+                .map(|v| {
+                    v.as_f64()
+                        .or_else(|| v.as_str().and_then(non_finite))
+                        .ok_or_else(|| Self::wrong(n, v, "must be a list of numbers"))
+                })
                 .collect::<Result<Vec<_>>>()
                 .map(Some),
             (n, v) => Err(Self::wrong(n, &v, "must be a list of numbers")),
@@ -431,6 +440,16 @@ impl Params<'_> {
     /// δ ([`DELTA`]) if given, checked.
     pub fn delta(&self) -> Result<Option<Delta>> {
         Ok(self.opt_f64(DELTA.name)?.map(Delta::new).transpose()?)
+    }
+}
+
+/// `"nan"`, `"inf"`, `"-inf"` (any case) as the number they name.
+fn non_finite(text: &str) -> Option<f64> {
+    match text.to_ascii_lowercase().as_str() {
+        "nan" => Some(f64::NAN),
+        "inf" | "infinity" => Some(f64::INFINITY),
+        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+        _ => None,
     }
 }
 

@@ -20,6 +20,7 @@ use fdp::front::{
 use fdp::kme::PointSet;
 use fdp::mercer::{Grid, Kernel, Stationary, StationaryShape};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
+use fdp::registry::{self, Frame, Input, InputKind, Released, Spec};
 use fdp::release::{ClippingBound, Mechanism, PerUnit, PrivacyUnit, Release, Session};
 use fdp::report::progress::ProgressBar;
 
@@ -94,9 +95,66 @@ enum Command {
         after_long_help = "EXAMPLE\n  fdp sketch --csv points.csv --columns x --map hist --size 10 --epsilon 1 --out sketch/"
     )]
     Sketch(SketchArgs),
+    /// Release any registered mechanism by name (`fdp release --list` shows them, their parameters
+    /// and defaults): the same registry, spec and bytes as Rust's `fdp::registry` and Python's
+    /// `fdp.Mechanism.from_spec`.
+    #[command(
+        after_long_help = "EXAMPLES\n  fdp release --list\n  fdp release mean --csv dti_cca.csv --columns cca_ --id ID --param range=[0,1] --epsilon 1 --out release/\n  fdp release kme_exponential --csv points.csv --columns x --param dim=2 --epsilon 1 --out kme/"
+    )]
+    Release(ReleaseArgs),
     /// Inspect a ledger file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Args)]
+struct ReleaseArgs {
+    /// The registered mechanism (see --list).
+    #[arg(required_unless_present = "list")]
+    mechanism: Option<String>,
+    /// List the registered mechanisms with their parameters, defaults and an example (JSON), and exit.
+    #[arg(long)]
+    list: bool,
+    /// A parameter NAME=VALUE of the mechanism (repeatable); VALUE is JSON (`range=[0,1]`,
+    /// `components=4`) or else text (`kernel=matern32:0.1`). ε and δ come from --epsilon/--delta.
+    #[arg(long = "param", value_name = "NAME=VALUE", allow_hyphen_values = true)]
+    params: Vec<String>,
+    /// The CSV file.
+    #[arg(long, required_unless_present = "list")]
+    csv: Option<PathBuf>,
+    /// Curves (wide) or points: the columns whose names start with PREFIX.
+    #[arg(long, value_name = "PREFIX")]
+    columns: Option<String>,
+    /// Wide curves: the public column naming the persons (one record per person).
+    #[arg(long, value_name = "COLUMN")]
+    id: Option<String>,
+    /// Long or sparse curves: the id, t and y column names (one record per id). Needs --grid.
+    #[arg(long, value_name = "ID,T,Y", conflicts_with = "columns", requires = "grid")]
+    long: Option<String>,
+    /// Long or sparse curves: the PUBLIC grid LO,HI,K.
+    #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid)]
+    grid: Option<Grid>,
+    #[arg(long, value_parser = parse_epsilon, allow_hyphen_values = true, required_unless_present = "list")]
+    /// ε of this release (every stage included), > 0.
+    epsilon: Option<Epsilon>,
+    /// δ of this release, for the (ε, δ) mechanisms.
+    #[arg(long, value_parser = parse_delta, allow_hyphen_values = true)]
+    delta: Option<Delta>,
+    /// The ledger file: continued if it exists (its budget then applies), else created.
+    #[arg(long)]
+    ledger: Option<PathBuf>,
+    /// Total ε of a new ledger (default: this release's ε).
+    #[arg(long, value_parser = parse_epsilon)]
+    budget_epsilon: Option<Epsilon>,
+    /// Total δ of a new ledger (default: this release's δ).
+    #[arg(long, value_parser = parse_delta)]
+    budget_delta: Option<Delta>,
+    /// Reproducible noise from this seed (recorded; experiments only).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where release.json, report.md (and a figure for curves) go.
+    #[arg(long, default_value = "fdp-release")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -442,6 +500,7 @@ fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
         Command::Kde(args) => kde(args, bar),
         Command::Kme(args) => kme(args, bar),
         Command::Sketch(args) => sketch(args, bar),
+        Command::Release(args) => release_registered(args, bar),
         Command::Ledger(LedgerCommand::Show { ledger }) => ledger_show(&ledger),
     }
 }
@@ -1019,6 +1078,125 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     announce(session.session(), mechanism.name(), &report);
     eprintln!("fdp: points outside [0, 1]^D (NOT FOR PUBLICATION) are counted in {}", log.display());
     Ok(())
+}
+
+/// `NAME=VALUE` as a spec parameter: VALUE as JSON if it is JSON, else as text.
+fn spec_param(text: &str) -> Result<(String, serde_json::Value), Failure> {
+    let (name, value) = text.split_once('=').ok_or_else(|| format!("--param {text:?}: expected NAME=VALUE"))?;
+    let value = serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
+    Ok((name.trim().to_string(), value))
+}
+
+/// `fdp release NAME`: any registered mechanism, built from its spec by `fdp::registry` and
+/// released through the one path (`release_committed`).
+fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failure> {
+    if args.list {
+        let entries: Vec<serde_json::Value> = registry::REGISTRY.iter().map(registry::Entry::describe).collect();
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+        return Ok(());
+    }
+    let (Some(name), Some(csv), Some(epsilon)) = (args.mechanism.as_deref(), args.csv.as_ref(), args.epsilon) else {
+        return Err("give the mechanism, --csv and --epsilon (or --list)".into());
+    };
+    let entry = registry::entry(name)?;
+    let mut spec = Spec::new(entry.name).with("epsilon", epsilon.get());
+    if let Some(d) = args.delta {
+        spec = spec.with("delta", d.get());
+    }
+    for text in &args.params {
+        let (key, value) = spec_param(text)?;
+        if key == "epsilon" || key == "delta" {
+            return Err(format!("--param {key}: give it as --{key}").into());
+        }
+        spec = spec.with(&key, value);
+    }
+    let privacy = PrivacyArgs {
+        epsilon,
+        delta: args.delta,
+        ledger: args.ledger.clone(),
+        budget_epsilon: args.budget_epsilon,
+        budget_delta: args.budget_delta,
+        seed: args.seed,
+        out: args.out.clone(),
+    };
+    bar.set_message(format!("reading {}", csv.display()));
+    let mut notes = Vec::new();
+    let mut local = Vec::new();
+    let sparse;
+    let records;
+    let points;
+    let (frame, input) = match entry.input {
+        InputKind::Curves => {
+            let source = CurveSource {
+                csv: csv.clone(),
+                columns: args.columns.clone(),
+                id: args.id.clone(),
+                long: args.long.clone(),
+                grid: args.grid.clone(),
+            };
+            records = load_curves(&source)?;
+            notes.clone_from(&records.notes);
+            notes.push(GRID_MAPPED_NOTE.into());
+            local.clone_from(&records.local);
+            let frame =
+                Frame::new(records.curves.n(), Some(records.curves.grid().clone())).protecting(records.unit.clone());
+            (frame, Input::Curves(&records.curves))
+        }
+        InputKind::SparseCurves => {
+            let names: Vec<&str> = args.long.as_deref().unwrap_or_default().split(',').map(str::trim).collect();
+            let [id, t, y] = names.as_slice() else {
+                return Err("sparse curves are read from a long table: --long ID,T,Y --grid LO,HI,K".into());
+            };
+            let grid = args.grid.clone().ok_or("sparse curves need the public grid: --grid LO,HI,K")?;
+            let (read, _ids) = read_sparse_csv(csv, id, t, y, grid.domain()[0])?;
+            sparse = read;
+            let frame = Frame::new(sparse.n(), Some(grid)).protecting(PrivacyUnit::person(*id));
+            (frame, Input::Sparse(&sparse))
+        }
+        InputKind::Points => {
+            let prefix = args.columns.as_deref().ok_or("points are read from the columns --columns PREFIX")?;
+            points = read_points(csv, Columns::Prefix(prefix))?;
+            (Frame::new(points.len(), None), Input::Points(&points))
+        }
+    };
+    let built = registry::build(&spec, &frame)?;
+    for warning in &built.warnings {
+        eprintln!("fdp: warning: {warning}");
+    }
+    bar.set_message("releasing");
+    writable_out(&privacy)?;
+    let mut session = session(&privacy, built.guarantee().relation())?;
+    let released = built.release(session.session_mut(), input);
+    session.commit()?;
+    let title = format!("{} ({}), ε = {}", entry.name, built.name(), epsilon.get());
+    let (out, s) = (&privacy.out, session.session());
+    let report = match released? {
+        Released::Curve(release) => {
+            let x = records_grid(&frame);
+            let axes = FigureAxes { x, ..FigureAxes::named("t", "value") };
+            write_curve_report(out, &title, &release, s, &notes, &axes)?
+        }
+        Released::Covariance(release) => {
+            let axes = FigureAxes { x: records_grid(&frame), ..FigureAxes::named("t", "principal component") };
+            write_fpca_report(out, &title, &release, release.output().components().min(3), s, &notes, &axes)?
+        }
+        Released::Weighted(release) => write_report(out, &title, &release, s, &notes, "")?,
+        Released::Sketch(release) => write_report(out, &title, &release, s, &notes, "")?,
+        Released::Coefficients(release) => write_report(out, &title, &release, s, &notes, "")?,
+        _ => return Err("a release of a kind this command line does not know: update fdp".into()),
+    };
+    if !local.is_empty() {
+        let log = write_local_log(out, &local)?;
+        eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
+    }
+    bar.finish_and_clear();
+    announce(s, built.name(), &report);
+    Ok(())
+}
+
+/// The frame's grid points in the data's units (a curve figure's x axis).
+fn records_grid(frame: &Frame) -> Option<Vec<f64>> {
+    frame.grid.as_ref().filter(|g| g.dim() == 1).map(|g| g.points().to_vec())
 }
 
 fn ledger_show(path: &Path) -> Result<(), Failure> {

@@ -1,8 +1,10 @@
 //! `fdp._fdp`: the compiled half of the Python package (`python/fdp`), a thin layer over
-//! [`fdp::front`].
+//! [`fdp::registry`].
 //!
-//! Every release goes through the one Rust path: a request from `fdp::front` builds the mechanism,
-//! a [`Session`] charges it and releases it. Curves come in as read-only numpy views and are not
+//! Every release goes through the one Rust path: a [`Spec`] (JSON) names a registered mechanism
+//! and its parameters, [`registry::build`] builds it for the public frame, a [`Session`] charges it
+//! and releases it. There is one mechanism class and one release method per input kind, whatever
+//! the mechanism: a mechanism registered in Rust is reachable from Python with no edit here. Curves come in as read-only numpy views and are not
 //! copied unless a record needs repair ([`CurveSet::borrowed`]); the interpreter lock is released
 //! while Rust computes. Summary states ([`SummaryState`]) cross as bytes, for partial summaries built
 //! elsewhere (e.g. Spark executors) and merged exactly. Errors become Python exceptions with the Rust message: bad parameters
@@ -16,18 +18,12 @@ use pyo3::types::PyBytes;
 
 use fdp::data::{CurveSet, SparseCurves, onto_grid};
 use fdp::estimators::covariance::Covariance;
-use fdp::estimators::{GridPoints, SparseBinnedMean, TunedCovariance};
-use fdp::front::{
-    AnyKde, AnyMean, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest, SketchRequest, TuningMode,
-};
 use fdp::functional::{Curve, CurveReleaseExt};
-use fdp::kme::{M2mEstimator, PointSet, PrivateSketch, SyntheticData};
-use fdp::mercer::{Grid, Stationary, StationaryShape};
+use fdp::kme::{M2mEstimator, PointSet, PrivateSketch};
+use fdp::mercer::Grid;
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
-use fdp::release::{
-    ClippingBound, Error, Mechanism, MergeableMechanism, PerUnit, PrivacyUnit, Release, Session, Sketch, SummaryState,
-    WeightedSample,
-};
+use fdp::registry::{self, Built, Frame, Input, InputKind, Released, Spec};
+use fdp::release::{Coefficients, Error, PrivacyUnit, Release, Session, Sketch, SummaryState, WeightedSample};
 
 create_exception!(
     _fdp,
@@ -54,10 +50,6 @@ fn checked_epsilon(value: f64) -> PyResult<Epsilon> {
 
 fn checked_delta(value: Option<f64>) -> PyResult<Option<Delta>> {
     value.map(|d| Delta::new(d).map_err(|e| PyValueError::new_err(e.to_string()))).transpose()
-}
-
-fn parse<T: std::str::FromStr<Err: std::fmt::Display>>(text: &str) -> PyResult<T> {
-    text.parse().map_err(|e: T::Err| PyValueError::new_err(e.to_string()))
 }
 
 /// A contiguous slice of a numpy array (the Python layer makes arrays C-contiguous float64).
@@ -127,81 +119,73 @@ impl RustSession {
         self.inner.relation() == NeighbourRelation::AddRemoveOne
     }
 
-    /// Releases a mean-curve mechanism on `values` (n x K, C-contiguous) observed on `grid`.
-    fn release_mean(
+    /// Releases a curve mechanism on `values` (n x K, C-contiguous) observed on `grid` (the data's
+    /// units: the registry maps the grid onto [0, 1]).
+    fn release_curves(
         &mut self,
         py: Python<'_>,
-        mechanism: &MeanMechanism,
+        mechanism: &RegisteredMechanism,
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<CurveRelease> {
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CurveRelease { inner: on_unit_curves(py, &values, &grid, |curves| session.release(inner, curves))? })
+    ) -> PyResult<Py<PyAny>> {
+        let values = slice(&values, "values")?;
+        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let (session, built) = (&mut self.inner, &mechanism.inner);
+        let released = py.detach(move || {
+            let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+            built.release(session, Input::Curves(&curves))
+        });
+        released_to_py(py, released.map_err(py_err)?)
     }
 
-    /// Releases a sparse-curve mean mechanism on the `n` records of a long table: `codes[r]` the
-    /// record (0..n) of observation r at time `t[r]` (the data's units) with value `y[r]`.
-    fn release_sparse_mean(
+    /// Releases a sparse-curve mechanism on the `n` records of a long table: `codes[r]` the record
+    /// (0..n) of observation r at time `t[r]` (the data's units) with value `y[r]`.
+    fn release_sparse(
         &mut self,
         py: Python<'_>,
-        mechanism: &SparseMeanMechanism,
+        mechanism: &RegisteredMechanism,
         codes: PyReadonlyArray1<'_, i64>,
         t: PyReadonlyArray1<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         n: usize,
-    ) -> PyResult<CurveRelease> {
+    ) -> PyResult<Py<PyAny>> {
         let data = mechanism.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CurveRelease { inner: py.detach(move || session.release(inner, &data)).map_err(py_err)? })
+        let (session, built) = (&mut self.inner, &mechanism.inner);
+        let released = py.detach(move || built.release(session, Input::Sparse(&data))).map_err(py_err)?;
+        released_to_py(py, released)
     }
 
-    /// Releases a covariance (FPCA) mechanism on `values` (n x K, C-contiguous) observed on `grid`.
-    fn release_fpca(
+    /// Releases a point mechanism on `points` (n x D, C-contiguous).
+    fn release_points(
         &mut self,
         py: Python<'_>,
-        mechanism: &FpcaMechanism,
-        values: PyReadonlyArray2<'_, f64>,
-        grid: PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<CovarianceRelease> {
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CovarianceRelease { inner: on_unit_curves(py, &values, &grid, |curves| session.release(inner, curves))? })
-    }
-
-    /// Releases a density mechanism on 1-D `points`.
-    fn release_kde(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &KdeMechanism,
-        points: PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<CurveRelease> {
-        let points = slice(&points, "points")?;
-        let (session, inner, grid) = (&mut self.inner, &mechanism.inner, &mechanism.grid);
-        let release = py.detach(move || {
-            let snapped = GridPoints::snap(grid, points)?;
-            session.release(inner, &snapped)
-        });
-        Ok(CurveRelease { inner: release.map_err(py_err)? })
-    }
-
-    /// Releases a synthetic weighted dataset of `points` (n x D, C-contiguous).
-    fn release_kme(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &KmeMechanism,
+        mechanism: &RegisteredMechanism,
         points: PyReadonlyArray2<'_, f64>,
-    ) -> PyResult<WeightedRelease> {
-        Ok(WeightedRelease { inner: on_points(py, &points, |p| self.inner.release(&mechanism.inner, p))? })
+    ) -> PyResult<Py<PyAny>> {
+        let (session, built) = (&mut self.inner, &mechanism.inner);
+        let released = on_points(py, &points, |p| built.release(session, Input::Points(p)))?;
+        released_to_py(py, released)
     }
 
-    /// Releases a private sketch of `points` (n x D in [0, 1]^D, C-contiguous).
-    fn release_sketch(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &SketchMechanism,
-        points: PyReadonlyArray2<'_, f64>,
-    ) -> PyResult<SketchRelease> {
-        Ok(SketchRelease { inner: on_points(py, &points, |p| self.inner.release(&mechanism.inner, p))? })
+    /// Releases a mergeable mechanism from a complete summary state (bytes).
+    fn release_state(&mut self, py: Python<'_>, mechanism: &RegisteredMechanism, state: &[u8]) -> PyResult<Py<PyAny>> {
+        let state = SummaryState::from_bytes(state).map_err(py_err)?;
+        let (session, built) = (&mut self.inner, &mechanism.inner);
+        let released = py.detach(move || built.release_state(session, &state)).map_err(py_err)?;
+        released_to_py(py, released)
     }
+}
+
+/// The Python object of a release: its class by what was released.
+fn released_to_py(py: Python<'_>, released: Released) -> PyResult<Py<PyAny>> {
+    Ok(match released {
+        Released::Curve(inner) => Py::new(py, CurveRelease { inner })?.into_any(),
+        Released::Covariance(inner) => Py::new(py, CovarianceRelease { inner })?.into_any(),
+        Released::Weighted(inner) => Py::new(py, WeightedRelease { inner })?.into_any(),
+        Released::Sketch(inner) => Py::new(py, SketchRelease { inner })?.into_any(),
+        Released::Coefficients(inner) => Py::new(py, CoefficientsRelease { inner })?.into_any(),
+        _ => return Err(PyValueError::new_err("a release of a kind this package does not know: update fdp")),
+    })
 }
 
 /// `f` on the points of a C-contiguous n x D array (copied once into a point set, whose non-finite
@@ -213,144 +197,7 @@ fn on_points<T: Send>(
 ) -> PyResult<T> {
     let dim = points.shape()[1];
     let data = slice(points, "points")?;
-    py.detach(move || f(&PointSet::with_default(dim, data.to_vec(), None)?)).map_err(py_err)
-}
-
-/// Releases from complete summary states (bytes), one method per mechanism family.
-#[pymethods]
-impl RustSession {
-    fn release_mean_state(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &MeanMechanism,
-        state: &[u8],
-    ) -> PyResult<CurveRelease> {
-        let state = SummaryState::from_bytes(state).map_err(py_err)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
-    }
-
-    fn release_sparse_mean_state(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &SparseMeanMechanism,
-        state: &[u8],
-    ) -> PyResult<CurveRelease> {
-        let state = SummaryState::from_bytes(state).map_err(py_err)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
-    }
-
-    fn release_fpca_state(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &FpcaMechanism,
-        state: &[u8],
-    ) -> PyResult<CovarianceRelease> {
-        let state = SummaryState::from_bytes(state).map_err(py_err)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CovarianceRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
-    }
-
-    fn release_kde_state(&mut self, py: Python<'_>, mechanism: &KdeMechanism, state: &[u8]) -> PyResult<CurveRelease> {
-        let state = SummaryState::from_bytes(state).map_err(py_err)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(CurveRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
-    }
-
-    fn release_kme_state(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &KmeMechanism,
-        state: &[u8],
-    ) -> PyResult<WeightedRelease> {
-        let state = SummaryState::from_bytes(state).map_err(py_err)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(WeightedRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
-    }
-
-    fn release_sketch_state(
-        &mut self,
-        py: Python<'_>,
-        mechanism: &SketchMechanism,
-        state: &[u8],
-    ) -> PyResult<SketchRelease> {
-        let state = SummaryState::from_bytes(state).map_err(py_err)?;
-        let (session, inner) = (&mut self.inner, &mechanism.inner);
-        Ok(SketchRelease { inner: py.detach(move || session.release_state(inner, &state)).map_err(py_err)? })
-    }
-}
-
-/// Runs `f` (without the interpreter lock) on the curves `values` (n x K, C-contiguous) observed on
-/// `grid`: read and repaired on the grid as given, then on [0, 1] (the command line's rule).
-fn on_unit_curves<T: Send>(
-    py: Python<'_>,
-    values: &PyReadonlyArray2<'_, f64>,
-    grid: &PyReadonlyArray1<'_, f64>,
-    f: impl FnOnce(&CurveSet) -> fdp::release::Result<T> + Send,
-) -> PyResult<T> {
-    let values = slice(values, "values")?;
-    let grid = trapezoid_grid(slice(grid, "grid")?)?;
-    py.detach(move || {
-        let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-        f(&fdp::front::on_unit_interval(&curves)?)
-    })
-    .map_err(py_err)
-}
-
-/// The partial state of `part` (one part of the data) as bytes.
-fn part_state<D: ?Sized, M: MergeableMechanism<D>>(mechanism: &M, part: &D) -> fdp::release::Result<Vec<u8>> {
-    let mut state = mechanism.empty_state();
-    mechanism.update_state(&mut state, part)?;
-    Ok(state.to_bytes())
-}
-
-#[pymethods]
-impl MeanMechanism {
-    /// Warnings about the request's public choices (never about the data).
-    fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
-    }
-
-    /// The summary state of some curves (`values` n_part x K on `grid`), as bytes.
-    fn part_state<'py>(
-        &self,
-        py: Python<'py>,
-        values: PyReadonlyArray2<'_, f64>,
-        grid: PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let inner = &self.inner;
-        Ok(PyBytes::new(py, &on_unit_curves(py, &values, &grid, |curves| part_state(inner, curves))?))
-    }
-}
-
-#[pymethods]
-impl KdeMechanism {
-    /// The summary state of some 1-D points, as bytes.
-    fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray1<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
-        let points = slice(&points, "points")?;
-        let (inner, grid) = (&self.inner, &self.grid);
-        let bytes = py.detach(move || part_state(inner, &GridPoints::snap(grid, points)?)).map_err(py_err)?;
-        Ok(PyBytes::new(py, &bytes))
-    }
-}
-
-#[pymethods]
-impl SketchMechanism {
-    /// The summary state of some points (n_part x D), as bytes.
-    fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = on_points(py, &points, |p| part_state(&self.inner, p))?;
-        Ok(PyBytes::new(py, &bytes))
-    }
-}
-
-#[pymethods]
-impl KmeMechanism {
-    /// The summary state of some points (n_part x D), as bytes.
-    fn part_state<'py>(&self, py: Python<'py>, points: PyReadonlyArray2<'_, f64>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = on_points(py, &points, |p| part_state(&self.inner, p))?;
-        Ok(PyBytes::new(py, &bytes))
-    }
+    py.detach(move || f(&registry::points(dim, data.to_vec())?)).map_err(py_err)
 }
 
 /// `(complete, interpolated, defaulted)`: how many of the curves (`values` n x K on `grid`) need
@@ -447,109 +294,51 @@ fn with_seed(session: Session, seed: Option<u64>) -> Session {
     }
 }
 
-/// What every mechanism tells before it is released: name, guarantee, stages, accuracy preview.
-macro_rules! mechanism_methods {
-    ($t:ty, $data:ty) => {
-        #[pymethods]
-        impl $t {
-            fn name(&self) -> &'static str {
-                Mechanism::<$data>::name(&self.inner)
-            }
-            /// `None` (one record) or the id column naming the persons.
-            fn person_id(&self) -> Option<String> {
-                match Mechanism::<$data>::privacy_unit(&self.inner) {
-                    PrivacyUnit::Person { id_column } => Some(id_column),
-                    _ => None,
-                }
-            }
-            /// `(ε, δ)` of one release.
-            fn guarantee(&self) -> (f64, f64) {
-                let g = Mechanism::<$data>::guarantee(&self.inner);
-                (g.epsilon(), g.delta())
-            }
-            /// `[(stage, ε, δ), ...]`, charged in this order.
-            fn stages(&self) -> Vec<(String, f64, f64)> {
-                Mechanism::<$data>::stages(&self.inner)
-                    .into_iter()
-                    .map(|s| (s.name, s.guarantee.epsilon(), s.guarantee.delta()))
-                    .collect()
-            }
-            /// `(E||noise||², sd or None, whether the first is only an upper bound)`.
-            fn accuracy(&self) -> (f64, Option<f64>, bool) {
-                let a = Mechanism::<$data>::accuracy(&self.inner);
-                (a.expected_sq_error, a.sq_error_sd, a.upper_bound)
-            }
-        }
-    };
+/// A registered mechanism ([`fdp::registry`]) built for its public frame: what it guarantees, its
+/// stages, its preview, its summary states; released by [`RustSession`].
+#[pyclass(module = "fdp._fdp", name = "Mechanism")]
+struct RegisteredMechanism {
+    inner: Built,
+    /// The domain of the frame's grid in the data's units (sparse records are read on it).
+    domain: Option<(f64, f64)>,
 }
 
-/// A mean-curve mechanism built for a grid and n, protecting one record or one person.
-#[pyclass(module = "fdp._fdp")]
-struct MeanMechanism {
-    inner: PerUnit<AnyMean>,
-    /// The request's warnings about its public choices (`MeanRequest::warnings`), issued by Python.
-    warnings: Vec<String>,
-}
-
-mechanism_methods!(MeanMechanism, CurveSet<'_>);
-
-/// Builds a mean-curve mechanism (see `fdp::front::MeanRequest`).
+/// Builds the registered mechanism `spec` (JSON: `{"mechanism": NAME, "params": {...}}`) for `n`
+/// records on `grid` (curves: in the data's units; `None` for points), protecting one record or,
+/// with `person_id`, one person.
 #[pyfunction]
-#[pyo3(signature = (method, kernel, bound, epsilon, grid, n, delta=None, tuning="private", centre=None, range=None, psi=None, components=None, degree=None, person_id=None))]
-#[allow(clippy::too_many_arguments)]
-fn build_mean(
+#[pyo3(signature = (spec, n, grid=None, person_id=None))]
+fn build(
     py: Python<'_>,
-    method: &str,
-    kernel: &str,
-    bound: Option<&str>,
-    epsilon: f64,
-    grid: PyReadonlyArray1<'_, f64>,
+    spec: &str,
     n: usize,
-    delta: Option<f64>,
-    tuning: &str,
-    centre: Option<f64>,
-    range: Option<(f64, f64)>,
-    psi: Option<f64>,
-    components: Option<usize>,
-    degree: Option<usize>,
+    grid: Option<PyReadonlyArray1<'_, f64>>,
     person_id: Option<String>,
-) -> PyResult<MeanMechanism> {
-    let request = MeanRequest {
-        method: parse::<MeanMethod>(method)?,
-        kernel: parse::<Stationary>(kernel)?,
-        bound: bound.map(parse::<ClippingBound>).transpose()?,
-        epsilon: checked_epsilon(epsilon)?,
-        delta: checked_delta(delta)?,
-        tuning: parse::<TuningMode>(tuning)?,
-        centre,
-        range,
-        psi,
-        components,
-        degree,
-    };
-    let grid = fdp::front::unit_grid(&trapezoid_grid(slice(&grid, "grid")?)?).map_err(py_err)?;
-    let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
-    let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
-    Ok(MeanMechanism { inner: PerUnit::new(inner, unit), warnings: request.warnings(&grid) })
+) -> PyResult<RegisteredMechanism> {
+    let spec = Spec::from_json(spec).map_err(py_err)?;
+    let grid = grid.map(|g| slice(&g, "grid").and_then(trapezoid_grid)).transpose()?;
+    let domain = grid.as_ref().and_then(|g| g.domain().first().copied());
+    let frame = Frame::new(n, grid).protecting(person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person));
+    let inner = py.detach(|| registry::build(&spec, &frame)).map_err(py_err)?;
+    Ok(RegisteredMechanism { inner, domain })
 }
 
-/// A sparse-curve mean mechanism built for a grid (its domain in the data's units) and n.
-#[pyclass(module = "fdp._fdp")]
-struct SparseMeanMechanism {
-    inner: PerUnit<SparseBinnedMean>,
-    domain: (f64, f64),
+/// Every registered mechanism with its parameters, defaults and an example (JSON).
+#[pyfunction]
+fn registered() -> PyResult<String> {
+    let entries: Vec<serde_json::Value> = registry::REGISTRY.iter().map(registry::Entry::describe).collect();
+    serde_json::to_string(&entries).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-mechanism_methods!(SparseMeanMechanism, SparseCurves);
-
-impl SparseMeanMechanism {
+impl RegisteredMechanism {
     /// `n` records from a long table (`codes[r]` in 0..n the record of observation r, at `t[r]` in
     /// the data's units with value `y[r]`; a record without observations stays a record), on the
-    /// grid mapped onto [0, 1].
+    /// domain of the grid the mechanism was built for.
     fn records(&self, codes: &[i64], t: &[f64], y: &[f64], n: usize) -> PyResult<SparseCurves> {
         if t.len() != codes.len() || y.len() != codes.len() {
             return Err(PyValueError::new_err("codes, t and y must have the same length"));
         }
+        let domain = self.domain.ok_or_else(|| PyValueError::new_err("this mechanism does not read sparse curves"))?;
         let mut records = vec![(Vec::new(), Vec::new()); n];
         for ((code, t), y) in codes.iter().zip(t).zip(y) {
             let record = usize::try_from(*code).ok().filter(|c| *c < n).ok_or_else(|| {
@@ -558,15 +347,81 @@ impl SparseMeanMechanism {
             records[record].0.push(*t);
             records[record].1.push(*y);
         }
-        let data = SparseCurves::new(self.domain, &records).map_err(data_err)?;
-        data.rescaled(0.0, 1.0).map_err(data_err)
+        SparseCurves::new(domain, &records).map_err(data_err)
     }
 }
 
 #[pymethods]
-impl SparseMeanMechanism {
+impl RegisteredMechanism {
+    /// The mechanism's own name (`tuned_iclp_rkhs`, `iclp_kde`, `balog_alg1`, ...).
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    /// The registered name it was built under (`mean`, `kde`, ...).
+    fn registered_name(&self) -> String {
+        self.inner.spec().mechanism.clone()
+    }
+    /// `curves`, `sparse_curves` or `points`.
+    fn input(&self) -> &'static str {
+        match self.inner.input() {
+            InputKind::Curves => "curves",
+            InputKind::SparseCurves => "sparse_curves",
+            InputKind::Points => "points",
+        }
+    }
+    /// The spec it was built from (JSON).
+    fn spec(&self) -> PyResult<String> {
+        self.inner.spec().to_json().map_err(py_err)
+    }
+    /// Warnings about the spec's public choices (never about the data).
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings.clone()
+    }
+    /// `None` (one record) or the id column naming the persons.
+    fn person_id(&self) -> Option<String> {
+        match self.inner.privacy_unit() {
+            PrivacyUnit::Person { id_column } => Some(id_column.clone()),
+            _ => None,
+        }
+    }
+    /// `(ε, δ)` of one release.
+    fn guarantee(&self) -> (f64, f64) {
+        let g = self.inner.guarantee();
+        (g.epsilon(), g.delta())
+    }
+    /// `[(stage, ε, δ), ...]`, charged in this order.
+    fn stages(&self) -> Vec<(String, f64, f64)> {
+        self.inner.stages().iter().map(|s| (s.name.clone(), s.guarantee.epsilon(), s.guarantee.delta())).collect()
+    }
+    /// `(E||noise||², sd or None, whether the first is only an upper bound)`.
+    fn accuracy(&self) -> (f64, Option<f64>, bool) {
+        let a = self.inner.accuracy();
+        (a.expected_sq_error, a.sq_error_sd, a.upper_bound)
+    }
+    /// Whether summary states of parts merge and release.
+    fn mergeable(&self) -> bool {
+        self.inner.is_mergeable()
+    }
+    /// The summary state of some curves (`values` n_part x K on `grid`, the data's units), as bytes.
+    fn part_state_curves<'py>(
+        &self,
+        py: Python<'py>,
+        values: PyReadonlyArray2<'_, f64>,
+        grid: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let values = slice(&values, "values")?;
+        let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let built = &self.inner;
+        let state = py
+            .detach(move || {
+                let (curves, _) = CurveSet::borrowed(grid, values, None)?;
+                built.part_state(Input::Curves(&curves))
+            })
+            .map_err(py_err)?;
+        Ok(PyBytes::new(py, &state.to_bytes()))
+    }
     /// The summary state of `n` records of a long table, as bytes.
-    fn part_state<'py>(
+    fn part_state_sparse<'py>(
         &self,
         py: Python<'py>,
         codes: PyReadonlyArray1<'_, i64>,
@@ -575,92 +430,19 @@ impl SparseMeanMechanism {
         n: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let data = self.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
-        let inner = &self.inner;
-        let bytes = py.detach(move || part_state(inner, &data)).map_err(py_err)?;
-        Ok(PyBytes::new(py, &bytes))
+        let built = &self.inner;
+        let state = py.detach(move || built.part_state(Input::Sparse(&data))).map_err(py_err)?;
+        Ok(PyBytes::new(py, &state.to_bytes()))
     }
-}
-
-/// Builds the sparse-curve mean mechanism (see `fdp::front::sparse_mean`) for n records on `grid`
-/// (the data's units: its first and last points are the domain).
-#[pyfunction]
-#[pyo3(signature = (kernel, range, epsilon, grid, n, centre=None, design=None, delta=None, person_id=None))]
-#[allow(clippy::too_many_arguments)]
-fn build_sparse_mean(
-    py: Python<'_>,
-    kernel: &str,
-    range: (f64, f64),
-    epsilon: f64,
-    grid: PyReadonlyArray1<'_, f64>,
-    n: usize,
-    centre: Option<f64>,
-    design: Option<PyReadonlyArray1<'_, f64>>,
-    delta: Option<f64>,
-    person_id: Option<String>,
-) -> PyResult<SparseMeanMechanism> {
-    let kernel = parse::<Stationary>(kernel)?;
-    let (epsilon, delta) = (checked_epsilon(epsilon)?, checked_delta(delta)?);
-    let data_grid = trapezoid_grid(slice(&grid, "grid")?)?;
-    let domain = data_grid.domain()[0];
-    let grid = fdp::front::unit_grid(&data_grid).map_err(py_err)?;
-    let design = design.as_ref().map(|d| slice(d, "design")).transpose()?;
-    let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
-    let inner = py
-        .detach(|| fdp::front::sparse_mean(&grid, kernel, range, centre, design, epsilon, delta, n))
-        .map_err(py_err)?;
-    Ok(SparseMeanMechanism { inner: PerUnit::new(inner, unit), domain })
-}
-
-/// A privately tuned covariance (FPCA) mechanism built for a grid and n.
-#[pyclass(module = "fdp._fdp")]
-struct FpcaMechanism {
-    inner: PerUnit<TunedCovariance>,
-}
-
-mechanism_methods!(FpcaMechanism, CurveSet<'_>);
-
-#[pymethods]
-impl FpcaMechanism {
-    /// The summary state of some curves (`values` n_part x K on `grid`), as bytes.
-    fn part_state<'py>(
+    /// The summary state of some points (n_part x D), as bytes.
+    fn part_state_points<'py>(
         &self,
         py: Python<'py>,
-        values: PyReadonlyArray2<'_, f64>,
-        grid: PyReadonlyArray1<'_, f64>,
+        points: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let inner = &self.inner;
-        Ok(PyBytes::new(py, &on_unit_curves(py, &values, &grid, |curves| part_state(inner, curves))?))
+        let state = on_points(py, &points, |p| self.inner.part_state(Input::Points(p)))?;
+        Ok(PyBytes::new(py, &state.to_bytes()))
     }
-}
-
-/// Builds the privately tuned covariance (see `fdp::front::FpcaRequest`) for n curves on `grid`.
-#[pyfunction]
-#[pyo3(signature = (kernel, range, components, epsilon, grid, n, centre=None, delta=None, person_id=None))]
-#[allow(clippy::too_many_arguments)]
-fn build_fpca(
-    py: Python<'_>,
-    kernel: &str,
-    range: (f64, f64),
-    components: usize,
-    epsilon: f64,
-    grid: PyReadonlyArray1<'_, f64>,
-    n: usize,
-    centre: Option<f64>,
-    delta: Option<f64>,
-    person_id: Option<String>,
-) -> PyResult<FpcaMechanism> {
-    let request = fdp::front::FpcaRequest {
-        kernel: parse::<Stationary>(kernel)?,
-        range,
-        centre,
-        components,
-        epsilon: checked_epsilon(epsilon)?,
-        delta: checked_delta(delta)?,
-    };
-    let grid = fdp::front::unit_grid(&trapezoid_grid(slice(&grid, "grid")?)?).map_err(py_err)?;
-    let unit = person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person);
-    let inner = py.detach(|| request.build(&grid, n)).map_err(py_err)?;
-    Ok(FpcaMechanism { inner: PerUnit::new(inner, unit) })
 }
 
 /// A released covariance operator (in the basis) and, by post-processing, its FPCA.
@@ -719,119 +501,6 @@ impl CovarianceRelease {
         .map_err(py_err)?;
         Ok(path.display().to_string())
     }
-}
-
-/// A density mechanism built for n points.
-#[pyclass(module = "fdp._fdp")]
-struct KdeMechanism {
-    inner: AnyKde,
-    grid: Grid,
-    /// The grid points the density is released on.
-    #[pyo3(get)]
-    grid_points: Vec<f64>,
-}
-
-mechanism_methods!(KdeMechanism, GridPoints);
-
-/// Builds a density mechanism (see `fdp::front::KdeRequest`).
-#[pyfunction]
-#[pyo3(signature = (method, lo, hi, n, epsilon, delta=None, grid_points=200, kernel="gaussian", bandwidth=None, eta=1.25, components=None, degree=None))]
-#[allow(clippy::too_many_arguments)]
-fn build_kde(
-    py: Python<'_>,
-    method: &str,
-    lo: f64,
-    hi: f64,
-    n: usize,
-    epsilon: f64,
-    delta: Option<f64>,
-    grid_points: usize,
-    kernel: &str,
-    bandwidth: Option<f64>,
-    eta: f64,
-    components: Option<usize>,
-    degree: Option<usize>,
-) -> PyResult<KdeMechanism> {
-    let shape = match kernel {
-        "gaussian" => StationaryShape::Gaussian,
-        "exponential" => StationaryShape::Exponential,
-        _ => return Err(PyValueError::new_err(format!("kernel must be 'gaussian' or 'exponential', got {kernel:?}"))),
-    };
-    let request = KdeRequest {
-        method: parse::<KdeMethod>(method)?,
-        domain: (lo, hi),
-        grid_points,
-        shape,
-        bandwidth,
-        epsilon: checked_epsilon(epsilon)?,
-        delta: checked_delta(delta)?,
-        eta,
-        components,
-        degree,
-    };
-    let grid = request.grid().map_err(py_err)?;
-    let inner = py.detach(|| request.build(n)).map_err(py_err)?;
-    Ok(KdeMechanism { inner, grid_points: grid.points().to_vec(), grid })
-}
-
-/// Balog et al.'s Algorithm 1 built for n records.
-#[pyclass(module = "fdp._fdp")]
-struct KmeMechanism {
-    inner: SyntheticData,
-}
-
-mechanism_methods!(KmeMechanism, PointSet);
-
-/// Builds Algorithm 1 (see `fdp::front::KmeRequest`).
-#[pyfunction]
-#[pyo3(signature = (rho, centre, scale, synthetic_points, points_seed, n, epsilon, delta))]
-#[allow(clippy::too_many_arguments)]
-fn build_kme(
-    py: Python<'_>,
-    rho: f64,
-    centre: Vec<f64>,
-    scale: f64,
-    synthetic_points: usize,
-    points_seed: u64,
-    n: usize,
-    epsilon: f64,
-    delta: f64,
-) -> PyResult<KmeMechanism> {
-    let request = KmeRequest {
-        kernel: Stationary::gaussian(rho).map_err(|e| PyValueError::new_err(e.to_string()))?,
-        centre,
-        scale,
-        synthetic_points,
-        points_seed,
-        epsilon: checked_epsilon(epsilon)?,
-        delta: Delta::new(delta).map_err(|e| PyValueError::new_err(e.to_string()))?,
-    };
-    let inner = py.detach(|| request.build(n)).map_err(py_err)?;
-    Ok(KmeMechanism { inner })
-}
-
-/// A private sketch mechanism.
-#[pyclass(module = "fdp._fdp")]
-struct SketchMechanism {
-    inner: PrivateSketch,
-}
-
-mechanism_methods!(SketchMechanism, PointSet);
-
-/// Builds a sketch mechanism (see `fdp::front::SketchRequest`).
-#[pyfunction]
-#[pyo3(signature = (map, dim, size, width, buckets, map_seed, epsilon))]
-fn build_sketch(
-    map: String,
-    dim: usize,
-    size: usize,
-    width: f64,
-    buckets: usize,
-    map_seed: u64,
-    epsilon: f64,
-) -> PyResult<SketchMechanism> {
-    let request = SketchRequest { map, dim, size, width, buckets, map_seed, epsilon: checked_epsilon(epsilon)? };
-    Ok(SketchMechanism { inner: request.build().map_err(py_err)? })
 }
 
 /// A released curve (mean or density).
@@ -938,11 +607,36 @@ impl SketchRelease {
     }
     /// M2M estimation from this sketch (post-processing).
     #[pyo3(signature = (mechanism, prior_points=fdp::front::M2M_PRIOR_POINTS, prior_seed=fdp::front::M2M_PRIOR_SEED))]
-    fn m2m(&self, py: Python<'_>, mechanism: &SketchMechanism, prior_points: usize, prior_seed: u64) -> PyResult<M2m> {
-        let (inner, release) = (&mechanism.inner, &self.inner);
+    fn m2m(
+        &self,
+        py: Python<'_>,
+        mechanism: &RegisteredMechanism,
+        prior_points: usize,
+        prior_seed: u64,
+    ) -> PyResult<M2m> {
+        let sketch = mechanism.inner.downcast::<PrivateSketch>().ok_or_else(|| {
+            PyValueError::new_err("M2M estimates need the sketch mechanism that released this sketch")
+        })?;
+        let release = &self.inner;
         let summary =
-            py.detach(|| fdp::front::m2m_summary(inner, release, prior_points, prior_seed)).map_err(py_err)?;
-        Ok(M2m { inner: summary.estimator, dim: mechanism.inner.map().dim() })
+            py.detach(|| fdp::front::m2m_summary(sketch, release, prior_points, prior_seed)).map_err(py_err)?;
+        Ok(M2m { inner: summary.estimator, dim: sketch.map().dim() })
+    }
+}
+
+/// A released coefficient vector (Algorithm 2's private mean feature vector).
+#[pyclass(module = "fdp._fdp")]
+struct CoefficientsRelease {
+    inner: Release<Coefficients>,
+}
+
+#[pymethods]
+impl CoefficientsRelease {
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.inner.output().0)
+    }
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(py_err)
     }
 }
 
@@ -987,23 +681,15 @@ fn _fdp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("M2M_PRIOR_POINTS", fdp::front::M2M_PRIOR_POINTS)?;
     m.add("M2M_PRIOR_SEED", fdp::front::M2M_PRIOR_SEED)?;
     m.add_class::<RustSession>()?;
-    m.add_class::<MeanMechanism>()?;
-    m.add_class::<SparseMeanMechanism>()?;
-    m.add_class::<FpcaMechanism>()?;
+    m.add_class::<RegisteredMechanism>()?;
+    m.add_class::<CoefficientsRelease>()?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
+    m.add_function(wrap_pyfunction!(registered, m)?)?;
     m.add_class::<CovarianceRelease>()?;
-    m.add_class::<KdeMechanism>()?;
-    m.add_class::<KmeMechanism>()?;
-    m.add_class::<SketchMechanism>()?;
     m.add_class::<CurveRelease>()?;
     m.add_class::<WeightedRelease>()?;
     m.add_class::<SketchRelease>()?;
     m.add_class::<M2m>()?;
-    m.add_function(wrap_pyfunction!(build_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(build_sparse_mean, m)?)?;
-    m.add_function(wrap_pyfunction!(build_fpca, m)?)?;
-    m.add_function(wrap_pyfunction!(build_kde, m)?)?;
-    m.add_function(wrap_pyfunction!(build_kme, m)?)?;
-    m.add_function(wrap_pyfunction!(build_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(merge_states, m)?)?;
     m.add_function(wrap_pyfunction!(repair_counts, m)?)?;
     m.add_function(wrap_pyfunction!(per_person, m)?)?;
