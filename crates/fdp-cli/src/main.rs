@@ -11,17 +11,15 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
-use fdp::estimators::GridPoints;
 use fdp::front::{
-    FPCA_COMPONENTS, FigureAxes, FpcaRequest, FrontSession, KdeMethod, KdeRequest, KmeRequest, MeanMethod, MeanRequest,
-    SketchRequest, TuningMode, m2m_summary, on_unit_interval, open_session, sparse_mean as sparse_mean_mechanism,
-    unit_grid, write_curve_report, write_fpca_report, write_local_log, write_report,
+    FPCA_COMPONENTS, FigureAxes, FrontSession, KdeMethod, MeanMethod, TuningMode, m2m_summary, open_session,
+    write_curve_report, write_fpca_report, write_local_log, write_report,
 };
-use fdp::kme::PointSet;
-use fdp::mercer::{Grid, Kernel, Stationary, StationaryShape};
+use fdp::kme::{PointSet, PrivateSketch};
+use fdp::mercer::{Grid, Stationary};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
-use fdp::registry::{self, Frame, Input, InputKind, Released, Spec};
-use fdp::release::{ClippingBound, Mechanism, PerUnit, PrivacyUnit, Release, Session};
+use fdp::registry::{self, Built, Frame, Input, InputKind, Released, Spec};
+use fdp::release::{ClippingBound, PrivacyUnit, Session};
 use fdp::report::progress::ProgressBar;
 
 type Failure = Box<dyn std::error::Error>;
@@ -248,16 +246,16 @@ struct MeanArgs {
     #[command(flatten)]
     source: CurveSource,
     /// The mechanism: iclp-rkhs, iclp-l1, iid-laplace, gaussian-process or bernstein.
-    #[arg(long, default_value = "iclp-rkhs", value_parser = parse_from_str::<MeanMethod>)]
-    mechanism: MeanMethod,
+    #[arg(long, default_value = "iclp-rkhs", value_parser = checked::<MeanMethod>)]
+    mechanism: String,
     /// The kernel SHAPE:RHO (exponential, matern32, matern52, gaussian), on the grid mapped to [0, 1].
-    #[arg(long, default_value = "matern32:0.1", value_parser = parse_from_str::<Stationary>)]
-    kernel: Stationary,
+    #[arg(long, default_value = "matern32:0.1", value_parser = checked::<Stationary>)]
+    kernel: String,
     /// The clipping bound NORM:VALUE in the mechanism's norm: l1 (coefficient l1; ICLP-RKHS), l2
     /// (ICLP-l1, IID Laplace, GP) or sup (Bernstein). Public; under private tuning, a ceiling.
     /// Optional with --range (the ceiling then follows from the range).
     #[arg(long, value_parser = parse_bound, required_unless_present = "range", allow_hyphen_values = true)]
-    bound: Option<ClippingBound>,
+    bound: Option<String>,
     /// The public range LO,HI of the values (what is measured, e.g. 0,1 for FA, 40,210 for heights in
     /// cm): every release is clamped to it, the centre defaults to its middle, without --bound the
     /// ceiling in the mechanism's norm follows from it, and ICLP-RKHS may use its pointwise-clipped
@@ -265,8 +263,8 @@ struct MeanArgs {
     #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
     range: Option<(f64, f64)>,
     /// private (a private bound and regularisation inside ε) or plug-in (the bound as given).
-    #[arg(long, default_value = "private", value_parser = parse_from_str::<TuningMode>)]
-    tuning: TuningMode,
+    #[arg(long, default_value = "private", value_parser = checked::<TuningMode>)]
+    tuning: String,
     /// A public constant the curves are centred at before clipping (added back).
     #[arg(long, allow_hyphen_values = true)]
     centre: Option<f64>,
@@ -311,8 +309,8 @@ struct FpcaArgs {
     #[arg(long, default_value_t = 3)]
     k: usize,
     /// The kernel SHAPE:RHO of the basis, on the grid mapped to [0, 1].
-    #[arg(long, default_value = "matern32:0.1", value_parser = parse_from_str::<Stationary>)]
-    kernel: Stationary,
+    #[arg(long, default_value = "matern32:0.1", value_parser = checked::<Stationary>)]
+    kernel: String,
     /// A public constant the curves are centred at (default: the middle of the range).
     #[arg(long, allow_hyphen_values = true)]
     centre: Option<f64>,
@@ -335,11 +333,11 @@ struct KdeArgs {
     #[arg(long, value_parser = parse_pair)]
     domain: (f64, f64),
     /// iclp, gaussian-process, iid-laplace or bernstein.
-    #[arg(long, default_value = "iclp", value_parser = parse_from_str::<KdeMethod>)]
-    mechanism: KdeMethod,
+    #[arg(long, default_value = "iclp", value_parser = checked::<KdeMethod>)]
+    mechanism: String,
     /// gaussian or exponential.
     #[arg(long, default_value = "gaussian", value_parser = parse_shape)]
-    kernel: StationaryShape,
+    kernel: String,
     /// The bandwidth (default: 0.15 (HI - LO) n^(-1/5), public).
     #[arg(long)]
     bandwidth: Option<f64>,
@@ -429,7 +427,13 @@ fn parse_from_str<T: std::str::FromStr<Err: std::fmt::Display>>(s: &str) -> Resu
 
 /// `NORM:VALUE`; the two almost-right forms are refused with the fix: a bare number (which norm?)
 /// and a pair `LO,HI` (a range of the values, which goes in `--range`).
-fn parse_bound(s: &str) -> Result<ClippingBound, String> {
+/// `s` as given, once it reads as a `T` (a mechanism, a kernel, a tuning): the registry reads the
+/// spec's text again, so the command line and the spec name the same value.
+fn checked<T: std::str::FromStr<Err: std::fmt::Display>>(s: &str) -> Result<String, String> {
+    parse_from_str::<T>(s).map(|_| s.trim().to_string())
+}
+
+fn parse_bound(s: &str) -> Result<String, String> {
     if let Ok(v) = s.trim().parse::<f64>() {
         return Err(format!(
             "{s:?} has no norm: give NORM:VALUE, e.g. l1:{v} for iclp-rkhs (the default; coefficient l1), \
@@ -442,7 +446,7 @@ fn parse_bound(s: &str) -> Result<ClippingBound, String> {
             "{s:?} looks like a range of the values: give it as --range {s} (the bound then follows from it)"
         ));
     }
-    parse_from_str::<ClippingBound>(s)
+    checked::<ClippingBound>(s)
 }
 
 fn parse_pair(s: &str) -> Result<(f64, f64), String> {
@@ -470,10 +474,9 @@ fn parse_grid(s: &str) -> Result<Grid, String> {
     Grid::trapezoid_points(points).map_err(|e| e.to_string())
 }
 
-fn parse_shape(s: &str) -> Result<StationaryShape, String> {
+fn parse_shape(s: &str) -> Result<String, String> {
     match s {
-        "gaussian" => Ok(StationaryShape::Gaussian),
-        "exponential" => Ok(StationaryShape::Exponential),
+        "gaussian" | "exponential" => Ok(s.into()),
         _ => Err("expected gaussian or exponential".into()),
     }
 }
@@ -521,20 +524,48 @@ fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession,
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
-/// **The one release path of the command line**: `--out` checked, the session (ledger) opened,
-/// `mechanism` released on `data` and the ledger committed — a charge stands even if the release
-/// then fails, so the ledger is committed either way.
-fn release_committed<D: ?Sized, M: Mechanism<D>>(
+/// **The one release path of the command line**: the registered mechanism `spec` built for `frame`
+/// (its warnings on stderr), `--out` checked, the session (ledger) opened under the mechanism's
+/// neighbour relation, the mechanism released on `input` and the ledger committed — a charge stands
+/// even if the release then fails, so the ledger is committed either way.
+fn release_committed(
     p: &PrivacyArgs,
-    relation: NeighbourRelation,
-    mechanism: &M,
-    data: &D,
-) -> Result<(FrontSession, Release<M::Output>), Failure> {
+    spec: &Spec,
+    frame: &Frame,
+    input: Input<'_>,
+) -> Result<(FrontSession, Built, Released), Failure> {
+    let built = registry::build(spec, frame)?;
+    for warning in &built.warnings {
+        eprintln!("fdp: warning: {warning}");
+    }
     writable_out(p)?;
-    let mut session = session(p, relation)?;
-    let release = session.session_mut().release(mechanism, data);
+    let mut session = session(p, built.guarantee().relation())?;
+    let released = built.release(session.session_mut(), input);
     session.commit()?;
-    Ok((session, release?))
+    Ok((session, built, released?))
+}
+
+/// The spec `name` with ε (and δ, if given) of `p`.
+fn spec_with_budget(name: &str, p: &PrivacyArgs) -> Spec {
+    let spec = Spec::new(name).with("epsilon", p.epsilon.get());
+    match p.delta {
+        Some(d) => spec.with("delta", d.get()),
+        None => spec,
+    }
+}
+
+/// The spec with `name = value` where a value is given.
+fn with_given(spec: Spec, name: &str, value: Option<serde_json::Value>) -> Spec {
+    match value {
+        Some(v) => spec.with(name, v),
+        None => spec,
+    }
+}
+
+/// What a mechanism of the expected kind released (a registry entry's output kind is fixed).
+fn unexpected(released: &Released) -> Failure {
+    format!("the mechanism released {} numbers of another kind than this command reports", released.values().len())
+        .into()
 }
 
 /// `--out` as a directory that can be written to, created if missing, checked **before** the session
@@ -687,31 +718,29 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     }
     bar.set_message(format!("reading {}", args.source.csv.display()));
     let mut records = load_curves(&args.source)?;
-    let curves = on_unit_interval(&records.curves)?;
-    let (n, k) = (curves.n(), curves.grid().len());
+    let (n, k) = (records.curves.n(), records.curves.grid().len());
     if let Some(range) = args.range {
+        let curves = records.curves.clone();
         records.note_outside(&curves, range);
     }
-    let request = MeanRequest {
-        method: args.mechanism,
-        kernel: args.kernel,
-        bound: args.bound,
-        epsilon: args.privacy.epsilon,
-        delta: args.privacy.delta,
-        tuning: args.tuning,
-        centre: args.centre,
-        range: args.range,
-        psi: args.psi,
-        components: args.components,
-        degree: args.degree,
-    };
-    bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
-    let mechanism = PerUnit::new(request.build(curves.grid(), n)?, records.unit.clone());
-    for warning in request.warnings(curves.grid()) {
-        eprintln!("fdp: warning: {warning}");
-    }
-    let accuracy = mechanism.accuracy();
+    let mut spec = spec_with_budget("mean", &args.privacy)
+        .with("method", args.mechanism.as_str())
+        .with("kernel", args.kernel.as_str())
+        .with("tuning", args.tuning.as_str());
+    spec = with_given(spec, "bound", args.bound.clone().map(serde_json::Value::from));
+    spec = with_given(spec, "range", args.range.map(|(lo, hi)| serde_json::json!([lo, hi])));
+    spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
+    spec = with_given(spec, "psi", args.psi.map(serde_json::Value::from));
+    spec = with_given(spec, "components", args.components.map(serde_json::Value::from));
+    spec = with_given(spec, "degree", args.degree.map(serde_json::Value::from));
+    let frame = Frame::new(n, Some(records.curves.grid().clone())).protecting(records.unit.clone());
     if preview {
+        bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
+        let mechanism = registry::build(&spec, &frame)?;
+        for warning in &mechanism.warnings {
+            eprintln!("fdp: warning: {warning}");
+        }
+        let accuracy = mechanism.accuracy();
         bar.finish_and_clear();
         println!(
             "preview mechanism={} unit={} n={n} k={k} epsilon={} expected_sq_error={:.4e} bound95={:.4e} note={}",
@@ -725,7 +754,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
             accuracy.bound(0.05),
             if accuracy.upper_bound {
                 "upper_bound:_the_noise_at_the_public_ceiling_before_shrinkage_(each_release_reports_its_own_estimate)"
-            } else if args.tuning == TuningMode::Private {
+            } else if args.tuning.parse::<TuningMode>()? == TuningMode::Private {
                 "noise_only_at_the_ceiling_bound_(a_private_bound_below_it_lowers_it)"
             } else {
                 "noise_only"
@@ -734,7 +763,9 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         return Ok(());
     }
     bar.set_message("releasing");
-    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &curves)?;
+    let (session, mechanism, released) =
+        release_committed(&args.privacy, &spec, &frame, Input::Curves(&records.curves))?;
+    let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let mut notes = records.notes.clone();
     notes.push(match &records.unit {
         PrivacyUnit::Person { id_column } => format!(
@@ -767,7 +798,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let grid = args.source.grid.as_ref().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
     let range = args.range.ok_or("--sparse needs the public range of the values: --range LO,HI")?;
     let plug_in = args.psi.is_some() || args.components.is_some() || args.degree.is_some();
-    if args.bound.is_some() || args.tuning != TuningMode::Private || args.mechanism != MeanMethod::IclpRkhs || plug_in {
+    let matched = args.mechanism.parse::<MeanMethod>()? == MeanMethod::IclpRkhs;
+    if args.bound.is_some() || args.tuning.parse::<TuningMode>()? != TuningMode::Private || !matched || plug_in {
         return Err(
             "--sparse releases the privately tuned sparse default: drop --bound, --tuning, --mechanism, --psi, \
                     --components and --degree"
@@ -776,30 +808,21 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     }
     bar.set_message(format!("reading {}", args.source.csv.display()));
     let domain = grid.domain()[0];
-    let (records, _ids) = read_sparse_csv(&args.source.csv, id, t, y, domain)?;
-    let unit_grid = unit_grid(grid)?;
-    let data = records.rescaled(0.0, 1.0)?;
+    let (data, _ids) = read_sparse_csv(&args.source.csv, id, t, y, domain)?;
     let n = data.n();
-    let mechanism = PerUnit::new(
-        sparse_mean_mechanism(
-            &unit_grid,
-            args.kernel,
-            range,
-            args.centre,
-            None,
-            args.privacy.epsilon,
-            args.privacy.delta,
-            n,
-        )?,
-        PrivacyUnit::person(*id),
-    );
-    let accuracy = mechanism.accuracy();
+    let spec = spec_with_budget("sparse_mean", &args.privacy)
+        .with("kernel", args.kernel.as_str())
+        .with("range", serde_json::json!([range.0, range.1]));
+    let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
+    let frame = Frame::new(n, Some(grid.clone())).protecting(PrivacyUnit::person(*id));
     if preview {
+        let mechanism = registry::build(&spec, &frame)?;
+        let accuracy = mechanism.accuracy();
         bar.finish_and_clear();
         println!(
             "preview mechanism={} unit=person:{id} n={n} k={} epsilon={} expected_sq_error={:.4e} bound95={:.4e} note=upper_bound:_the_noise_at_the_public_ceiling",
             mechanism.name(),
-            unit_grid.len(),
+            grid.len(),
             args.privacy.epsilon.get(),
             accuracy.expected_sq_error,
             accuracy.bound(0.05),
@@ -807,7 +830,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
         return Ok(());
     }
     bar.set_message("releasing");
-    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &data)?;
+    let (session, _, released) = release_committed(&args.privacy, &spec, &frame, Input::Sparse(&data))?;
+    let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let repairs = data.repairs();
     let local = vec![
         format!("{n} records (ids) read from {}, {} observations kept", args.source.csv.display(), data.observations()),
@@ -844,27 +868,25 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     }
     bar.set_message(format!("reading {}", args.source.csv.display()));
     let mut records = load_curves(&args.source)?;
-    let curves = on_unit_interval(&records.curves)?;
+    let curves = records.curves.clone();
     records.note_outside(&curves, args.range);
     let n = curves.n();
-    let request = FpcaRequest {
-        kernel: args.kernel,
-        range: args.range,
-        centre: args.centre,
-        components: args.components,
-        epsilon: args.privacy.epsilon,
-        delta: args.privacy.delta,
-    };
+    let spec = spec_with_budget("fpca", &args.privacy)
+        .with("kernel", args.kernel.as_str())
+        .with("range", serde_json::json!([args.range.0, args.range.1]))
+        .with("components", args.components);
+    let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
+    let frame = Frame::new(n, Some(curves.grid().clone())).protecting(records.unit.clone());
     bar.set_message(format!("building the covariance of {n} curves"));
-    let mechanism = PerUnit::new(request.build(curves.grid(), n)?, records.unit.clone());
     bar.set_message("releasing");
-    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &curves)?;
+    let (session, _, released) = release_committed(&args.privacy, &spec, &frame, Input::Curves(&curves))?;
+    let Released::Covariance(release) = released else { return Err(unexpected(&released)) };
     let mut notes = records.notes.clone();
     notes.push(format!(
         "the covariance is released in the {} leading components of the {} basis; the principal components are its \
          eigenfunctions (post-processing), orthonormal on the grid mapped onto [0, 1]",
         args.components,
-        args.kernel.spec().name
+        args.kernel.split(':').next().unwrap_or_default()
     ));
     notes.push(GRID_MAPPED_NOTE.into());
     let axes = FigureAxes {
@@ -977,22 +999,17 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     if points.dim() != 1 {
         return Err(format!("{} columns are named {:?}; a density needs one", points.dim(), args.column).into());
     }
-    let request = KdeRequest {
-        method: args.mechanism,
-        domain: args.domain,
-        grid_points: args.grid_points,
-        shape: args.kernel,
-        bandwidth: args.bandwidth,
-        epsilon: args.privacy.epsilon,
-        delta: args.privacy.delta,
-        eta: args.eta,
-        components: None,
-        degree: None,
-    };
-    let mechanism = request.build(points.len())?;
-    let snapped = GridPoints::snap(&request.grid()?, points.data())?;
+    let spec = spec_with_budget("kde", &args.privacy)
+        .with("method", args.mechanism.as_str())
+        .with("domain", serde_json::json!([args.domain.0, args.domain.1]))
+        .with("kernel", args.kernel.as_str())
+        .with("grid_points", args.grid_points)
+        .with("eta", args.eta);
+    let spec = with_given(spec, "bandwidth", args.bandwidth.map(serde_json::Value::from));
     bar.set_message("releasing");
-    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &snapped)?;
+    let (session, mechanism, released) =
+        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), Input::Points(&points))?;
+    let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let notes = vec![format!(
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
         points.len(),
@@ -1014,25 +1031,22 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
 fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
-    let delta = args.privacy.delta.ok_or("kme is (ε, δ)-DP: give --delta")?;
-    let request = KmeRequest {
-        kernel: Stationary::gaussian(args.rho)?,
-        centre: args.centre.clone(),
-        scale: args.scale,
-        synthetic_points: args.synthetic_points,
-        points_seed: args.points_seed,
-        epsilon: args.privacy.epsilon,
-        delta,
-    };
-    if request.centre.len() != points.dim() {
+    args.privacy.delta.ok_or("kme is (ε, δ)-DP: give --delta")?;
+    if args.centre.len() != points.dim() {
         return Err(
-            format!("--centre has {} numbers, the data have {} columns", request.centre.len(), points.dim()).into()
+            format!("--centre has {} numbers, the data have {} columns", args.centre.len(), points.dim()).into()
         );
     }
-    bar.set_message("building the synthetic subspace");
-    let mechanism = request.build(points.len())?;
-    bar.set_message(format!("releasing from {} points", points.len()));
-    let (session, release) = release_committed(&args.privacy, NeighbourRelation::ReplaceOne, &mechanism, &points)?;
+    let spec = spec_with_budget("kme", &args.privacy)
+        .with("rho", args.rho)
+        .with("centre", args.centre.clone())
+        .with("scale", args.scale)
+        .with("synthetic_points", args.synthetic_points)
+        .with("points_seed", args.points_seed);
+    bar.set_message(format!("building the synthetic subspace and releasing from {} points", points.len()));
+    let (session, mechanism, released) =
+        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), Input::Points(&points))?;
+    let Released::Weighted(release) = released else { return Err(unexpected(&released)) };
     let csv_path = args.privacy.out.join("synthetic.csv");
     std::fs::create_dir_all(&args.privacy.out)?;
     std::fs::write(&csv_path, release.output().to_csv())?;
@@ -1050,22 +1064,24 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
 fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
-    let request = SketchRequest {
-        map: args.map.clone(),
-        dim: points.dim(),
-        size: args.size,
-        width: args.width,
-        buckets: args.buckets,
-        map_seed: args.map_seed,
-        epsilon: args.privacy.epsilon,
-    };
-    let mechanism = request.build()?;
+    let spec = spec_with_budget("sketch", &args.privacy)
+        .with("dim", points.dim())
+        .with("map", args.map.as_str())
+        .with("size", args.size)
+        .with("width", args.width)
+        .with("buckets", args.buckets)
+        .with("map_seed", args.map_seed);
     // The M2M estimates are computed after the release: their prior must be valid before the charge.
-    fdp::kme::M2mDesign::check_prior_points(mechanism.map(), args.prior_points)?;
+    let built = registry::build(&spec, &Frame::new(points.len(), None))?;
+    let sketch = built.downcast::<PrivateSketch>().ok_or("the sketch entry built another mechanism")?;
+    fdp::kme::M2mDesign::check_prior_points(sketch.map(), args.prior_points)?;
     bar.set_message("releasing");
-    let (session, release) = release_committed(&args.privacy, NeighbourRelation::AddRemoveOne, &mechanism, &points)?;
+    let (session, mechanism, released) =
+        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), Input::Points(&points))?;
+    let Released::Sketch(release) = released else { return Err(unexpected(&released)) };
+    let sketch = mechanism.downcast::<PrivateSketch>().ok_or("the sketch entry built another mechanism")?;
     bar.set_message("M2M estimates");
-    let m2m = m2m_summary(&mechanism, &release, args.prior_points, args.prior_seed)?;
+    let m2m = m2m_summary(sketch, &release, args.prior_points, args.prior_seed)?;
     let d = points.dim();
     let mut extra =
         String::from("\n## M2M estimates (post-processing)\n\n| coordinate | mean | variance |\n|---|---|---|\n");
@@ -1159,18 +1175,11 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
             (Frame::new(points.len(), None), Input::Points(&points))
         }
     };
-    let built = registry::build(&spec, &frame)?;
-    for warning in &built.warnings {
-        eprintln!("fdp: warning: {warning}");
-    }
     bar.set_message("releasing");
-    writable_out(&privacy)?;
-    let mut session = session(&privacy, built.guarantee().relation())?;
-    let released = built.release(session.session_mut(), input);
-    session.commit()?;
+    let (session, built, released) = release_committed(&privacy, &spec, &frame, input)?;
     let title = format!("{} ({}), ε = {}", entry.name, built.name(), epsilon.get());
     let (out, s) = (&privacy.out, session.session());
-    let report = match released? {
+    let report = match released {
         Released::Curve(release) => {
             let x = records_grid(&frame);
             let axes = FigureAxes { x, ..FigureAxes::named("t", "value") };
