@@ -17,8 +17,14 @@
 //! - [`kme`]: private kernel mean embeddings and synthetic weighted datasets;
 //! - [`audit`]: the black-box empirical privacy auditor;
 //! - [`report`]: figures (SVG) and report folders;
-//! - [`front`]: mechanisms chosen by name (`iclp_rkhs`, `matern32:0.1`, `l2:0.5`), what the `fdp`
-//!   command line (`crates/fdp-cli`) and the Python package (`crates/fdp-python`) build on.
+//! - [`registry`]: **every mechanism registered once** — its name, input, parameters with their
+//!   defaults — built from a serialisable [`registry::Spec`] and released only through a Session;
+//!   the `fdp` command line (`crates/fdp-cli`), the Python package (`crates/fdp-python`) and Spark
+//!   are derived from it. How to add a mechanism: [`registry`]'s module documentation (one file, one
+//!   line);
+//! - [`front`]: what the registry's entries build on — the requests that read mechanism names
+//!   (`iclp_rkhs`, `matern32:0.1`, `l2:0.5`) into typed parameters, the grid rule, sessions and
+//!   report writers shared by the doors.
 
 pub use fdp_audit as audit;
 pub use fdp_data as data;
