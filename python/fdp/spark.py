@@ -32,6 +32,7 @@ from .sparse import SparseCurves, SparseMean
 
 __all__ = [
     "summary_state",
+    "release",
     "release_mean",
     "release_sparse_mean",
     "release_fpca",
@@ -77,6 +78,20 @@ def summary_state(mechanism: Mechanism, frame: Any, columns: Sequence[str], grid
     states = frame.select(*cols).mapInArrow(_partition_states(mechanism, cols, g), "state binary")
     merged = states.rdd.map(lambda row: SummaryState(bytes(row.state))).treeReduce(lambda a, b: a.merge(b))
     return merged
+
+
+def release(
+    session: Session, mechanism: Mechanism, frame: Any, *, columns: Sequence[str], grid: ArrayLike | None = None
+) -> Any:
+    """**Any mergeable registered mechanism** (see :func:`fdp.registered`; built for the public n,
+    e.g. with :meth:`fdp.Mechanism.from_spec`) released from ``frame[columns]``: the exact summary
+    state built on the executors (:func:`summary_state`), the noise added once on the driver, charged
+    to ``session``. For curve mechanisms the columns are the values on ``grid`` (the grid the
+    mechanism was built for); for point mechanisms the coordinates. The same bytes as
+    ``session.release(mechanism, data)`` in memory at a fixed seed, whatever the partitioning."""
+    if not mechanism._inner.mergeable():
+        raise ValueError(f"{mechanism.name} has no mergeable summary state: it cannot be released from partitions")
+    return session.release_state(mechanism, summary_state(mechanism, frame, columns, grid))
 
 
 def _observations(batch: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,10 +166,8 @@ def release_mean(
     id — and pass ``id``: the release then protects every observation of an id (n = the number of
     ids) and records the unit. Without ``id`` each row is one record.
     """
-    mechanism = mean.build_for(grid, n, epsilon, id)
-    state = summary_state(mechanism, frame, columns, grid)
-    release: CurveRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
-    return release
+    released: CurveRelease = release(session, mean.build_for(grid, n, epsilon, id), frame, columns=columns, grid=grid)
+    return released
 
 
 def release_fpca(
@@ -172,10 +185,8 @@ def release_fpca(
     curve; ``columns`` are the values on ``grid``), for ``n`` curves (public), charged to ``session``
     at a total ``epsilon`` (the private bound and the covariance: two ledger entries): the same
     release as :class:`fdp.Fpca` in memory, bit for bit at a fixed seed."""
-    mechanism = fpca.build_for(grid, n, epsilon, id)
-    state = summary_state(mechanism, frame, columns, grid)
-    release: CovarianceRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
-    return release
+    released: CovarianceRelease = release(session, fpca.build_for(grid, n, epsilon, id), frame, columns=columns, grid=grid)
+    return released
 
 
 def _sparse_states(mechanism: Mechanism, domain: tuple[float, float], id: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
@@ -223,16 +234,14 @@ def release_sparse_mean(
     domain = (float(points[0]), float(points[-1]))
     states = grouped.mapInArrow(_sparse_states(mechanism, domain, id), "state binary")
     merged = states.rdd.map(lambda row: SummaryState(bytes(row.state))).treeReduce(lambda a, b: a.merge(b))
-    release: CurveRelease = session.release_state(mechanism, merged)  # type: ignore[assignment]
-    return release
+    released: CurveRelease = session.release_state(mechanism, merged)  # type: ignore[assignment]
+    return released
 
 
 def release_density(session: Session, density: Density, frame: Any, *, column: str, n: int, epsilon: float) -> CurveRelease:
     """A private density of the points in ``frame[column]`` (``n`` public)."""
-    mechanism = density.build(n, epsilon)
-    state = summary_state(mechanism, frame, [column])
-    release: CurveRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
-    return release
+    released: CurveRelease = release(session, density.build(n, epsilon), frame, columns=[column])
+    return released
 
 
 def release_synthetic(
@@ -248,15 +257,11 @@ def release_synthetic(
     """A private synthetic weighted dataset (Balog et al.'s Algorithm 1) of the points
     ``frame[columns]`` (``n`` public): the kernel sums at the synthetic points are summed on the
     executors, the weights released once on the driver."""
-    mechanism = dataset.build(n, epsilon, delta)
-    state = summary_state(mechanism, frame, columns)
-    release: WeightedSampleRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
-    return release
+    released: WeightedSampleRelease = release(session, dataset.build(n, epsilon, delta), frame, columns=columns)
+    return released
 
 
 def release_sketch(session: Session, sketch: Sketch, frame: Any, *, columns: Sequence[str], epsilon: float) -> SketchRelease:
     """A private sketch of the points ``frame[columns]`` in ``[0, 1]^D`` (add/remove neighbours)."""
-    mechanism = sketch.build(epsilon)
-    state = summary_state(mechanism, frame, columns)
-    release: SketchRelease = session.release_state(mechanism, state)  # type: ignore[assignment]
-    return release
+    released: SketchRelease = release(session, sketch.build(epsilon), frame, columns=columns)
+    return released
