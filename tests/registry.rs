@@ -16,6 +16,7 @@ enum Fixture {
     Curves(CurveSet<'static>),
     Sparse(SparseCurves),
     Points(PointSet),
+    Labelled(PointSet, Vec<f64>),
 }
 
 const N: usize = 60;
@@ -59,6 +60,11 @@ fn fixture(entry: &registry::Entry, spec: &Spec, rows: std::ops::Range<usize>) -
             let data = rows.flat_map(|i| (0..dim).map(move |d| ((i * (d + 3)) % 17) as f64 / 17.0)).collect();
             Fixture::Points(registry::points(dim, data).unwrap())
         }
+        InputKind::Labelled => {
+            let x: Vec<f64> = rows.clone().map(|i| ((i * 7) % 23) as f64 / 23.0).collect();
+            let y = rows.map(|i| (6.0 * ((i * 7) % 23) as f64 / 23.0).sin() * 0.8).collect();
+            Fixture::Labelled(registry::points(1, x).unwrap(), y)
+        }
     }
 }
 
@@ -68,6 +74,7 @@ impl Fixture {
             Self::Curves(c) => Input::Curves(c),
             Self::Sparse(s) => Input::Sparse(s),
             Self::Points(p) => Input::Points(p),
+            Self::Labelled(x, y) => Input::Labelled(x, y),
         }
     }
 }

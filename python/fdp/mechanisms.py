@@ -558,6 +558,14 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
         _check_grid(mechanism, data)
         _warn_outside(mechanism, data.values)
         return data
+    if kind == "labelled":
+        if not (isinstance(data, tuple) and len(data) == 2):
+            raise TypeError("a regression releases a pair (x, y) of inputs and responses")
+        x = as_points(data[0], 1)
+        y = np.ascontiguousarray(np.asarray(data[1], dtype=np.float64).reshape(-1))
+        if x.shape[0] != mechanism._shape[0] or y.size != x.shape[0]:
+            raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} inputs and responses, got {x.shape[0]} and {y.size}")
+        return x, y
     points: ArrayLike = data.values if isinstance(data, Curves) else data
     array = as_points(points, mechanism._shape[1])
     if mechanism._shape[0] >= 0 and array.shape[0] != mechanism._shape[0]:

@@ -96,8 +96,8 @@ class Session:
 
     def release(self, mechanism: Mechanism, data: Any) -> CurveRelease | CovarianceRelease | WeightedSampleRelease | SketchRelease:
         """Charges ``mechanism`` and releases it on ``data`` (``fdp.Curves`` for a mean curve,
-        ``fdp.SparseCurves`` for a sparse mean, ``fdp.Curves`` for a covariance (``fdp.Fpca``), an
-        array of points otherwise). The interpreter lock is released while Rust computes."""
+        ``fdp.SparseCurves`` for a sparse mean, ``fdp.Curves`` for a covariance (``fdp.Fpca``), a pair
+        ``(x, y)`` of inputs and responses for a regression (``erm``), an array of points otherwise). The interpreter lock is released while Rust computes."""
         if not isinstance(mechanism, Mechanism):
             raise TypeError(f"mechanism must be built by fdp (e.g. MeanCurve(...).build), got {type(mechanism).__name__}")
         prepared = _prepare(mechanism, data)
@@ -106,6 +106,8 @@ class Session:
             out = self._inner.release_curves(inner, prepared.values, prepared.grid)
         elif kind == "sparse_curves":
             out = self._inner.release_sparse(inner, *prepared)
+        elif kind == "labelled":
+            out = self._inner.release_labelled(inner, *prepared)
         else:
             out = self._inner.release_points(inner, prepared)
         return _wrap(out, mechanism)  # type: ignore[return-value]

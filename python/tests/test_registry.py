@@ -41,6 +41,12 @@ def _fixture(entry: dict[str, Any], tmp: Path) -> tuple[list[str], Any, dict[str
         ids, t, y = zip(*rows)
         curves = fdp.SparseCurves.from_long(np.array(ids), np.array(t), np.array(y), domain=(0.0, 10.0))
         return ["--csv", str(csv), "--long", "id,t,y", "--grid", f"0,10,{K}"], curves, dict(grid=grid, id="id")
+    if entry["input"] == "labelled":
+        x = (np.arange(N) * 7 % 23) / 23.0
+        y = 0.8 * np.sin(6 * x)
+        csv = tmp / "labelled.csv"
+        csv.write_text("x0,y\n" + "\n".join(f"{a!r},{b!r}" for a, b in zip(x.tolist(), y.tolist())) + "\n")
+        return ["--csv", str(csv), "--columns", "x", "--response", "y"], (x, y), {}
     params = entry["example"]
     dim = int(params.get("dim") or len(params.get("centre") or ()) or 1)
     points = ((np.arange(N)[:, None] * (np.arange(dim)[None, :] + 3)) % 17) / 17.0
@@ -51,11 +57,11 @@ def _fixture(entry: dict[str, Any], tmp: Path) -> tuple[list[str], Any, dict[str
 
 def test_the_registry_lists_every_mechanism_with_its_parameters() -> None:
     names = [e["mechanism"] for e in fdp.registered()]
-    for name in ["mean", "sparse_mean", "fpca", "kde", "kme", "kme_features", "kme_exponential", "sketch"]:
+    for name in ["mean", "sparse_mean", "fpca", "kde", "kme", "kme_features", "kme_exponential", "sketch", "erm"]:
         assert name in names
     for entry in fdp.registered():
         assert any(p["name"] == "epsilon" for p in entry["params"])
-        assert entry["input"] in ("curves", "sparse_curves", "points")
+        assert entry["input"] in ("curves", "sparse_curves", "points", "labelled")
 
 
 def test_from_spec_refuses_unknown_mechanisms_and_parameters() -> None:
@@ -75,7 +81,7 @@ def test_every_registered_mechanism_gives_the_same_bytes_from_python_and_the_cli
         name, example = entry["mechanism"], dict(entry["example"])
         args, data, frame = _fixture(entry, tmp_path)
         epsilon, delta = float(example.pop("epsilon")), example.pop("delta", None)
-        n = data.n if hasattr(data, "n") else len(data)
+        n = data.n if hasattr(data, "n") else len(data[0]) if isinstance(data, tuple) else len(data)
         mechanism = fdp.Mechanism.from_spec(name, n, epsilon=epsilon, delta=delta, **frame, **example)
         assert mechanism.spec["mechanism"] == name
         session = fdp.Session(10.0, delta=1e-3, seed=11, neighbours="add_remove_one" if name == "sketch" else "replace_one")

@@ -21,7 +21,7 @@
 //! 1. Write one file in `src/registry/` (see `sketch.rs`, 40 lines): a `pub(super) const ENTRY:
 //!    Entry` with its parameters, their defaults, a small example, and a `build` that reads the
 //!    [`Params`] (checked, typed) and wraps the mechanism for its input (`Built::curves`,
-//!    `Built::sparse`, `Built::points`, `Built::mergeable_points`, `Built::snapped`).
+//!    `Built::sparse`, `Built::points`, `Built::mergeable_points`, `Built::snapped`, `Built::labelled`).
 //! 2. Add its line to [`REGISTRY`] (and `mod` it).
 //! 3. Give it exact-loss cases in `examples/privacy_edges.rs` under its mechanism name.
 //!
@@ -31,6 +31,7 @@
 //! round-trips through JSON to the same bytes and that merged part states release the same bytes;
 //! `tests/privacy_edges.rs` fails while it has no exact-loss case.
 
+mod erm;
 mod fpca;
 mod kde;
 mod kme;
@@ -70,6 +71,7 @@ pub const REGISTRY: &[Entry] = &[
     kme_features::ENTRY,
     kme_exponential::ENTRY,
     sketch::ENTRY,
+    erm::ENTRY,
 ];
 
 /// The registered mechanism called `name`.
@@ -134,6 +136,8 @@ pub enum InputKind {
     SparseCurves,
     /// Points in `R^D` (densities: D = 1).
     Points,
+    /// Labelled points: a 1-D input in a public domain and a response (or a ±1 label) per record.
+    Labelled,
 }
 
 /// The data handed to [`Built::release`]: curves in the data's units on the public grid the
@@ -146,6 +150,8 @@ pub enum Input<'a> {
     Sparse(&'a SparseCurves),
     /// Points; their non-finite records already replaced by the public default ([`points`]).
     Points(&'a PointSet),
+    /// Labelled points: the inputs (1-D points, the data's units) and one response each.
+    Labelled(&'a PointSet, &'a [f64]),
 }
 
 impl Input<'_> {
@@ -154,6 +160,7 @@ impl Input<'_> {
             Self::Curves(_) => InputKind::Curves,
             Self::Sparse(_) => InputKind::SparseCurves,
             Self::Points(_) => InputKind::Points,
+            Self::Labelled(..) => InputKind::Labelled,
         }
     }
 }
@@ -531,6 +538,7 @@ fn wrong_input(expected: InputKind, got: InputKind) -> Error {
             InputKind::Curves => "this mechanism reads curves on a common grid",
             InputKind::SparseCurves => "this mechanism reads sparse curves",
             InputKind::Points => "this mechanism reads points",
+            InputKind::Labelled => "this mechanism reads labelled points (inputs and responses)",
         },
     }
 }
@@ -642,6 +650,24 @@ impl Reader<GridPoints> for Snapped {
 
 /// Releases `M` from a merged state through a session.
 type StateRelease<M, D> = fn(&mut Session, &M, &SummaryState) -> Result<Release<<M as Mechanism<D>>::Output>>;
+
+/// Labelled 1-D inputs snapped to the public `grid` (outside: the nearest end; not a number: the
+/// public default point), each with its response ([`fdp_estimators::Labelled::snap`]).
+struct SnappedLabelled {
+    grid: Grid,
+}
+
+impl Reader<fdp_estimators::Labelled> for SnappedLabelled {
+    fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&fdp_estimators::Labelled) -> Result<T>) -> Result<T> {
+        match input {
+            Input::Labelled(x, y) if x.dim() == 1 => {
+                f(&fdp_estimators::Labelled::snap(&self.grid, x.data(), y.to_vec())?)
+            }
+            Input::Labelled(x, _) => Err(Error::Shape { what: "the inputs' dimension", expected: 1, got: x.dim() }),
+            other => Err(wrong_input(InputKind::Labelled, other.kind())),
+        }
+    }
+}
 
 /// The state functions of a mergeable `M` on `D`, instantiated where that bound is known.
 struct MergeFns<M: Mechanism<D>, D: ?Sized + 'static> {
@@ -786,6 +812,18 @@ impl Built {
         let described = Described::of(&mechanism);
         let wrapped = Wrapped { mechanism, reader: Snapped { grid }, merge: Some(MergeFns::new()) };
         Self::new(Box::new(wrapped), described, InputKind::Points)
+    }
+
+    /// A mechanism on labelled 1-D inputs snapped to its public `grid` (no mergeable state: the
+    /// summary is a solve, not a sum).
+    fn labelled<M>(mechanism: M, grid: Grid) -> Self
+    where
+        M: Mechanism<fdp_estimators::Labelled> + 'static,
+        M::Output: RegisteredOutput,
+    {
+        let described = Described::of(&mechanism);
+        let wrapped = Wrapped { mechanism, reader: SnappedLabelled { grid }, merge: None };
+        Self::new(Box::new(wrapped), described, InputKind::Labelled)
     }
 
     /// The mechanism's own name (`tuned_iclp_rkhs`, `iclp_kde`, `balog_alg1`, ...).

@@ -129,6 +129,9 @@ struct ReleaseArgs {
     /// Long or sparse curves: the id, t and y column names (one record per id). Needs --grid.
     #[arg(long, value_name = "ID,T,Y", conflicts_with = "columns", requires = "grid")]
     long: Option<String>,
+    /// Labelled points (a regression): the response column; the inputs are --columns.
+    #[arg(long, value_name = "COLUMN")]
+    response: Option<String>,
     /// Long or sparse curves: the PUBLIC grid LO,HI,K.
     #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid)]
     grid: Option<Grid>,
@@ -1141,6 +1144,7 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
     let sparse;
     let records;
     let points;
+    let responses;
     let (frame, input) = match entry.input {
         InputKind::Curves => {
             let source = CurveSource {
@@ -1173,6 +1177,14 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
             let prefix = args.columns.as_deref().ok_or("points are read from the columns --columns PREFIX")?;
             points = read_points(csv, Columns::Prefix(prefix))?;
             (Frame::new(points.len(), None), Input::Points(&points))
+        }
+        InputKind::Labelled => {
+            let prefix = args.columns.as_deref().ok_or("the inputs are read from the column --columns NAME")?;
+            let response =
+                args.response.as_deref().ok_or("a regression needs its response column: --response COLUMN")?;
+            points = read_points(csv, Columns::Prefix(prefix))?;
+            responses = read_columns(csv, Columns::Named(response))?.1;
+            (Frame::new(points.len(), None), Input::Labelled(&points, &responses))
         }
     };
     bar.set_message("releasing");

@@ -204,6 +204,8 @@ pub struct KernelErm<N> {
     penalty: Vec<f64>,
     output: BasisOutput<N>,
     sensitivity_rkhs: f64,
+    /// The name in the ledger and in the release's metadata (the same).
+    name: &'static str,
 }
 
 impl KernelErm<LatticeLaplace> {
@@ -215,8 +217,12 @@ impl KernelErm<LatticeLaplace> {
         setup.check_solvable(basis)?;
         let sensitivity = rkhs * basis.trace_power(setup.eta - 1.0).sqrt();
         let sampler = IclpSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps)?;
-        let meta = setup.metadata("iclp_erm", PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C);
-        Self::assemble(basis, setup, sampler, meta, rkhs)
+        let name = match setup.loss {
+            Loss::Squared { .. } => "iclp_kernel_ridge",
+            Loss::Logistic => "iclp_kernel_logistic",
+        };
+        let meta = setup.metadata(name, PrivacyGuarantee::pure(eps), sensitivity, SensitivityNorm::L1C);
+        Self::assemble(basis, setup, sampler, meta, rkhs, name)
     }
 }
 
@@ -231,8 +237,12 @@ impl KernelErm<LatticeGaussian> {
         let sensitivity = rkhs * worst.sqrt();
         let sampler = GaussianProcessSampler::calibrated(basis, Sensitivity::new(sensitivity)?, eps, delta)?;
         let guarantee = PrivacyGuarantee::approximate(eps, delta);
-        let meta = setup.metadata("gaussian_process_erm", guarantee, sensitivity, SensitivityNorm::CameronMartin);
-        Self::assemble(basis, setup, sampler, meta, rkhs)
+        let name = match setup.loss {
+            Loss::Squared { .. } => "gaussian_process_kernel_ridge",
+            Loss::Logistic => "gaussian_process_kernel_logistic",
+        };
+        let meta = setup.metadata(name, guarantee, sensitivity, SensitivityNorm::CameronMartin);
+        Self::assemble(basis, setup, sampler, meta, rkhs, name)
     }
 }
 
@@ -243,9 +253,10 @@ impl<N: ComponentNoise> KernelErm<N> {
         sampler: BasisSampler<N>,
         meta: ReleaseMetadata,
         rkhs: f64,
+        name: &'static str,
     ) -> Result<Self> {
         let penalty = basis.eigenvalues().iter().map(|l| l.powf(-setup.eta)).collect();
-        Ok(Self { setup, penalty, output: BasisOutput::new(sampler, None, meta)?, sensitivity_rkhs: rkhs })
+        Ok(Self { setup, penalty, output: BasisOutput::new(sampler, None, meta)?, sensitivity_rkhs: rkhs, name })
     }
 
     /// The stability bound `||f_D - f_D'||_{C^η} <= M κ / (ψ n)`.
@@ -297,10 +308,7 @@ basis_curve_mechanism!(KernelErm<N>, Labelled);
 
 impl<N: ComponentNoise> Mechanism<Labelled> for KernelErm<N> {
     fn name(&self) -> &'static str {
-        match self.setup.loss {
-            Loss::Squared { .. } => "kernel_ridge",
-            Loss::Logistic => "kernel_logistic",
-        }
+        self.name
     }
 
     fn n(&self) -> Option<usize> {

@@ -167,6 +167,21 @@ impl RustSession {
         released_to_py(py, released)
     }
 
+    /// Releases a labelled-point mechanism on inputs `x` (n x 1, C-contiguous; the data's units) and
+    /// responses `y` (n).
+    fn release_labelled(
+        &mut self,
+        py: Python<'_>,
+        mechanism: &RegisteredMechanism,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let y = slice(&y, "y")?;
+        let (session, built) = (&mut self.inner, &mechanism.inner);
+        let released = on_points(py, &x, |x| built.release(session, Input::Labelled(x, y)))?;
+        released_to_py(py, released)
+    }
+
     /// Releases a mergeable mechanism from a complete summary state (bytes).
     fn release_state(&mut self, py: Python<'_>, mechanism: &RegisteredMechanism, state: &[u8]) -> PyResult<Py<PyAny>> {
         let state = SummaryState::from_bytes(state).map_err(py_err)?;
@@ -367,6 +382,7 @@ impl RegisteredMechanism {
             InputKind::Curves => "curves",
             InputKind::SparseCurves => "sparse_curves",
             InputKind::Points => "points",
+            InputKind::Labelled => "labelled",
         }
     }
     /// The spec it was built from (JSON).
