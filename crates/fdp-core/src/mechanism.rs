@@ -16,6 +16,12 @@ use crate::state::{MergeableMechanism, SummaryState};
 /// `privatize` adds the calibrated noise and builds the release. Splitting them lets audits and
 /// Monte Carlo studies compute a summary once and draw many releases from it; a
 /// [`Session`](crate::Session) calls [`release`](Self::release) after charging the budget.
+///
+/// **`privatize` and `release` are the unaccounted path**: calling them directly spends no budget
+/// and writes no ledger entry. They exist for audits, exact-loss tests, Monte Carlo studies and the
+/// paper reproductions. A release meant for publication goes through
+/// [`Session::release`](crate::Session::release) (or `fdp::registry::Built::release`, which has no
+/// other path); the command line, Python and Spark only ever release that way.
 pub trait Mechanism<D: ?Sized>: Send + Sync {
     /// What a release holds: a curve (`fdp_functional::Curve`), a
     /// [`WeightedSample`](crate::WeightedSample), a
@@ -29,11 +35,12 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
     fn guarantee(&self) -> PrivacyGuarantee;
     /// The summary before noise (the numbers the noise is added to).
     fn summarize(&self, data: &D) -> Result<Vec<f64>>;
-    /// One private release of a summary.
+    /// One private release of a summary — **unaccounted**, like [`release`](Self::release).
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Self::Output>>;
     /// The accuracy preview: the noise's expected squared error, from public quantities only.
     fn accuracy(&self) -> Accuracy;
-    /// `summarize` then `privatize`.
+    /// `summarize` then `privatize` — **unaccounted** (no budget charged, no ledger entry): for audits
+    /// and studies; publish through [`Session::release`](crate::Session::release).
     fn release(&self, data: &D, rng: &mut NoiseRng) -> Result<Release<Self::Output>> {
         let summary = self.summarize(data)?;
         self.privatize(&summary, rng)
