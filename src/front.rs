@@ -344,6 +344,9 @@ macro_rules! dispatch_mechanism {
             fn stages(&self) -> Vec<Stage> {
                 match self { $(Self::$variant(m) => m.stages()),+ }
             }
+            fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+                match self { $(Self::$variant(m) => m.exact_losses(a, b)),+ }
+            }
         }
     };
 }
@@ -568,6 +571,9 @@ pub struct KmeRequest {
 impl KmeRequest {
     /// The mechanism for `n` records (public).
     pub fn build(&self, n: usize) -> Result<SyntheticData> {
+        if let Some(c) = self.centre.iter().find(|c| !c.is_finite()) {
+            return Err(Error::BadParameter { name: "centre", value: (*c).into(), reason: "must be finite" });
+        }
         let subspace = SyntheticSubspace::from_wide_gaussian(
             self.kernel,
             &self.centre,

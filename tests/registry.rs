@@ -4,10 +4,9 @@
 //! Exact-loss coverage of every registered mechanism is asserted in tests/privacy_edges.rs.
 
 use fdp::data::{CurveSet, SparseCurves};
-use fdp::kme::PointSet;
 use fdp::mercer::Grid;
 use fdp::noise::{Delta, Epsilon};
-use fdp::registry::{self, Built, Frame, Input, InputKind, REGISTRY, Released, Spec};
+use fdp::registry::{self, Built, Frame, Input, InputKind, REGISTRY, Released, Spec, edges};
 use fdp::release::Session;
 
 /// The data of one input kind, in the data's units (a grid on [0, 10], not [0, 1], so the grid rule
@@ -15,8 +14,8 @@ use fdp::release::Session;
 enum Fixture {
     Curves(CurveSet<'static>),
     Sparse(SparseCurves),
-    Points(PointSet),
-    Labelled(PointSet, Vec<f64>),
+    Points(Vec<f64>, usize),
+    Labelled(Vec<f64>, Vec<f64>),
 }
 
 const N: usize = 60;
@@ -58,12 +57,12 @@ fn fixture(entry: &registry::Entry, spec: &Spec, rows: std::ops::Range<usize>) -
                 .or_else(|| spec.params.get("centre").and_then(|c| c.as_array()).map(Vec::len))
                 .unwrap_or(1);
             let data = rows.flat_map(|i| (0..dim).map(move |d| ((i * (d + 3)) % 17) as f64 / 17.0)).collect();
-            Fixture::Points(registry::points(dim, data).unwrap())
+            Fixture::Points(data, dim)
         }
         InputKind::Labelled => {
             let x: Vec<f64> = rows.clone().map(|i| ((i * 7) % 23) as f64 / 23.0).collect();
             let y = rows.map(|i| (6.0 * ((i * 7) % 23) as f64 / 23.0).sin() * 0.8).collect();
-            Fixture::Labelled(registry::points(1, x).unwrap(), y)
+            Fixture::Labelled(x, y)
         }
     }
 }
@@ -73,8 +72,8 @@ impl Fixture {
         match self {
             Self::Curves(c) => Input::Curves(c),
             Self::Sparse(s) => Input::Sparse(s),
-            Self::Points(p) => Input::Points(p),
-            Self::Labelled(x, y) => Input::Labelled(x, y),
+            Self::Points(data, dim) => Input::Points { data, dim: *dim },
+            Self::Labelled(x, y) => Input::Labelled { x, y },
         }
     }
 }
@@ -137,8 +136,8 @@ fn bits(released: &Released) -> Vec<u64> {
 #[test]
 fn bad_specs_are_refused_before_anything_is_charged() {
     let mean = registry::entry("mean").unwrap();
-    let frame = frame(mean);
-    let refused = |spec: Spec| registry::build(&spec, &frame).unwrap_err().to_string();
+    let mean_frame = frame(mean);
+    let refused = |spec: Spec| registry::build(&spec, &mean_frame).unwrap_err().to_string();
     assert!(refused(Spec::new("no_such_mechanism")).contains("not a registered mechanism"));
     assert!(refused(Spec::example(mean).unwrap().with("epsilom", 1.0)).contains("epsilom"));
     assert!(refused(Spec::new("mean")).contains("epsilon"));
@@ -151,11 +150,128 @@ fn bad_specs_are_refused_before_anything_is_charged() {
     // The same names with `-` in place of `_` are the same mechanism.
     assert!(registry::entry("sparse-mean").is_ok());
     // Data of the wrong kind are refused, and nothing is charged.
-    let built = registry::build(&Spec::example(mean).unwrap(), &frame).unwrap();
-    let points = registry::points(1, vec![0.5; N]).unwrap();
+    let built = registry::build(&Spec::example(mean).unwrap(), &mean_frame).unwrap();
+    let points = vec![0.5; N];
     let mut s = session(&built, 1);
-    assert!(built.release(&mut s, Input::Points(&points)).is_err());
+    assert!(built.release(&mut s, Input::Points { data: &points, dim: 1 }).is_err());
     assert_eq!(s.spent(), (0.0, 0.0));
+    // A person-level unit for points is refused (one point is one record).
+    let kde = registry::entry("kde").unwrap();
+    let unit = Frame::new(N, None).protecting(fdp::release::PrivacyUnit::person("pid"));
+    assert!(registry::build(&Spec::example(kde).unwrap(), &unit).unwrap_err().to_string().contains("person"));
+    // An explicit null takes the default, as a parameter Python leaves at None.
+    let nulls = Spec::example(kde).unwrap().with("eta", serde_json::Value::Null);
+    assert_eq!(registry::build(&nulls, &frame(kde)).unwrap().spec().params["eta"], 1.25);
+    // The spec as built states every default it took.
+    let built = registry::build(&Spec::example(mean).unwrap(), &frame(mean)).unwrap();
+    assert_eq!(built.spec().params["kernel"], "matern32:0.1");
+    assert_eq!(built.spec().params["method"], "iclp_rkhs");
+    // A logistic loss with a response bound is a contradiction: refused.
+    let erm = registry::entry("erm").unwrap();
+    let logistic = Spec::example(erm).unwrap().with("loss", "logistic").with("response_bound", 2.0);
+    assert!(registry::build(&logistic, &frame(erm)).unwrap_err().to_string().contains("response_bound"));
+    // A non-finite centre of the synthetic points is refused.
+    let kme = registry::entry("kme").unwrap();
+    let nan_centre = Spec::example(kme).unwrap().with("centre", serde_json::json!(["nan", 0.5]));
+    assert!(registry::build(&nan_centre, &frame(kme)).unwrap_err().to_string().contains("centre"));
+}
+
+#[test]
+fn data_that_do_not_fit_the_mechanism_are_refused_before_anything_is_charged() {
+    let charged_nothing = |name: &str, input: Input<'_>| {
+        let entry = registry::entry(name).unwrap();
+        let built = registry::build(&Spec::example(entry).unwrap(), &frame(entry)).unwrap();
+        let mut s = session(&built, 1);
+        let err = built.release(&mut s, input).unwrap_err().to_string();
+        assert_eq!(s.spent(), (0.0, 0.0), "{name}: {err}");
+        assert!(s.ledger().is_empty(), "{name}");
+        err
+    };
+    // The wrong n (public), the wrong dimension, the wrong grid.
+    let three = vec![0.5; 3 * N];
+    assert!(charged_nothing("sketch", Input::Points { data: &three, dim: 3 }).contains("dimension"));
+    assert!(charged_nothing("kme_exponential", Input::Points { data: &three, dim: 3 }).contains("dimension"));
+    let short = vec![0.5; 2 * (N - 1)];
+    assert!(charged_nothing("kme_features", Input::Points { data: &short, dim: 2 }).contains("number of records"));
+    let mean = registry::entry("mean").unwrap();
+    let Fixture::Curves(curves) = fixture(mean, &Spec::example(mean).unwrap(), 0..N) else { unreachable!() };
+    let unit = Grid::trapezoid_points((0..K).map(|i| i as f64 / (K - 1) as f64).collect()).unwrap();
+    let elsewhere = CurveSet::from_flat(unit, curves.values().to_vec(), None).unwrap().0;
+    assert!(charged_nothing("mean", Input::Curves(&elsewhere)).contains("grid"));
+    let fewer = CurveSet::from_flat(grid(), curves.values()[K..].to_vec(), None).unwrap().0;
+    assert!(charged_nothing("fpca", Input::Curves(&fewer)).contains("number of records"));
+    let (x, y) = (vec![0.5; N], vec![1.0; N - 1]);
+    assert!(charged_nothing("erm", Input::Labelled { x: &x, y: &y }).contains("responses"));
+}
+
+#[test]
+fn every_registered_mechanism_passes_the_exact_loss_edge_suite() {
+    // Each entry's example and the variants a spec can ask for: every mean method, every density
+    // method, both ERM losses and both noises, the sketch maps.
+    let variants: Vec<(&str, serde_json::Value)> = vec![
+        ("mean", serde_json::json!({"method": "iclp_l1", "bound": "l2:1", "range": null, "centre": 0.5})),
+        ("mean", serde_json::json!({"method": "iid_laplace", "bound": "l2:1", "range": null})),
+        ("mean", serde_json::json!({"method": "gaussian_process", "bound": "l2:1", "delta": 1e-6, "range": null})),
+        ("mean", serde_json::json!({"method": "bernstein", "bound": "sup:1", "range": null})),
+        ("mean", serde_json::json!({"tuning": "plug_in", "bound": "l1:1", "range": null, "centre": 0.5})),
+        ("mean", serde_json::json!({"tuning": "plug_in", "method": "bernstein", "bound": "sup:1", "range": null})),
+        ("fpca", serde_json::json!({"delta": 1e-6})),
+        ("kde", serde_json::json!({"method": "gaussian_process", "delta": 1e-6})),
+        ("kde", serde_json::json!({"method": "iid_laplace"})),
+        ("kde", serde_json::json!({"method": "bernstein"})),
+        ("erm", serde_json::json!({"loss": "logistic"})),
+        ("erm", serde_json::json!({"delta": 1e-6, "domain": [20.0, 80.0]})),
+        ("sketch", serde_json::json!({"map": "rff"})),
+        ("sketch", serde_json::json!({"map": "race"})),
+    ];
+    let mut specs: Vec<Spec> = REGISTRY.iter().map(|e| Spec::example(e).unwrap()).collect();
+    for (name, params) in variants {
+        let mut spec = Spec::example(registry::entry(name).unwrap()).unwrap();
+        for (k, v) in params.as_object().unwrap() {
+            if v.is_null() {
+                spec.params.remove(k);
+            } else {
+                spec = spec.with(k, v.clone());
+            }
+        }
+        specs.push(spec);
+    }
+    for spec in &specs {
+        let entry = registry::entry(&spec.mechanism).unwrap();
+        let built = registry::build(spec, &frame(entry)).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let data = fixture(entry, spec, 0..N);
+        let report = edges::edge_suite(&built, data.input()).unwrap_or_else(|e| panic!("{}: {e}", built.name()));
+        assert!(report.pairs >= 9, "{}: {} pairs", built.name(), report.pairs);
+        assert!(
+            report.worst <= 1.0 + 1e-9,
+            "{} ({spec:?}): stage {} loss/ε = {}",
+            built.name(),
+            report.stage,
+            report.worst
+        );
+        eprintln!(
+            "edge_suite mechanism={} pairs={} worst={:.6} stage={}",
+            built.name(),
+            report.pairs,
+            report.worst,
+            report.stage
+        );
+    }
+}
+
+#[test]
+fn a_regression_on_a_domain_in_the_data_units_releases_and_is_shown_there() {
+    // The inputs live on [20, 80] (ages, say): snapped on that grid, fitted on it mapped onto [0, 1],
+    // released without a shape error after the charge, and shown on the ages.
+    let erm = registry::entry("erm").unwrap();
+    let spec = Spec::example(erm).unwrap().with("domain", serde_json::json!([20.0, 80.0]));
+    let built = registry::build(&spec, &Frame::new(N, None)).unwrap();
+    let x: Vec<f64> = (0..N).map(|i| 20.0 + 60.0 * ((i * 7) % 23) as f64 / 23.0).collect();
+    let y: Vec<f64> = x.iter().map(|a| ((a - 20.0) / 10.0).sin()).collect();
+    let released = built.release(&mut session(&built, 4), Input::Labelled { x: &x, y: &y }).unwrap();
+    assert!(released.values().iter().all(|v| v.is_finite()));
+    let shown = built.display_grid().unwrap();
+    assert!(shown.points()[0] > 20.0 && shown.points()[shown.len() - 1] < 80.0);
 }
 
 #[test]
@@ -189,4 +305,40 @@ fn every_entry_describes_its_parameters_with_defaults_that_parse() {
         }
         assert!(serde_json::from_str::<serde_json::Value>(entry.example).is_ok(), "{}", entry.name);
     }
+}
+
+/// The suite has power: noise calibrated for a bound 100 times smaller than the records are
+/// clipped at is caught (ratio > 1), and the matched calibration on the same pairs passes.
+#[test]
+fn the_edge_suite_catches_a_miscalibrated_mechanism() {
+    use fdp::estimators::{BasisMean, MeanSetup, PlugIn};
+    use fdp::mercer::{BasisOptions, MercerBasis, Stationary};
+    use fdp::release::{ClippingBound, Mechanism};
+    let basis = MercerBasis::build(
+        Stationary::matern32(0.2).unwrap(),
+        grid().rescaled(0.0, 1.0).unwrap(),
+        BasisOptions::default(),
+    )
+    .unwrap();
+    let mean = |tau: f64| {
+        let setup = MeanSetup::new(N, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(tau).unwrap()).unwrap();
+        let rkhs = PlugIn::new(&basis, &setup).unwrap().rkhs;
+        BasisMean::iclp_rkhs(&basis, setup, rkhs).unwrap()
+    };
+    let (clipped_at, noised_for) = (mean(1.0), mean(0.01));
+    let mean_entry = registry::entry("mean").unwrap();
+    let Fixture::Curves(base) = fixture(mean_entry, &Spec::example(mean_entry).unwrap(), 0..N) else { unreachable!() };
+    let unit_grid = basis.grid().clone();
+    let summaries: Vec<Vec<f64>> = edges::adversarial_curves(K)
+        .into_iter()
+        .map(|record| {
+            let values = [record.as_slice(), &base.values()[K..]].concat();
+            clipped_at.summarize(&CurveSet::from_flat(unit_grid.clone(), values, None).unwrap().0).unwrap()
+        })
+        .collect();
+    let caught =
+        edges::worst_over_pairs(&summaries, false, "undernoised", |a, b| noised_for.exact_losses(a, b)).unwrap();
+    assert!(caught.worst > 2.0, "{caught:?}");
+    let matched = edges::worst_over_pairs(&summaries, false, "matched", |a, b| clipped_at.exact_losses(a, b)).unwrap();
+    assert!(matched.worst <= 1.0 + 1e-9, "{matched:?}");
 }

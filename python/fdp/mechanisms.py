@@ -55,7 +55,9 @@ class Mechanism:
         ('kme_exponential', (1.0, 0.0))
         """
         points = None if grid is None else np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
-        width = points.size if points is not None else int(params.get("dim") or len(params.get("centre") or ()) or 1)
+        centre = params.get("centre")
+        dim = params.get("dim") or (np.atleast_1d(np.asarray(centre)).size if mechanism == "kme" and centre is not None else 1)
+        width = points.size if points is not None else int(dim)
         return _build(mechanism, params, int(n), points, id, width)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -160,7 +162,9 @@ def _build(name: str, params: dict[str, Any], n: int, grid: NDArray[np.float64] 
     inner = _fdp.build(json.dumps({"mechanism": name, "params": given}), int(n), grid, id)
     for message in inner.warnings():
         warnings.warn(message, stacklevel=4)
-    return Mechanism(inner, (int(n), int(width)), grid)
+    shown = grid if grid is not None else inner.display_grid()
+    # Under add/remove-one neighbours n is private: any number of records (-1).
+    return Mechanism(inner, (-1 if inner.add_remove() else int(n), int(width)), None if shown is None else np.asarray(shown))
 
 
 def _plain(value: Any) -> Any:
@@ -201,7 +205,8 @@ class MeanCurve:
     bound:
         ``"NORM:VALUE"``: ``l1`` (coefficient l1, ICLP-RKHS), ``l2`` (ICLP-l1, IID Laplace, GP) or
         ``sup`` (Bernstein). Under private tuning it is a ceiling. ``None`` (default): the ceiling
-        follows from ``range`` if given, else ``"l1:10"``. A ``(lo, hi)`` pair is read as ``range``.
+        follows from ``range``; give one of the two (every door refuses neither). A ``(lo, hi)`` pair is
+        read as ``range``.
     mechanism:
         ``iclp_rkhs``, ``iclp_l1``, ``iid_laplace``, ``gaussian_process`` or ``bernstein``.
     centre:
@@ -393,9 +398,7 @@ class Sketch:
             epsilon=float(epsilon), dim=int(self.dim), map=self.map, size=int(self.size), width=float(self.width),
             buckets=int(self.buckets), map_seed=int(self.map_seed),
         )
-        mechanism = _build("sketch", params, 1, None, None, int(self.dim))
-        mechanism._shape = (-1, int(self.dim))  # n is private under add/remove-one: any count of points
-        return mechanism
+        return _build("sketch", params, 1, None, None, int(self.dim))
 
 
 def _rebuild(spec: str, shape: tuple[int, int], grid: NDArray[np.float64] | None, person_id: str | None) -> Mechanism:
@@ -472,8 +475,6 @@ def _bound_and_range(
         except (TypeError, ValueError):
             raise ValueError(f"range must be a pair (lo, hi) of numbers, got {value_range!r}") from None
         pair = (lo, hi)
-    if bound is None and pair is None:
-        bound = "l1:10"
     return bound, pair
 
 
@@ -561,10 +562,10 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
     if kind == "labelled":
         if not (isinstance(data, tuple) and len(data) == 2):
             raise TypeError("a regression releases a pair (x, y) of inputs and responses")
-        x = as_points(data[0], 1)
+        x = np.ascontiguousarray(np.asarray(data[0], dtype=np.float64).reshape(-1))
         y = np.ascontiguousarray(np.asarray(data[1], dtype=np.float64).reshape(-1))
-        if x.shape[0] != mechanism._shape[0] or y.size != x.shape[0]:
-            raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} inputs and responses, got {x.shape[0]} and {y.size}")
+        if x.size != mechanism._shape[0] or y.size != x.size:
+            raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} inputs and responses, got {x.size} and {y.size}")
         return x, y
     points: ArrayLike = data.values if isinstance(data, Curves) else data
     array = as_points(points, mechanism._shape[1])

@@ -91,6 +91,10 @@ def release(
     ``session.release(mechanism, data)`` in memory at a fixed seed, whatever the partitioning."""
     if not mechanism._inner.mergeable():
         raise ValueError(f"{mechanism.name} has no mergeable summary state: it cannot be released from partitions")
+    if mechanism._inner.input() == "sparse_curves":
+        raise ValueError("sparse curves come as a long frame: use fdp.spark.release_sparse_mean")
+    if grid is None and mechanism._inner.input() == "curves":
+        grid = mechanism._grid
     return session.release_state(mechanism, summary_state(mechanism, frame, columns, grid))
 
 

@@ -389,9 +389,9 @@ def test_a_ledger_keeps_one_privacy_unit(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "epsilon, kwargs, message",
     [
-        (0.0, {}, "epsilon"),
-        (-1.0, {}, "epsilon"),
-        (float("nan"), {}, "epsilon"),
+        (0.0, dict(bound="l1:5"), "epsilon"),
+        (-1.0, dict(bound="l1:5"), "epsilon"),
+        (float("nan"), dict(bound="l1:5"), "epsilon"),
         (1.0, dict(kernel="cauchy:1"), "SHAPE"),
         (1.0, dict(kernel="matern32:-1"), "rho"),
         (1.0, dict(bound="l2:1"), "norm"),  # ICLP-RKHS clips in the coefficient l1 norm
@@ -400,7 +400,8 @@ def test_a_ledger_keeps_one_privacy_unit(tmp_path: Path) -> None:
         (1.0, dict(tuning="guess"), "tuning"),
         (1.0, dict(mechanism="gaussian_process", bound="l2:1"), "delta"),
         (1.0, dict(mechanism="gaussian_process", bound="l2:1", delta=2.0), "delta"),
-        (1.0, dict(psi=0.1), "plug-in"),
+        (1.0, dict(psi=0.1, bound="l1:5"), "plug-in"),
+        (1.0, dict(), "bound"),  # neither a bound nor a range: refused at every door
         (1.0, dict(mechanism="bernstein", bound="sup:2", degree=8), "plug-in"),
         (1.0, dict(centre=float("inf")), "centre"),
     ],

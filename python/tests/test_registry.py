@@ -105,3 +105,36 @@ def test_every_registered_mechanism_gives_the_same_bytes_from_python_and_the_cli
             state = mechanism.summarize_part(parts[0]).merge(mechanism.summarize_part(parts[1]))
             again = fdp.Session(10.0, delta=1e-3, seed=11, neighbours="add_remove_one" if name == "sketch" else "replace_one")
             assert json.loads(again.release_state(mechanism, state).to_json())["output"] == python, name
+
+
+def test_a_regression_on_ages_is_released_and_shown_in_years(tmp_path: Path) -> None:
+    ages = 20 + 60 * ((np.arange(N) * 7) % 23) / 23.0
+    y = np.sin((ages - 20) / 10)
+    mechanism = fdp.Mechanism.from_spec("erm", N, epsilon=1.0, psi=0.1, domain=(20, 80))
+    release = fdp.Session(1.0, seed=3).release(mechanism, (ages, y))
+    assert 20 < release.grid[0] < release.grid[-1] < 80  # shown on the ages
+    assert np.all(np.isfinite(release.evaluate(np.array([25.0, 50.0, 75.0]))))
+    cli = docblocks.cli()
+    if cli is None:
+        return
+    csv = tmp_path / "ages.csv"
+    csv.write_text("x_age,y\n" + "\n".join(f"{a!r},{b!r}" for a, b in zip(ages.tolist(), y.tolist())) + "\n")
+    out = tmp_path / "erm"
+    subprocess.run([str(cli), "release", "erm", "--csv", str(csv), "--columns", "x_", "--response", "y", "--param", "psi=0.1",
+                    "--param", "domain=[20,80]", "--epsilon", "1", "--seed", "3", "--out", str(out), "--quiet"], check=True)
+    assert json.loads((out / "release.json").read_text())["output"] == json.loads(release.to_json())["output"]
+
+
+def test_point_mechanisms_refuse_a_person_unit_and_sketches_take_any_count() -> None:
+    with pytest.raises(ValueError, match="person"):
+        fdp.Mechanism.from_spec("kde", 100, epsilon=1.0, id="pid")
+    sketch = fdp.Mechanism.from_spec("sketch", 1, epsilon=1.0, dim=2)
+    points = np.random.default_rng(0).uniform(0, 1, (257, 2))
+    release = fdp.Session(1.0, seed=1, neighbours="add_remove_one").release(sketch, points)
+    assert release.noisy_count > 0
+    # A non-finite point goes to the density's public default (the grid point nearest the domain's
+    # centre), at every door.
+    kde = fdp.Mechanism.from_spec("kde", 3, epsilon=1.0, domain=(10, 20), grid_points=11)
+    a = fdp.Session(1.0, seed=2).release(kde, np.array([np.nan, 15.0, 15.0]))
+    b = fdp.Session(1.0, seed=2).release(kde, np.array([15.0, 15.0, 15.0]))
+    np.testing.assert_array_equal(a.curve, b.curve)

@@ -47,14 +47,23 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
             });
         }
     };
+    if loss == Loss::Logistic && p.given("response_bound") {
+        return Err(Error::BadParameter {
+            name: "response_bound",
+            value: ParamValue::Number(p.f64("response_bound")?),
+            reason: "is for the squared loss only (logistic labels are ±1)",
+        });
+    }
     let (lo, hi) = p.pair("domain")?;
     let grid = Grid::midpoint(lo, hi, p.usize("grid_points")?)?;
+    let unit = grid.rescaled(0.0, 1.0)?;
     let options = BasisOptions::default().max_components(p.usize("components")?);
     let kernel: Stationary = p.text("kernel")?.parse()?;
-    let basis = MercerBasis::build(kernel, grid.rescaled(0.0, 1.0)?, options)?;
+    let basis = MercerBasis::build(kernel, unit.clone(), options)?;
     let setup = ErmSetup::new(loss, frame.n, Regularisation::new(p.f64("eta")?, p.f64("psi")?)?)?;
-    Ok(match p.delta()? {
-        None => Built::labelled(KernelErm::iclp(&basis, setup, p.epsilon()?)?, grid),
-        Some(delta) => Built::labelled(KernelErm::gaussian_process(&basis, setup, p.epsilon()?, delta)?, grid),
-    })
+    let built = match p.delta()? {
+        None => Built::labelled(KernelErm::iclp(&basis, setup, p.epsilon()?)?, grid, unit),
+        Some(delta) => Built::labelled(KernelErm::gaussian_process(&basis, setup, p.epsilon()?, delta)?, grid, unit),
+    };
+    Ok(built.for_records(frame.n))
 }

@@ -49,5 +49,5 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
         components: p.opt_usize("components")?,
         degree: p.opt_usize("degree")?,
     };
-    Ok(Built::snapped(request.build(frame.n)?, request.grid()?))
+    Ok(Built::snapped(request.build(frame.n)?, request.grid()?).for_records(frame.n).expecting_dim(1))
 }

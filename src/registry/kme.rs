@@ -36,5 +36,6 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
             reason: "Algorithm 1 is (ε, δ)-DP: give δ > 0",
         })?,
     };
-    Ok(Built::mergeable_points(request.build(frame.n)?))
+    let dim = request.centre.len();
+    Ok(Built::mergeable_points(request.build(frame.n)?).for_records(frame.n).expecting_dim(dim))
 }

@@ -23,7 +23,8 @@ pub(super) const ENTRY: Entry = Entry {
 };
 
 fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
-    let pool = uniform_prior(p.usize("dim")?, p.usize("pool_points")?, p.u64("pool_seed")?)?;
+    let dim = p.usize("dim")?;
+    let pool = uniform_prior(dim, p.usize("pool_points")?, p.u64("pool_seed")?)?;
     let family = CandidateFamily::new(Stationary::gaussian(p.f64("rho")?)?, pool, p.usize("size")?)?;
-    Ok(Built::points(family.mechanism(frame.n, p.epsilon()?)?))
+    Ok(Built::points(family.mechanism(frame.n, p.epsilon()?)?).for_records(frame.n).expecting_dim(dim))
 }

@@ -23,9 +23,10 @@ pub(super) const ENTRY: Entry = Entry {
 };
 
 fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
+    let dim = p.usize("dim")?;
     let features = RandomFourierFeatures::new(
         Stationary::gaussian(p.f64("rho")?)?,
-        p.usize("dim")?,
+        dim,
         p.usize("features")?,
         p.u64("features_seed")?,
     )?;
@@ -34,5 +35,5 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
         value: ParamValue::Missing,
         reason: "Algorithm 2 is (ε, δ)-DP: give δ > 0",
     })?;
-    Ok(Built::points(features.mechanism(frame.n, p.epsilon()?, delta)?))
+    Ok(Built::points(features.mechanism(frame.n, p.epsilon()?, delta)?).for_records(frame.n).expecting_dim(dim))
 }

@@ -31,6 +31,7 @@
 //! round-trips through JSON to the same bytes and that merged part states release the same bytes;
 //! `tests/privacy_edges.rs` fails while it has no exact-loss case.
 
+pub mod edges;
 mod erm;
 mod fpca;
 mod kde;
@@ -141,17 +142,29 @@ pub enum InputKind {
 }
 
 /// The data handed to [`Built::release`]: curves in the data's units on the public grid the
-/// mechanism was built for, sparse curves on its domain, or points.
+/// mechanism was built for, sparse curves on its domain, points, or labelled points — as read, in
+/// the data's units; each mechanism's reader applies its own public default to a record that is
+/// not finite (the origin for point sets, the domain's centre for densities and regressions).
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
     /// Curves on the frame's grid (in the data's units).
     Curves(&'a CurveSet<'a>),
     /// Sparse curves on the frame's domain (in the data's units).
     Sparse(&'a SparseCurves),
-    /// Points; their non-finite records already replaced by the public default ([`points`]).
-    Points(&'a PointSet),
-    /// Labelled points: the inputs (1-D points, the data's units) and one response each.
-    Labelled(&'a PointSet, &'a [f64]),
+    /// Points, row-major, `dim` coordinates each.
+    Points {
+        /// The coordinates.
+        data: &'a [f64],
+        /// Coordinates per point.
+        dim: usize,
+    },
+    /// Labelled points: 1-D inputs `x` and one response `y` each.
+    Labelled {
+        /// The inputs.
+        x: &'a [f64],
+        /// The responses (or ±1 labels).
+        y: &'a [f64],
+    },
 }
 
 impl Input<'_> {
@@ -159,17 +172,20 @@ impl Input<'_> {
         match self {
             Self::Curves(_) => InputKind::Curves,
             Self::Sparse(_) => InputKind::SparseCurves,
-            Self::Points(_) => InputKind::Points,
-            Self::Labelled(..) => InputKind::Labelled,
+            Self::Points { .. } => InputKind::Points,
+            Self::Labelled { .. } => InputKind::Labelled,
         }
     }
-}
 
-/// `data` (row-major, `dim` coordinates a point) as the points every registered point mechanism
-/// reads: a record with a non-finite coordinate becomes the public default (the origin) before
-/// anything is summed.
-pub fn points(dim: usize, data: Vec<f64>) -> Result<PointSet> {
-    PointSet::with_default(dim, data, None)
+    /// The number of records (rows, ids, points, labelled points).
+    pub fn records(&self) -> usize {
+        match self {
+            Self::Curves(c) => c.n(),
+            Self::Sparse(s) => s.n(),
+            Self::Points { data, dim } => data.len() / (*dim).max(1),
+            Self::Labelled { x, .. } => x.len(),
+        }
+    }
 }
 
 /// The public frame a mechanism is built for: what a door knows before reading any value.
@@ -294,9 +310,28 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
             reason: "not a parameter of this mechanism (see `fdp release --list`)",
         });
     }
+    if !matches!(entry.input, InputKind::Curves | InputKind::SparseCurves) && frame.unit != PrivacyUnit::Record {
+        return Err(Error::BadParameter {
+            name: "privacy unit",
+            value: ParamValue::Text(entry.name.into()),
+            reason: "a person-level unit is for curves (one record per person); these records are one point each",
+        });
+    }
     let params = Params { entry, given: &spec.params };
     let mut built = (entry.build)(&params, frame)?;
-    built.spec = Spec { mechanism: entry.name.into(), params: spec.params.clone() };
+    // The spec as built: every parameter given, and every default it took (so a spec written next to
+    // a release states the whole mechanism, whatever later versions' defaults).
+    let mut resolved = Map::new();
+    for p in entry.params {
+        let (_, value) = match params.value(p.name) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if !value.is_null() {
+            resolved.insert(p.name.into(), value);
+        }
+    }
+    built.spec = Spec { mechanism: entry.name.into(), params: resolved };
     Ok(built)
 }
 
@@ -317,10 +352,16 @@ impl Params<'_> {
         })
     }
 
-    /// The value given, else the default; `Value::Null` for an optional parameter not given.
+    /// Whether the spec gives `name` (an explicit `null` is not giving it).
+    pub fn given(&self, name: &str) -> bool {
+        self.given.get(name).is_some_and(|v| !v.is_null())
+    }
+
+    /// The value given, else the default (an explicit `null` takes the default too, as a parameter
+    /// a Python caller leaves at `None`); `Value::Null` for an optional parameter not given.
     fn value(&self, name: &str) -> Result<(&'static str, Value)> {
         let param = self.param(name)?;
-        if let Some(v) = self.given.get(name) {
+        if let Some(v) = self.given.get(name).filter(|v| !v.is_null()) {
             return Ok((param.name, v.clone()));
         }
         if param.default.is_empty() {
@@ -523,6 +564,8 @@ registered_outputs!(Curve => Curve, Covariance => Covariance, WeightedSample => 
 /// A mechanism of any registered kind behind one interface: its release through a [`Session`]
 /// (the only way out: the ledger is always kept), from data or from merged states.
 trait Erased: Send + Sync {
+    fn summary(&self, input: Input<'_>) -> Result<Vec<f64>>;
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>>;
     fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released>;
     fn part_state(&self, input: Input<'_>) -> Result<SummaryState>;
     fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released>;
@@ -578,6 +621,12 @@ where
     M: for<'a> MergeableMechanism<CurveSet<'a>> + for<'a> Mechanism<CurveSet<'a>, Output = O> + 'static,
     O: RegisteredOutput + 'static,
 {
+    fn summary(&self, input: Input<'_>) -> Result<Vec<f64>> {
+        Self::read(input, |curves| self.mechanism.summarize(curves))
+    }
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        Mechanism::<CurveSet<'_>>::exact_losses(&self.mechanism, a, b)
+    }
     fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released> {
         Ok(O::wrap(Self::read(input, |curves| session.release(&self.mechanism, curves))?))
     }
@@ -619,13 +668,14 @@ impl Reader<SparseCurves> for UnitSparse {
     }
 }
 
-/// Points as given.
+/// Points as a point set: a record with a non-finite coordinate becomes the public default (the
+/// origin) before anything is summed.
 struct AsPoints;
 
 impl Reader<PointSet> for AsPoints {
     fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&PointSet) -> Result<T>) -> Result<T> {
         match input {
-            Input::Points(points) => f(points),
+            Input::Points { data, dim } => f(&PointSet::with_default(dim, data.to_vec(), None)?),
             other => Err(wrong_input(InputKind::Points, other.kind())),
         }
     }
@@ -639,10 +689,8 @@ struct Snapped {
 impl Reader<GridPoints> for Snapped {
     fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&GridPoints) -> Result<T>) -> Result<T> {
         match input {
-            Input::Points(points) if points.dim() == 1 => f(&GridPoints::snap(&self.grid, points.data())?),
-            Input::Points(points) => {
-                Err(Error::Shape { what: "the points' dimension", expected: 1, got: points.dim() })
-            }
+            Input::Points { data, dim: 1 } => f(&GridPoints::snap(&self.grid, data)?),
+            Input::Points { dim, .. } => Err(Error::Shape { what: "the points' dimension", expected: 1, got: dim }),
             other => Err(wrong_input(InputKind::Points, other.kind())),
         }
     }
@@ -651,19 +699,21 @@ impl Reader<GridPoints> for Snapped {
 /// Releases `M` from a merged state through a session.
 type StateRelease<M, D> = fn(&mut Session, &M, &SummaryState) -> Result<Release<<M as Mechanism<D>>::Output>>;
 
-/// Labelled 1-D inputs snapped to the public `grid` (outside: the nearest end; not a number: the
-/// public default point), each with its response ([`fdp_estimators::Labelled::snap`]).
+/// Labelled 1-D inputs snapped to the public `grid` in the data's units (outside: the nearest end;
+/// not a number: the grid point nearest the domain's centre), each with its response (not finite:
+/// 0), on the same grid mapped onto [0, 1] where the mechanism's basis lives.
 struct SnappedLabelled {
     grid: Grid,
+    unit: Grid,
 }
 
 impl Reader<fdp_estimators::Labelled> for SnappedLabelled {
     fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&fdp_estimators::Labelled) -> Result<T>) -> Result<T> {
         match input {
-            Input::Labelled(x, y) if x.dim() == 1 => {
-                f(&fdp_estimators::Labelled::snap(&self.grid, x.data(), y.to_vec())?)
+            Input::Labelled { x, y } => {
+                let index = fdp_estimators::density::snap_to_grid(&self.grid, x)?;
+                f(&fdp_estimators::Labelled::new(&self.unit, index, y.to_vec())?)
             }
-            Input::Labelled(x, _) => Err(Error::Shape { what: "the inputs' dimension", expected: 1, got: x.dim() }),
             other => Err(wrong_input(InputKind::Labelled, other.kind())),
         }
     }
@@ -696,6 +746,12 @@ where
     M::Output: RegisteredOutput,
     R: Reader<D>,
 {
+    fn summary(&self, input: Input<'_>) -> Result<Vec<f64>> {
+        self.reader.read(input, |data| self.mechanism.summarize(data))
+    }
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        self.mechanism.exact_losses(a, b)
+    }
     fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released> {
         Ok(RegisteredOutput::wrap(self.reader.read(input, |data| session.release(&self.mechanism, data))?))
     }
@@ -737,11 +793,23 @@ impl Described {
     }
 }
 
+/// What a mechanism expects of its data, checked **before** anything is charged: the public n
+/// (replace-one neighbours), the points' dimension, the curves' grid in the data's units.
+#[derive(Debug, Clone, Default)]
+struct Expected {
+    n: Option<usize>,
+    dim: Option<usize>,
+    grid: Option<Grid>,
+}
+
 /// A registered mechanism, built for its frame: ready to release through a [`Session`].
 pub struct Built {
     inner: Box<dyn Erased>,
     described: Described,
     input: InputKind,
+    expected: Expected,
+    /// The grid a released curve is shown on, in the data's units (curve mechanisms, regressions).
+    display: Option<Grid>,
     spec: Spec,
     /// Public choices that are almost certainly mistakes (never about the data), for the doors to
     /// show.
@@ -756,7 +824,35 @@ impl fmt::Debug for Built {
 
 impl Built {
     fn new(inner: Box<dyn Erased>, described: Described, input: InputKind) -> Self {
-        Self { inner, described, input, spec: Spec::new(""), warnings: Vec::new() }
+        let expected = Expected::default();
+        Self { inner, described, input, expected, display: None, spec: Spec::new(""), warnings: Vec::new() }
+    }
+
+    /// The mechanism expects `n` records (replace-one neighbours: n is public).
+    fn for_records(mut self, n: usize) -> Self {
+        if self.described.guarantee.relation() == fdp_noise::NeighbourRelation::ReplaceOne {
+            self.expected.n = Some(n);
+        }
+        self
+    }
+
+    /// The mechanism expects points of `dim` coordinates.
+    fn expecting_dim(mut self, dim: usize) -> Self {
+        self.expected.dim = Some(dim);
+        self
+    }
+
+    /// The mechanism expects curves on `grid` (the data's units) and shows its release on it.
+    fn on_grid(mut self, grid: Grid) -> Self {
+        self.expected.grid = Some(grid.clone());
+        self.display = Some(grid);
+        self
+    }
+
+    /// A released curve is shown on `grid` (the data's units).
+    fn shown_on(mut self, grid: Grid) -> Self {
+        self.display = Some(grid);
+        self
     }
 
     /// A (mergeable) mechanism on dense curves, protecting `frame`'s unit.
@@ -767,7 +863,12 @@ impl Built {
     {
         let mechanism = PerUnit::new(mechanism, frame.unit.clone());
         let described = Described::of::<CurveSet<'_>, _>(&mechanism);
-        Self::new(Box::new(OnCurves { mechanism, output: PhantomData }), described, InputKind::Curves)
+        let built = Self::new(Box::new(OnCurves { mechanism, output: PhantomData }), described, InputKind::Curves);
+        let built = built.for_records(frame.n);
+        match &frame.grid {
+            Some(grid) => built.on_grid(grid.clone()),
+            None => built,
+        }
     }
 
     /// A (mergeable) mechanism on sparse curves of the public `domain` (data units).
@@ -779,7 +880,11 @@ impl Built {
         let mechanism = PerUnit::new(mechanism, frame.unit.clone());
         let described = Described::of(&mechanism);
         let wrapped = Wrapped { mechanism, reader: UnitSparse { domain }, merge: Some(MergeFns::new()) };
-        Self::new(Box::new(wrapped), described, InputKind::SparseCurves)
+        let built = Self::new(Box::new(wrapped), described, InputKind::SparseCurves).for_records(frame.n);
+        match &frame.grid {
+            Some(grid) => built.shown_on(grid.clone()),
+            None => built,
+        }
     }
 
     /// A mechanism on points that has no mergeable state.
@@ -814,16 +919,17 @@ impl Built {
         Self::new(Box::new(wrapped), described, InputKind::Points)
     }
 
-    /// A mechanism on labelled 1-D inputs snapped to its public `grid` (no mergeable state: the
-    /// summary is a solve, not a sum).
-    fn labelled<M>(mechanism: M, grid: Grid) -> Self
+    /// A mechanism on labelled 1-D inputs snapped to its public `grid` (the data's units; the
+    /// mechanism's basis lives on `unit`, the same grid mapped onto [0, 1]); no mergeable state: the
+    /// summary is a solve, not a sum.
+    fn labelled<M>(mechanism: M, grid: Grid, unit: Grid) -> Self
     where
         M: Mechanism<fdp_estimators::Labelled> + 'static,
         M::Output: RegisteredOutput,
     {
         let described = Described::of(&mechanism);
-        let wrapped = Wrapped { mechanism, reader: SnappedLabelled { grid }, merge: None };
-        Self::new(Box::new(wrapped), described, InputKind::Labelled)
+        let wrapped = Wrapped { mechanism, reader: SnappedLabelled { grid: grid.clone(), unit }, merge: None };
+        Self::new(Box::new(wrapped), described, InputKind::Labelled).shown_on(grid)
     }
 
     /// The mechanism's own name (`tuned_iclp_rkhs`, `iclp_kde`, `balog_alg1`, ...).
@@ -866,13 +972,17 @@ impl Built {
         self.inner.mergeable()
     }
 
-    /// Releases the mechanism on `input` through `session` (charged stage by stage).
+    /// Releases the mechanism on `input` through `session` (charged stage by stage), after
+    /// [`check`](Self::check) — nothing is charged when the data are not what it was built for.
     pub fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released> {
+        self.check(input)?;
         self.inner.release(session, input)
     }
 
-    /// The exact summary state of one part of the data (merge parts with [`SummaryState::merge`]).
+    /// The exact summary state of one part of the data (merge parts with [`SummaryState::merge`]):
+    /// any number of records, of the mechanism's kind, dimension and grid.
     pub fn part_state(&self, input: Input<'_>) -> Result<SummaryState> {
+        self.check_part(input)?;
         self.inner.part_state(input)
     }
 
@@ -881,9 +991,89 @@ impl Built {
         self.inner.release_state(session, state)
     }
 
-    /// The concrete mechanism, for post-processing that needs it (e.g. M2M estimates from a
-    /// sketch: `built.downcast::<PrivateSketch>()`; curve mechanisms are wrapped in [`PerUnit`]).
-    pub fn downcast<M: 'static>(&self) -> Option<&M> {
-        self.inner.as_any().downcast_ref::<M>()
+    /// **Post-processing of a released sketch**: M2M estimates (means, covariance) read off
+    /// `release` with `prior_points` public uniform points from `prior_seed` — no budget. Refused
+    /// for a mechanism that is not a sketch.
+    pub fn m2m(&self, release: &Release<Sketch>, prior_points: usize, prior_seed: u64) -> Result<front::M2mSummary> {
+        let sketch = self.sketch()?;
+        front::m2m_summary(sketch, release, prior_points, prior_seed)
+    }
+
+    /// Checks before a sketch's release that its M2M estimates will be possible with
+    /// `prior_points` (public).
+    pub fn check_m2m_prior(&self, prior_points: usize) -> Result<()> {
+        fdp_kme::M2mDesign::check_prior_points(self.sketch()?.map(), prior_points)
+    }
+
+    fn sketch(&self) -> Result<&fdp_kme::PrivateSketch> {
+        self.inner.as_any().downcast_ref::<fdp_kme::PrivateSketch>().ok_or(Error::BadSpec {
+            what: "the mechanism",
+            spec: self.name().into(),
+            reason: "M2M estimates are read off a sketch",
+        })
+    }
+
+    /// The grid a released curve is shown on, in the data's units (`None`: the release's own grid
+    /// is already in the data's units, as a density's).
+    pub fn display_grid(&self) -> Option<&Grid> {
+        self.display.as_ref()
+    }
+
+    /// **Checks `input` against what the mechanism was built for — its kind, the public n, the
+    /// points' dimension, the curves' grid — before anything is charged**: a shape error after the
+    /// charge would spend the budget for nothing. Public quantities only (n and the grid are
+    /// public); [`release`](Self::release) calls it first.
+    pub fn check(&self, input: Input<'_>) -> Result<()> {
+        self.check_part(input)?;
+        match self.expected.n {
+            Some(n) if input.records() != n => {
+                Err(Error::Shape { what: "the number of records (n is public)", expected: n, got: input.records() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`check`](Self::check) but for any number of records (a part of the data).
+    fn check_part(&self, input: Input<'_>) -> Result<()> {
+        if input.kind() != self.input {
+            return Err(wrong_input(self.input, input.kind()));
+        }
+        if let Input::Points { data, dim } = input
+            && (dim == 0 || !data.len().is_multiple_of(dim) || self.expected.dim.is_some_and(|d| d != dim))
+        {
+            return Err(Error::Shape {
+                what: "the points' dimension",
+                expected: self.expected.dim.unwrap_or(dim),
+                got: dim,
+            });
+        }
+        if let Input::Labelled { x, y } = input
+            && x.len() != y.len()
+        {
+            return Err(Error::Shape { what: "the responses", expected: x.len(), got: y.len() });
+        }
+        if let (Input::Curves(curves), Some(grid)) = (input, &self.expected.grid)
+            && (curves.grid().points() != grid.points() || curves.grid().weights() != grid.weights())
+        {
+            return Err(Error::BadParameter {
+                name: "the curves' grid",
+                value: ParamValue::Count(curves.grid().len()),
+                reason: "differs from the public grid the mechanism was built for (in the data's units): build it for this grid",
+            });
+        }
+        Ok(())
+    }
+
+    /// The summary of `input` (what the noise is added to): for audits and the edge suite; publish
+    /// through [`release`](Self::release).
+    pub fn summary(&self, input: Input<'_>) -> Result<Vec<f64>> {
+        self.check(input)?;
+        self.inner.summary(input)
+    }
+
+    /// The exact loss of each stage between two summaries, as a ratio to its budget
+    /// ([`Mechanism::exact_losses`]); `None` if the mechanism states no exact-loss law.
+    pub fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        self.inner.exact_losses(a, b)
     }
 }

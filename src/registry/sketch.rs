@@ -22,14 +22,16 @@ pub(super) const ENTRY: Entry = Entry {
 };
 
 fn build(p: &Params<'_>, _frame: &Frame) -> Result<Built> {
+    let dim = p.usize("dim")?;
     let request = SketchRequest {
         map: p.text("map")?,
-        dim: p.usize("dim")?,
+        dim,
         size: p.usize("size")?,
         width: p.f64("width")?,
         buckets: p.usize("buckets")?,
         map_seed: p.u64("map_seed")?,
         epsilon: p.epsilon()?,
     };
-    Ok(Built::mergeable_points(request.build()?))
+    // n is private under add/remove-one: not checked.
+    Ok(Built::mergeable_points(request.build()?).expecting_dim(dim))
 }

@@ -12,10 +12,9 @@ use clap::{Args, Parser, Subcommand};
 
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
 use fdp::front::{
-    FPCA_COMPONENTS, FigureAxes, FrontSession, KdeMethod, MeanMethod, TuningMode, m2m_summary, open_session,
-    write_curve_report, write_fpca_report, write_local_log, write_report,
+    FPCA_COMPONENTS, FigureAxes, FrontSession, KdeMethod, MeanMethod, TuningMode, open_session, write_curve_report,
+    write_fpca_report, write_local_log, write_report,
 };
-use fdp::kme::{PointSet, PrivateSketch};
 use fdp::mercer::{Grid, Stationary};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
 use fdp::registry::{self, Built, Frame, Input, InputKind, Released, Spec};
@@ -541,6 +540,8 @@ fn release_committed(
     for warning in &built.warnings {
         eprintln!("fdp: warning: {warning}");
     }
+    // The data's kind, n, dimension and grid, before the ledger is opened or anything charged.
+    built.check(input)?;
     writable_out(p)?;
     let mut session = session(p, built.guarantee().relation())?;
     let released = built.release(session.session_mut(), input);
@@ -925,11 +926,28 @@ enum Columns<'a> {
     Prefix(&'a str),
 }
 
-/// The selected columns of a CSV, in file order, as a point set; a record with a cell that is not a
-/// finite number becomes the public default point (the origin), so n never changes.
-fn read_points(path: &Path, columns: Columns<'_>) -> Result<PointSet, Failure> {
+/// The selected columns of a CSV, in file order, as points (n never changes: a record with a cell
+/// that is not a finite number is kept, and the mechanism gives it its public default).
+fn read_points(path: &Path, columns: Columns<'_>) -> Result<Points, Failure> {
     let (dim, data) = read_columns(path, columns)?;
-    Ok(PointSet::with_default(dim, data, None)?)
+    Ok(Points { dim, data })
+}
+
+/// Points as read (a cell that is not a number is NaN): the mechanism's reader applies its public
+/// default to such a record.
+struct Points {
+    dim: usize,
+    data: Vec<f64>,
+}
+
+impl Points {
+    fn len(&self) -> usize {
+        self.data.len() / self.dim.max(1)
+    }
+
+    fn input(&self) -> Input<'_> {
+        Input::Points { data: &self.data, dim: self.dim }
+    }
 }
 
 /// The number of selected columns and their cells, row by row (a cell that is not a number is NaN);
@@ -988,8 +1006,8 @@ fn count_outside(data: &[f64], width: usize, lo: f64, hi: f64) -> usize {
 
 /// How many points have a coordinate outside `[lo, hi]` (snapped or clamped by the mechanism): a
 /// count of the private data, for the local log only.
-fn outside(points: &PointSet, lo: f64, hi: f64) -> String {
-    let count = count_outside(points.data(), points.dim(), lo, hi);
+fn outside(points: &Points, lo: f64, hi: f64) -> String {
+    let count = count_outside(&points.data, points.dim, lo, hi);
     format!(
         "{count} of {} points have a coordinate outside the public domain [{lo}, {hi}] (moved to its nearest end)",
         points.len()
@@ -999,8 +1017,8 @@ fn outside(points: &PointSet, lo: f64, hi: f64) -> String {
 fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let points = read_points(&args.csv, Columns::Named(&args.column))?;
-    if points.dim() != 1 {
-        return Err(format!("{} columns are named {:?}; a density needs one", points.dim(), args.column).into());
+    if points.dim != 1 {
+        return Err(format!("{} columns are named {:?}; a density needs one", points.dim, args.column).into());
     }
     let spec = spec_with_budget("kde", &args.privacy)
         .with("method", args.mechanism.as_str())
@@ -1011,7 +1029,7 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = with_given(spec, "bandwidth", args.bandwidth.map(serde_json::Value::from));
     bar.set_message("releasing");
     let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), Input::Points(&points))?;
+        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let notes = vec![format!(
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
@@ -1035,10 +1053,8 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
     args.privacy.delta.ok_or("kme is (ε, δ)-DP: give --delta")?;
-    if args.centre.len() != points.dim() {
-        return Err(
-            format!("--centre has {} numbers, the data have {} columns", args.centre.len(), points.dim()).into()
-        );
+    if args.centre.len() != points.dim {
+        return Err(format!("--centre has {} numbers, the data have {} columns", args.centre.len(), points.dim).into());
     }
     let spec = spec_with_budget("kme", &args.privacy)
         .with("rho", args.rho)
@@ -1048,7 +1064,7 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         .with("points_seed", args.points_seed);
     bar.set_message(format!("building the synthetic subspace and releasing from {} points", points.len()));
     let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), Input::Points(&points))?;
+        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
     let Released::Weighted(release) = released else { return Err(unexpected(&released)) };
     let csv_path = args.privacy.out.join("synthetic.csv");
     std::fs::create_dir_all(&args.privacy.out)?;
@@ -1068,24 +1084,21 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
     let spec = spec_with_budget("sketch", &args.privacy)
-        .with("dim", points.dim())
+        .with("dim", points.dim)
         .with("map", args.map.as_str())
         .with("size", args.size)
         .with("width", args.width)
         .with("buckets", args.buckets)
         .with("map_seed", args.map_seed);
     // The M2M estimates are computed after the release: their prior must be valid before the charge.
-    let built = registry::build(&spec, &Frame::new(points.len(), None))?;
-    let sketch = built.downcast::<PrivateSketch>().ok_or("the sketch entry built another mechanism")?;
-    fdp::kme::M2mDesign::check_prior_points(sketch.map(), args.prior_points)?;
+    registry::build(&spec, &Frame::new(points.len(), None))?.check_m2m_prior(args.prior_points)?;
     bar.set_message("releasing");
     let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), Input::Points(&points))?;
+        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
     let Released::Sketch(release) = released else { return Err(unexpected(&released)) };
-    let sketch = mechanism.downcast::<PrivateSketch>().ok_or("the sketch entry built another mechanism")?;
     bar.set_message("M2M estimates");
-    let m2m = m2m_summary(sketch, &release, args.prior_points, args.prior_seed)?;
-    let d = points.dim();
+    let m2m = mechanism.m2m(&release, args.prior_points, args.prior_seed)?;
+    let d = points.dim;
     let mut extra =
         String::from("\n## M2M estimates (post-processing)\n\n| coordinate | mean | variance |\n|---|---|---|\n");
     for j in 0..d {
@@ -1118,6 +1131,16 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
         return Err("give the mechanism, --csv and --epsilon (or --list)".into());
     };
     let entry = registry::entry(name)?;
+    let flags = [
+        ("--id", args.id.is_some(), matches!(entry.input, InputKind::Curves)),
+        ("--long", args.long.is_some(), matches!(entry.input, InputKind::Curves | InputKind::SparseCurves)),
+        ("--grid", args.grid.is_some(), matches!(entry.input, InputKind::Curves | InputKind::SparseCurves)),
+        ("--columns", args.columns.is_some(), !matches!(entry.input, InputKind::SparseCurves)),
+        ("--response", args.response.is_some(), matches!(entry.input, InputKind::Labelled)),
+    ];
+    if let Some((flag, _, _)) = flags.iter().find(|(_, given, applies)| *given && !applies) {
+        return Err(format!("{flag} does not apply to {} (it reads {:?} data)", entry.name, entry.input).into());
+    }
     let mut spec = Spec::new(entry.name).with("epsilon", epsilon.get());
     if let Some(d) = args.delta {
         spec = spec.with("delta", d.get());
@@ -1176,7 +1199,7 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
         InputKind::Points => {
             let prefix = args.columns.as_deref().ok_or("points are read from the columns --columns PREFIX")?;
             points = read_points(csv, Columns::Prefix(prefix))?;
-            (Frame::new(points.len(), None), Input::Points(&points))
+            (Frame::new(points.len(), None), points.input())
         }
         InputKind::Labelled => {
             let prefix = args.columns.as_deref().ok_or("the inputs are read from the column --columns NAME")?;
@@ -1184,7 +1207,7 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
                 args.response.as_deref().ok_or("a regression needs its response column: --response COLUMN")?;
             points = read_points(csv, Columns::Prefix(prefix))?;
             responses = read_columns(csv, Columns::Named(response))?.1;
-            (Frame::new(points.len(), None), Input::Labelled(&points, &responses))
+            (Frame::new(points.len(), None), Input::Labelled { x: &points.data, y: &responses })
         }
     };
     bar.set_message("releasing");
@@ -1193,12 +1216,13 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
     let (out, s) = (&privacy.out, session.session());
     let report = match released {
         Released::Curve(release) => {
-            let x = records_grid(&frame);
+            let x = built.display_grid().map(|g| g.points().to_vec());
             let axes = FigureAxes { x, ..FigureAxes::named("t", "value") };
             write_curve_report(out, &title, &release, s, &notes, &axes)?
         }
         Released::Covariance(release) => {
-            let axes = FigureAxes { x: records_grid(&frame), ..FigureAxes::named("t", "principal component") };
+            let x = built.display_grid().map(|g| g.points().to_vec());
+            let axes = FigureAxes { x, ..FigureAxes::named("t", "principal component") };
             write_fpca_report(out, &title, &release, release.output().components().min(3), s, &notes, &axes)?
         }
         Released::Weighted(release) => write_report(out, &title, &release, s, &notes, "")?,
@@ -1213,11 +1237,6 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
     bar.finish_and_clear();
     announce(s, built.name(), &report);
     Ok(())
-}
-
-/// The frame's grid points in the data's units (a curve figure's x axis).
-fn records_grid(frame: &Frame) -> Option<Vec<f64>> {
-    frame.grid.as_ref().filter(|g| g.dim() == 1).map(|g| g.points().to_vec())
 }
 
 fn ledger_show(path: &Path) -> Result<(), Failure> {

@@ -58,6 +58,18 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
     fn privacy_unit(&self) -> PrivacyUnit {
         PrivacyUnit::Record
     }
+
+    /// **The exact privacy loss of each stage** between the summaries `a` and `b` of two
+    /// neighbouring datasets, **as a ratio to the stage's budget** (maximised over whatever earlier
+    /// stages could have chosen), computed from the lattice points the releases are centred at and
+    /// the noise's own law (`fdp_noise::exact_loss`) — not from the mechanism's sensitivity bound.
+    /// The release is DP on the pair at its guarantee iff every ratio is at most 1 (sequential
+    /// composition over the stages). `None`: the mechanism states no exact-loss law; the registry's
+    /// edge suite (`fdp::registry::edges`) refuses such a mechanism, so every registered one has one.
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        let _ = (a, b);
+        None
+    }
 }
 
 /// A mechanism whose records are each one privacy unit's combined contribution — e.g. one
@@ -129,6 +141,10 @@ impl<D: ?Sized, M: Mechanism<D>> Mechanism<D> for PerUnit<M> {
 
     fn privacy_unit(&self) -> PrivacyUnit {
         self.unit.clone()
+    }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        self.mechanism.exact_losses(a, b)
     }
 }
 

@@ -509,6 +509,11 @@ impl Mechanism<GridPoints> for BernsteinKde {
         }
         Accuracy::expected(2.0 * self.noise.scale().powi(2) * total)
     }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<fdp_core::Result<Vec<(&'static str, f64)>>> {
+        let epsilon = self.guarantee().epsilon();
+        Some(self.noise.loss(a, b).map(|loss| vec![("release", loss / epsilon)]).map_err(Into::into))
+    }
 }
 
 impl CurveMechanism<GridPoints> for BernsteinKde {

@@ -39,6 +39,10 @@ macro_rules! delegate_to_basis_output {
         fn accuracy(&self) -> fdp_core::Accuracy {
             self.output.accuracy()
         }
+
+        fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<fdp_core::Result<Vec<(&'static str, f64)>>> {
+            Some(self.output.exact_losses(a, b))
+        }
     };
 }
 pub(crate) use delegate_to_basis_output;

@@ -905,6 +905,10 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         let v = 2.0 * scale * scale;
         fdp_core::Accuracy::at_most(self.bin_of.iter().zip(grid.weights()).map(|(b, w)| w * v / mass[*b].powi(2)).sum())
     }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<fdp_core::Result<Vec<(&'static str, f64)>>> {
+        Some(self.stage_losses(a, b))
+    }
 }
 
 impl MergeableMechanism<SparseCurves> for SparseBinnedMean {

@@ -1168,6 +1168,10 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
         let diameter = self.range.map_or(f64::INFINITY, |(lo, hi)| (hi - lo).powi(2) * total);
         Accuracy::at_most(noise.max(binned).min(diameter))
     }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<fdp_core::Result<Vec<(&'static str, f64)>>> {
+        Some(self.stage_losses(a, b))
+    }
 }
 
 impl TunedMean {

@@ -320,6 +320,10 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
         let at_ceiling = self.candidates[self.candidates.len() - 1].accuracy();
         Accuracy::at_most(at_ceiling.expected_sq_error)
     }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<fdp_core::Result<Vec<(&'static str, f64)>>> {
+        Some(self.stage_losses(a, b))
+    }
 }
 
 impl MergeableMechanism<CurveSet<'_>> for TunedCovariance {

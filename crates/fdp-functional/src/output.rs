@@ -59,6 +59,13 @@ impl<N: ComponentNoise> BasisOutput<N> {
         &self.sampler
     }
 
+    /// The exact privacy loss of releasing the coefficient summaries `a` rather than `b`, as a ratio
+    /// to the budget ([`ComponentNoise::loss_ratio`]): the one stage, `release`.
+    pub fn exact_losses(&self, a: &[f64], b: &[f64]) -> Result<Vec<(&'static str, f64)>> {
+        let ratio = N::loss_ratio(self.sampler.components(), self.sampler.calibration(), a, b)?;
+        Ok(vec![("release", ratio)])
+    }
+
     /// The metadata every release of this mechanism carries (RNG provenance aside).
     pub fn metadata(&self) -> &ReleaseMetadata {
         &self.metadata

@@ -404,6 +404,15 @@ impl Mechanism<PointSet> for ExponentialSynthetic {
         let (t, ln_c) = (self.selection.temperature(), (self.family.count as f64).ln());
         Accuracy::expected(t * t * (ln_c * ln_c + 2.0 * ln_c + 2.0))
     }
+
+    /// The selection's loss on the candidates' levels of the two summaries, over ε.
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        let ratio = || -> Result<f64> {
+            let (la, lb) = (self.levels(a)?, self.levels(b)?);
+            Ok(fdp_noise::exact_loss::exponential_loss(&self.selection, &la, &lb)? / self.guarantee().epsilon())
+        };
+        Some(ratio().map(|r| vec![("release", r)]))
+    }
 }
 
 #[cfg(test)]

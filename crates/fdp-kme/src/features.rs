@@ -170,6 +170,10 @@ impl Mechanism<PointSet> for FeatureMean {
         let s = self.noise.sigma();
         Accuracy::independent(&vec![s * s; self.rff.len()], 3.0)
     }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        Some(self.noise.loss_ratio(a, b).map(|ratio| vec![("release", ratio)]).map_err(Into::into))
+    }
 }
 
 /// Options of the reduced-set fit.

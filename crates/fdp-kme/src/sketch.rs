@@ -287,6 +287,22 @@ impl Mechanism<PointSet> for PrivateSketch {
         let b = self.numerator.scale();
         Accuracy::independent(&vec![2.0 * b * b; self.map.len()], 6.0)
     }
+
+    /// The noisy feature sum's and the noisy count's losses together, over ε (add/remove
+    /// neighbours: summaries of the data with and without one record).
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        let m = self.map.len();
+        let ratio = || -> Result<f64> {
+            for s in [a, b] {
+                if s.len() != m + 1 {
+                    return Err(KmeError::Shape { what: "sketch summary", expected: m + 1, got: s.len() });
+                }
+            }
+            let loss = self.numerator.loss(&a[..m], &b[..m])? + self.count.loss(&a[m..], &b[m..])?;
+            Ok(loss / self.guarantee.epsilon())
+        };
+        Some(ratio().map(|r| vec![("release", r)]))
+    }
 }
 
 impl PrivateSketch {

@@ -381,6 +381,10 @@ impl Mechanism<PointSet> for SyntheticData {
         let s = self.noise.sigma();
         Accuracy::independent(&vec![s * s; self.subspace.z.len()], 3.0)
     }
+
+    fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
+        Some(self.noise.loss_ratio(a, b).map(|ratio| vec![("release", ratio)]).map_err(Into::into))
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::calibration::Calibration;
 use crate::discrete::{discrete_gaussian, discrete_laplace};
 use crate::error::{NoiseError, Result};
 use crate::rng::NoiseRng;
@@ -208,6 +209,10 @@ pub trait ComponentNoise: Copy + Send + Sync {
     fn release(&self, x: f64, rng: &mut NoiseRng) -> f64;
     /// The standard deviation of the noise.
     fn std_dev(&self) -> f64;
+    /// **The exact privacy loss** of releasing `a` rather than `b` with `noise` on each component,
+    /// calibrated as `calibration`, **as a ratio to the budget** — at most 1 iff the release is DP
+    /// on the pair at its guarantee ([`crate::exact_loss`]).
+    fn loss_ratio(noise: &[Self], calibration: Calibration, a: &[f64], b: &[f64]) -> Result<f64>;
 }
 
 impl ComponentNoise for LatticeLaplace {
@@ -219,6 +224,15 @@ impl ComponentNoise for LatticeLaplace {
     fn std_dev(&self) -> f64 {
         std::f64::consts::SQRT_2 * self.scale()
     }
+    fn loss_ratio(noise: &[Self], calibration: Calibration, a: &[f64], b: &[f64]) -> Result<f64> {
+        let epsilon =
+            calibration.guarantee().map(|g| g.epsilon()).filter(|e| *e > 0.0).ok_or(NoiseError::BadParameter {
+                name: "calibration",
+                value: f64::NAN,
+                reason: "has no ε to compare a loss with",
+            })?;
+        Ok(crate::exact_loss::laplace_loss(noise, a, b)? / epsilon)
+    }
 }
 
 impl ComponentNoise for LatticeGaussian {
@@ -229,6 +243,21 @@ impl ComponentNoise for LatticeGaussian {
     }
     fn std_dev(&self) -> f64 {
         self.sigma()
+    }
+    fn loss_ratio(noise: &[Self], calibration: Calibration, a: &[f64], b: &[f64]) -> Result<f64> {
+        let multiplier = match calibration {
+            Calibration::GaussianProcess { multiplier, .. } | Calibration::GaussianVector { multiplier, .. } => {
+                multiplier
+            }
+            _ => {
+                return Err(NoiseError::BadParameter {
+                    name: "calibration",
+                    value: f64::NAN,
+                    reason: "is not a Gaussian calibration (no analytic multiplier)",
+                });
+            }
+        };
+        crate::exact_loss::gaussian_loss(noise, multiplier, a, b)
     }
 }
 

@@ -72,6 +72,13 @@ impl GaussianVector {
         self.guarantee
     }
 
+    /// The exact loss of releasing `a` rather than `b` as a ratio: at most 1 iff (ε, δ)-DP on the pair
+    /// ([`crate::exact_loss::gaussian_loss`]).
+    pub fn loss_ratio(&self, a: &[f64], b: &[f64]) -> Result<f64> {
+        check_len("vector", self.dim, a.len())?;
+        crate::exact_loss::gaussian_loss(&vec![self.noise; self.dim], self.multiplier, a, b)
+    }
+
     /// `x + σ N(0, I)` on the lattice.
     pub fn release(&self, x: &[f64], rng: &mut NoiseRng) -> Result<Vec<f64>> {
         check_len("vector", self.dim, x.len())?;
@@ -125,6 +132,13 @@ impl LaplaceVector {
     /// The guarantee of one release.
     pub fn guarantee(&self) -> PrivacyGuarantee {
         self.guarantee
+    }
+
+    /// The exact privacy loss of releasing `a` rather than `b` (at most ε iff ε-DP on the pair;
+    /// [`crate::exact_loss::laplace_loss`]).
+    pub fn loss(&self, a: &[f64], b: &[f64]) -> Result<f64> {
+        check_len("vector", self.dim, a.len())?;
+        crate::exact_loss::laplace_loss(&vec![self.noise; self.dim], a, b)
     }
 
     /// `x + b L` on the lattice.

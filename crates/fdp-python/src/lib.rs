@@ -19,7 +19,7 @@ use pyo3::types::PyBytes;
 use fdp::data::{CurveSet, SparseCurves, onto_grid};
 use fdp::estimators::covariance::Covariance;
 use fdp::functional::{Curve, CurveReleaseExt};
-use fdp::kme::{M2mEstimator, PointSet, PrivateSketch};
+use fdp::kme::M2mEstimator;
 use fdp::mercer::Grid;
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
 use fdp::registry::{self, Built, Frame, Input, InputKind, Released, Spec};
@@ -163,22 +163,21 @@ impl RustSession {
         points: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<Py<PyAny>> {
         let (session, built) = (&mut self.inner, &mechanism.inner);
-        let released = on_points(py, &points, |p| built.release(session, Input::Points(p)))?;
+        let released = on_points(py, &points, |p| built.release(session, p))?;
         released_to_py(py, released)
     }
 
-    /// Releases a labelled-point mechanism on inputs `x` (n x 1, C-contiguous; the data's units) and
-    /// responses `y` (n).
+    /// Releases a labelled-point mechanism on inputs `x` (n, the data's units) and responses `y` (n).
     fn release_labelled(
         &mut self,
         py: Python<'_>,
         mechanism: &RegisteredMechanism,
-        x: PyReadonlyArray2<'_, f64>,
+        x: PyReadonlyArray1<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
     ) -> PyResult<Py<PyAny>> {
-        let y = slice(&y, "y")?;
+        let (x, y) = (slice(&x, "x")?, slice(&y, "y")?);
         let (session, built) = (&mut self.inner, &mechanism.inner);
-        let released = on_points(py, &x, |x| built.release(session, Input::Labelled(x, y)))?;
+        let released = py.detach(move || built.release(session, Input::Labelled { x, y })).map_err(py_err)?;
         released_to_py(py, released)
     }
 
@@ -203,16 +202,16 @@ fn released_to_py(py: Python<'_>, released: Released) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// `f` on the points of a C-contiguous n x D array (copied once into a point set, whose non-finite
-/// records become the public default), with the interpreter lock released.
+/// `f` on the points of a C-contiguous n x D array (as read: the mechanism's reader gives a
+/// non-finite record its public default), with the interpreter lock released.
 fn on_points<T: Send>(
     py: Python<'_>,
     points: &PyReadonlyArray2<'_, f64>,
-    f: impl FnOnce(&PointSet) -> fdp::release::Result<T> + Send,
+    f: impl FnOnce(Input<'_>) -> fdp::release::Result<T> + Send,
 ) -> PyResult<T> {
     let dim = points.shape()[1];
     let data = slice(points, "points")?;
-    py.detach(move || f(&registry::points(dim, data.to_vec())?)).map_err(py_err)
+    py.detach(move || f(Input::Points { data, dim })).map_err(py_err)
 }
 
 /// `(complete, interpolated, defaulted)`: how many of the curves (`values` n x K on `grid`) need
@@ -418,6 +417,14 @@ impl RegisteredMechanism {
     fn mergeable(&self) -> bool {
         self.inner.is_mergeable()
     }
+    /// Whether it protects add/remove-one neighbours (n is then private: any number of records).
+    fn add_remove(&self) -> bool {
+        self.inner.guarantee().relation() == NeighbourRelation::AddRemoveOne
+    }
+    /// The grid a released curve is shown on, in the data's units (None: the release's own).
+    fn display_grid<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
+        self.inner.display_grid().map(|g| PyArray1::from_slice(py, g.points()))
+    }
     /// The summary state of some curves (`values` n_part x K on `grid`, the data's units), as bytes.
     fn part_state_curves<'py>(
         &self,
@@ -456,7 +463,7 @@ impl RegisteredMechanism {
         py: Python<'py>,
         points: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let state = on_points(py, &points, |p| self.inner.part_state(Input::Points(p)))?;
+        let state = on_points(py, &points, |p| self.inner.part_state(p))?;
         Ok(PyBytes::new(py, &state.to_bytes()))
     }
 }
@@ -630,13 +637,10 @@ impl SketchRelease {
         prior_points: usize,
         prior_seed: u64,
     ) -> PyResult<M2m> {
-        let sketch = mechanism.inner.downcast::<PrivateSketch>().ok_or_else(|| {
-            PyValueError::new_err("M2M estimates need the sketch mechanism that released this sketch")
-        })?;
-        let release = &self.inner;
-        let summary =
-            py.detach(|| fdp::front::m2m_summary(sketch, release, prior_points, prior_seed)).map_err(py_err)?;
-        Ok(M2m { inner: summary.estimator, dim: sketch.map().dim() })
+        let (built, release) = (&mechanism.inner, &self.inner);
+        let summary = py.detach(|| built.m2m(release, prior_points, prior_seed)).map_err(py_err)?;
+        let dim = summary.means.len();
+        Ok(M2m { inner: summary.estimator, dim })
     }
 }
 
