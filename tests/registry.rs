@@ -111,6 +111,24 @@ fn every_registered_mechanism_is_charged_exactly_its_guarantee_stage_by_stage() 
         assert!((spent_d - g.delta()).abs() <= 1e-15, "{}: charged δ {spent_d}, proved {}", entry.name, g.delta());
         assert_eq!(s.ledger().len(), built.stages().len(), "{}: one ledger entry per stage", entry.name);
         assert!(released.values().iter().all(|v| v.is_finite()), "{}", entry.name);
+        // What the release says each stage spent is what the ledger charged, stage by stage (the
+        // stage plan is the one source of both).
+        let metadata: serde_json::Value = serde_json::from_str(&released.to_json().unwrap()).unwrap();
+        let spent: Vec<(String, f64)> = metadata["metadata"]["stages"]
+            .as_array()
+            .map(|records| {
+                records
+                    .iter()
+                    .filter(|r| r["epsilon"].as_f64().unwrap_or(0.0) > 0.0)
+                    .map(|r| (r["stage"].as_str().unwrap().to_string(), r["epsilon"].as_f64().unwrap()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !spent.is_empty() {
+            let charged: Vec<(String, f64)> =
+                built.stages().iter().map(|st| (st.name.clone(), st.guarantee.epsilon())).collect();
+            assert_eq!(spent, charged, "{}: the release's stages against the ledger's", entry.name);
+        }
         assert!(released.to_json().unwrap().contains(built.name()), "{}", entry.name);
 
         // The spec round-trips through JSON and builds the same mechanism: the same bytes at a seed.

@@ -51,6 +51,7 @@ pub mod mechanism;
 pub mod params;
 pub mod release;
 pub mod session;
+pub mod stages;
 pub mod state;
 
 pub use error::{Error, LayerError, ParamValue, Result};
@@ -60,4 +61,5 @@ pub use release::{
     Coefficients, Descriptor, Output, PrivacyUnit, Release, ReleaseMetadata, Sketch, StageRecord, WeightedSample,
 };
 pub use session::{LedgerEntry, LedgerFile, Session};
+pub use stages::StagePlan;
 pub use state::{MergeableMechanism, SummaryState};

@@ -547,6 +547,7 @@ impl SparseBinnedMean {
         // Everything privatize builds, built here (a Session never charges for a release that then
         // fails): the bound stage's noise, the sums' noise at the smallest and largest τ (the scale
         // is monotone in τ, so every τ between builds).
+        mechanism.plan()?;
         if eps_bound > 0.0 {
             mechanism.bound_noise()?;
         }
@@ -564,6 +565,18 @@ impl SparseBinnedMean {
     /// their weights.
     pub fn epsilons(&self) -> (f64, f64, f64) {
         (self.eps_bound, self.eps_sums, self.eps_weights)
+    }
+
+    /// **The stages as a sequential composition**: `bound` (free at a zero share: the public
+    /// ceiling), then `release` — itself the noisy bin sums (`ε_sums`) and, without a stated design,
+    /// the noisy counts (`ε_weights`), released together with `ε − ε_bound`. `stages()` and
+    /// `guarantee()` are read off it.
+    pub fn plan(&self) -> fdp_core::Result<fdp_core::StagePlan> {
+        let rest = self.epsilon.get() - self.eps_bound;
+        fdp_core::StagePlan::sequential(
+            PrivacyGuarantee::pure(self.epsilon),
+            &[("bound", self.eps_bound, 0.0), ("release", rest, 0.0)],
+        )
     }
 
     /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
@@ -788,19 +801,8 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
     }
 
     fn stages(&self) -> Vec<fdp_core::Stage> {
-        let mut stages = Vec::new();
-        if self.eps_bound > 0.0 {
-            stages.push(fdp_core::Stage {
-                name: "bound".into(),
-                guarantee: PrivacyGuarantee::pure(Epsilon::new(self.eps_bound).unwrap_or(self.epsilon)),
-            });
-        }
-        let rest = self.epsilon.get() - self.eps_bound;
-        stages.push(fdp_core::Stage {
-            name: "release".into(),
-            guarantee: PrivacyGuarantee::pure(Epsilon::new(rest).unwrap_or(self.epsilon)),
-        });
-        stages
+        // A plan that cannot be built lists no stage, and the Session refuses the mechanism.
+        self.plan().map(|plan| plan.stages()).unwrap_or_default()
     }
 
     fn summarize(&self, data: &SparseCurves) -> fdp_core::Result<Vec<f64>> {

@@ -21,7 +21,7 @@ use fdp_core::error::public_range;
 use fdp_core::state::check_state_layout;
 use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Descriptor, Mechanism, MergeableMechanism, Output as _, Regularisation, Release,
-    ReleaseMetadata, SensitivityNorm, Stage, StageRecord, SummaryState, Tuning,
+    ReleaseMetadata, SensitivityNorm, Stage, StagePlan, StageRecord, SummaryState, Tuning,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
@@ -540,6 +540,7 @@ impl TunedMean {
     /// [`summarize`](Mechanism::summarize) or a checked state always passes.
     fn validated(self) -> Result<Self> {
         self.layout()?;
+        self.plan()?;
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
         Epsilon::new(eps_release)?;
         if eps_bound > 0.0 {
@@ -584,8 +585,29 @@ impl TunedMean {
         self.kind
     }
 
-    /// `(ε_bound, ε_pilot, ε_release)`, adding up to at most ε (ε_pilot = 0 without a pilot).
+    /// `(ε_bound, ε_pilot, ε_release)`, adding up to ε (ε_pilot = 0 without a pilot): the budgets
+    /// of [`plan`](Self::plan)'s stages, which the Session charges and the release uses.
     pub fn epsilons(&self) -> (f64, f64, f64) {
+        match self.plan() {
+            Ok(plan) => (plan.epsilon("bound"), plan.epsilon("pilot"), plan.epsilon("release")),
+            // Unreachable for a built mechanism (validated); the raw split otherwise.
+            Err(_) => self.split_budget(),
+        }
+    }
+
+    /// **The stages as a sequential composition** (`bound`, `pilot`, `release`; a stage with no
+    /// share is free and not charged), adding up to the guarantee: `stages()` and `guarantee()` are
+    /// read off it, and `privatize` spends exactly its budgets.
+    pub fn plan(&self) -> Result<StagePlan> {
+        let (bound, pilot, release) = self.split_budget();
+        let delta = self.delta().map_or(0.0, Delta::get);
+        let parts = [("bound", bound, 0.0), ("pilot", pilot, 0.0), ("release", release, delta)];
+        StagePlan::sequential(Mechanism::<CurveSet<'_>>::guarantee(self), &parts)
+    }
+
+    /// The public split of ε: the bound's share from n, ε and the search range, the pilot's share,
+    /// and the rest for the release, rounded so that the three never add up to more than ε.
+    fn split_budget(&self) -> (f64, f64, f64) {
         let eps = self.epsilon.get();
         let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
         let log_range = self.search.floor_ratio.ln();
@@ -1067,24 +1089,8 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
 
     /// The bound, the pilot (if any) and the release, each charged on its own.
     fn stages(&self) -> Vec<Stage> {
-        let (bound, pilot, release) = self.epsilons();
-        let pure = |e: f64| Epsilon::new(e).map(PrivacyGuarantee::pure);
-        let mut stages = Vec::new();
-        if let Ok(g) = pure(bound) {
-            stages.push(Stage { name: "bound".into(), guarantee: g });
-        }
-        if let Ok(g) = pure(pilot) {
-            stages.push(Stage { name: "pilot".into(), guarantee: g });
-        }
-        let last = match (Epsilon::new(release), self.delta()) {
-            (Ok(e), Some(d)) => Ok(PrivacyGuarantee::approximate(e, d)),
-            (Ok(e), None) => Ok(PrivacyGuarantee::pure(e)),
-            (Err(e), _) => Err(e),
-        };
-        if let Ok(g) = last {
-            stages.push(Stage { name: "release".into(), guarantee: g });
-        }
-        stages
+        // A plan that cannot be built lists no stage, and the Session refuses the mechanism.
+        self.plan().map(|plan| plan.stages()).unwrap_or_default()
     }
 
     /// Everything the stages may need, deterministic in the data: `[mean_i clamp(ln ||X_i||)]`

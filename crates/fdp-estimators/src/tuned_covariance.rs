@@ -133,6 +133,7 @@ impl TunedCovariance {
             })
             .collect::<Result<Vec<_>>>()?;
         let mechanism = Self { candidates, taus, search, n, epsilon, delta, eps_bound, reference };
+        mechanism.plan()?;
         if eps_bound > 0.0 {
             mechanism.bound_noise()?;
         }
@@ -215,6 +216,18 @@ impl TunedCovariance {
         }
     }
 
+    /// **The stages as a sequential composition**: `bound` (free at a zero share), then `release`
+    /// with the rest of ε (and δ for the Gaussian variant) — the budget every candidate covariance
+    /// release was calibrated with. `stages()` is read off it.
+    pub fn plan(&self) -> Result<fdp_core::StagePlan> {
+        let last = self.candidates[self.candidates.len() - 1].guarantee();
+        let total = Mechanism::<CurveSet<'_>>::guarantee(self);
+        fdp_core::StagePlan::sequential(
+            total,
+            &[("bound", self.eps_bound, 0.0), ("release", last.epsilon(), last.delta())],
+        )
+    }
+
     /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
     /// neighbouring datasets, divided by the stage's budget (the release's maximised over every τ
     /// the bound stage could choose; the Gaussian's as the analytic-Gaussian ratio, at most 1 iff
@@ -263,13 +276,8 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
     }
 
     fn stages(&self) -> Vec<Stage> {
-        let mut stages = Vec::new();
-        if let (true, Ok(e)) = (self.eps_bound > 0.0, Epsilon::new(self.eps_bound)) {
-            stages.push(Stage { name: "bound".into(), guarantee: PrivacyGuarantee::pure(e) });
-        }
-        let last = &self.candidates[self.candidates.len() - 1];
-        stages.push(Stage { name: "release".into(), guarantee: last.guarantee() });
-        stages
+        // A plan that cannot be built lists no stage, and the Session refuses the mechanism.
+        self.plan().map(|plan| plan.stages()).unwrap_or_default()
     }
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
