@@ -12,7 +12,7 @@ use fdp_core::ParamValue;
 use crate::error::{MercerError, Result, check_len};
 use crate::grid::{Grid, GridLayout};
 use crate::kernel::{Brownian, Kernel, KernelSpec};
-use crate::linalg::{matmul, symmetric_eigen, thin_q};
+use crate::linalg::{matmul, symmetric_eigen, symmetric_eigenvalues, thin_q};
 use crate::toeplitz::WeightedToeplitz;
 
 /// Default relative truncation tolerance: keep `λ_k > 1e-12 λ_1`.
@@ -167,6 +167,22 @@ pub struct DecayFit {
     pub first: usize,
     /// Last component used (1-based).
     pub last: usize,
+    /// The spectrum the fit was made on.
+    pub source: DecaySource,
+}
+
+/// Where the eigenvalues of a [`DecayFit`] came from (see [`MercerBasis::decay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum DecaySource {
+    /// The Nyström eigenvalues of the kernel on a grid of this many points (the basis' own, or a
+    /// midpoint grid of its interval).
+    Nystrom {
+        /// Grid points.
+        points: usize,
+    },
+    /// Widom's asymptotics `λ_k ≈ S(π(k - 1/2)/L)` from the kernel's spectral density S.
+    Spectral,
 }
 
 impl DecayFit {
@@ -194,9 +210,54 @@ struct Inner {
 /// Grid size on which [`MercerBasis::decay`] resolves the spectrum of a coarse 1-D basis.
 const DECAY_GRID: usize = 1000;
 
+/// The decay of a 1-D kernel on `[a, b]` as [`MercerBasis::decay`] fits it on a `DECAY_GRID`-point
+/// midpoint grid, without that grid's basis, when the kernel has a spectral density S:
+/// - the window `[k_max/4, k_max]` reaches the cap `DECAY_GRID/8` (a polynomial tail: every Matérn
+///   kernel but the smoothest at long length-scales): the fit on Widom's `λ_k ≈ S(π(k - 1/2)/L)`,
+///   `k = 1..DECAY_GRID`, microseconds;
+/// - a shorter window (a super-polynomial tail: the Gaussian kernel, Matérn 5/2 at ρ ≳ L/3): the
+///   leading eigenvalues on a midpoint grid of `G >= 8 k_max + 64` points, eigenvalues only, on the
+///   two centrosymmetric halves; G doubles while its own cap `G/8` binds. With `G < DECAY_GRID` the
+///   window is the fine grid's and its eigenvalues agree with the fine grid's to the aliasing error
+///   `Σ_{m≠0} S(ω + 2πm/h)/S(ω)`, negligible for such fast-decaying densities.
+///
+/// `None` (use the fine grid) for kernels without a spectral density or a Toeplitz structure, or
+/// when G would reach `DECAY_GRID`.
+fn spectral_decay(kernel: &dyn Kernel, (a, b): (f64, f64)) -> Option<DecayFit> {
+    let length = b - a;
+    let widom = (1..=DECAY_GRID)
+        .map(|k| kernel.spectral_density(std::f64::consts::PI * (k as f64 - 0.5) / length))
+        .collect::<Option<Vec<f64>>>()?;
+    if !widom.iter().all(|v| v.is_finite() && *v >= 0.0) || widom[0] <= 0.0 {
+        return None;
+    }
+    let fit = fit_decay(&widom, DECAY_GRID, DecaySource::Spectral);
+    if fit.last >= DECAY_GRID / 8 {
+        return Some(fit);
+    }
+    let mut points = (8 * fit.last + 64).next_multiple_of(32);
+    while points < DECAY_GRID {
+        let grid = Grid::midpoint(a, b, points).ok()?;
+        let toeplitz = WeightedToeplitz::new(kernel, &grid)?.ok()?;
+        let (sym, anti) = toeplitz.centrosymmetric_halves();
+        let (s, t) = rayon::join(|| symmetric_eigenvalues(sym.as_ref()), || symmetric_eigenvalues(anti.as_ref()));
+        let mut values: Vec<f64> = s.ok()?.into_iter().chain(t.ok()?).collect();
+        values.sort_by(|x, y| y.total_cmp(x));
+        if !(values[0].is_finite() && values[0] > 0.0) {
+            return None;
+        }
+        let fit = fit_decay(&values, points, DecaySource::Nystrom { points });
+        if fit.last < points / 8 {
+            return Some(fit);
+        }
+        points *= 2;
+    }
+    None
+}
+
 /// Least-squares fit of `ln λ_k` on `ln k` over the reliable tail of a descending spectrum on a grid
 /// of `k_grid` points: `k ∈ [k_max/4, k_max]`, `k_max` the last `λ_k >= 1e-9 λ_1`, at most `K/8`.
-fn fit_decay(l: &[f64], k_grid: usize) -> DecayFit {
+fn fit_decay(l: &[f64], k_grid: usize, source: DecaySource) -> DecayFit {
     let reliable = l.iter().take_while(|&&v| v >= 1e-9 * l[0]).count();
     let last = reliable.min((k_grid / 8).max(2)).min(l.len()).max(1);
     let first = (last / 4).max(1);
@@ -212,7 +273,7 @@ fn fit_decay(l: &[f64], k_grid: usize) -> DecayFit {
     let denom = m * sxx - sx * sx;
     let slope = if denom > 0.0 { (m * sxy - sx * sy) / denom } else { 0.0 };
     let intercept = (sy - slope * sx) / m;
-    DecayFit { exponent: -slope, constant: intercept.exp(), first, last }
+    DecayFit { exponent: -slope, constant: intercept.exp(), first, last, source }
 }
 
 /// The Mercer eigenbasis `(λ_k, φ_k)` of a kernel `C` on a [`Grid`], truncated to the kept components.
@@ -895,8 +956,11 @@ impl MercerBasis {
     ///
     /// Window: components `k ∈ [k_max/4, k_max]` (1-based), where `k_max` is the last component with
     /// `λ_k >= 1e-9 λ_1` and at most `K/8` (beyond that the quadrature error of the grid dominates).
-    /// A 1-D basis on fewer than 1000 points resolves too few components for that, so the kernel's
-    /// spectrum is computed once on a 1000-point midpoint grid of the same interval and cached.
+    /// A 1-D basis on fewer than 1000 points resolves too few components for that, so the fit is the
+    /// one of the kernel's spectrum on a 1000-point midpoint grid of the same interval, read without
+    /// building that grid's basis when the kernel has a spectral density (Widom's asymptotics for a
+    /// window at the cap, a coarser eigenvalue-only solve for a shorter one; see [`DecaySource`]),
+    /// and from that grid's basis otherwise. Computed once and cached.
     /// The fit uses eigenvalues only, never data, so plug-in tuning built on it is privacy-safe.
     /// A 1-D Matérn kernel of smoothness α has `λ_k ~ k^{-(2α + 1)}`: exponent 2 for the exponential
     /// kernel, 4 for Matérn 3/2, 6 for Matérn 5/2 (the ICLP paper's `2ν = 2α + 1`).
@@ -904,14 +968,17 @@ impl MercerBasis {
         *self.0.decay.get_or_init(|| {
             let grid = &self.0.grid;
             if grid.dim() == 1 && grid.len() < DECAY_GRID {
-                let (a, b) = grid.domain()[0];
-                let fine = Grid::midpoint(a, b, DECAY_GRID)
+                let domain = grid.domain()[0];
+                if let Some(fit) = spectral_decay(self.0.kernel.as_ref(), domain) {
+                    return fit;
+                }
+                let fine = Grid::midpoint(domain.0, domain.1, DECAY_GRID)
                     .and_then(|g| Self::build_shared(self.0.kernel.clone(), g, BasisOptions::default()));
                 if let Ok(fine) = fine {
-                    return fit_decay(&fine.0.lambda, DECAY_GRID);
+                    return fit_decay(&fine.0.lambda, DECAY_GRID, DecaySource::Nystrom { points: DECAY_GRID });
                 }
             }
-            fit_decay(&self.0.lambda, grid.len())
+            fit_decay(&self.0.lambda, grid.len(), DecaySource::Nystrom { points: grid.len() })
         })
     }
 }
