@@ -328,6 +328,16 @@ pub fn kernel_matrix(kernel: &dyn Kernel, xs: &[f64], ys: &[f64], dim: usize) ->
     out
 }
 
+/// The kernel matrix `C_ij = C(t_i, t_j)` of a grid. For a stationary kernel on a uniform 1-D grid
+/// (midpoint or trapezoid) it is Toeplitz, `g(|i - j| h)`, and is filled from the K values of the
+/// profile g instead of K² kernel evaluations; otherwise it is [`kernel_matrix`].
+pub fn grid_kernel_matrix(kernel: &dyn Kernel, grid: &Grid) -> Mat<f64> {
+    match WeightedToeplitz::new(kernel, grid) {
+        Some(Ok(toeplitz)) => toeplitz.kernel_dense(),
+        _ => kernel_matrix(kernel, grid.points(), grid.points(), grid.dim()),
+    }
+}
+
 /// Deterministic pseudo-random test matrix for the randomized solver (splitmix64, entries in [-1, 1)):
 /// the basis must not depend on a random seed.
 fn test_matrix(rows: usize, cols: usize) -> Mat<f64> {

@@ -27,7 +27,8 @@ pub mod linalg;
 mod toeplitz;
 
 pub use basis::{
-    BasisOptions, BasisOrigin, BasisSummary, DecayFit, DecaySource, MercerBasis, Solver, Structure, kernel_matrix,
+    BasisOptions, BasisOrigin, BasisSummary, DecayFit, DecaySource, MercerBasis, Solver, Structure, grid_kernel_matrix,
+    kernel_matrix,
 };
 pub use error::{MercerError, Result};
 pub use grid::{Grid, GridLayout};

@@ -315,3 +315,25 @@ fn decay_without_a_fine_basis_agrees_with_the_fine_basis_fit() {
     assert_eq!(brownian.source, DecaySource::Nystrom { points: 1000 });
     assert!((brownian.exponent - 2.0).abs() < 0.05, "{}", brownian.exponent);
 }
+
+/// The grid's kernel matrix from the Toeplitz profile (a stationary kernel on a uniform grid) is the
+/// kernel matrix of the points, and any other kernel or grid gets the kernel matrix itself.
+#[test]
+fn grid_kernel_matrix_is_the_kernel_matrix_of_the_points() {
+    use fdp_mercer::{grid_kernel_matrix, kernel_matrix};
+    let grids = [Grid::midpoint(0.0, 2.0, 101).unwrap(), Grid::trapezoid(-1.0, 1.0, 64).unwrap()];
+    for grid in grids {
+        for kernel in [Stationary::exponential(0.3).unwrap(), Stationary::gaussian(0.2).unwrap()] {
+            let want = kernel_matrix(&kernel, grid.points(), grid.points(), 1);
+            let got = grid_kernel_matrix(&kernel, &grid);
+            let k = grid.len();
+            let worst =
+                (0..k).flat_map(|i| (0..k).map(move |j| (i, j))).map(|(i, j)| (got[(i, j)] - want[(i, j)]).abs());
+            assert!(worst.fold(0.0, f64::max) < 1e-13);
+        }
+        let coarse = Grid::midpoint(0.0, 1.0, 20).unwrap();
+        let brownian = grid_kernel_matrix(&Brownian::new(), &coarse);
+        let t = coarse.points();
+        assert_eq!(brownian[(3, 7)], Brownian::new().eval(&t[3..4], &t[7..8]));
+    }
+}
