@@ -475,26 +475,48 @@ fn centrosymmetric_halves(a: MatRef<'_, f64>) -> (Mat<f64>, Mat<f64>) {
     (sym, anti)
 }
 
-/// Eigenpairs of a centrosymmetric matrix from those of its halves: the half eigenvectors mapped
-/// back by `Q_s`, `Q_a`, all eigenvalues merged in descending order (symmetric first on ties).
-fn merge_halves(k: usize, sym: (Vec<f64>, Mat<f64>), anti: (Vec<f64>, Mat<f64>)) -> (Vec<f64>, Mat<f64>) {
-    let m = k / 2;
-    let r = std::f64::consts::FRAC_1_SQRT_2;
-    let mut order: Vec<(f64, bool, usize)> = sym.0.iter().enumerate().map(|(c, v)| (*v, true, c)).collect();
-    order.extend(anti.0.iter().enumerate().map(|(c, v)| (*v, false, c)));
-    order.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
-    let mut u = Mat::<f64>::zeros(k, order.len());
-    u.par_col_iter_mut().zip(order.par_iter()).for_each(|(mut out, (_, symmetric, c))| {
-        let (x, sign) = if *symmetric { (sym.1.col(*c), 1.0) } else { (anti.1.col(*c), -1.0) };
+/// The eigenvectors of `W^{1/2} C W^{1/2}` in the order of their eigenvalues: a matrix, or those of
+/// a centrosymmetric matrix's two halves with the merged order, mapped back to the grid column by
+/// column where a basis is made of them (no K x K matrix in between).
+enum Eigenvectors {
+    Whole(Mat<f64>),
+    Halves {
+        k: usize,
+        sym: Mat<f64>,
+        anti: Mat<f64>,
+        /// (symmetric, column in its half) of each eigenvalue, descending.
+        order: Vec<(bool, usize)>,
+    },
+}
+
+impl Eigenvectors {
+    /// The eigenvector of the `c`-th eigenvalue written into `out` (K entries, zero on entry):
+    /// `Q_s x` or `Q_a x` for the half eigenvector x.
+    fn write_half_column(&self, c: usize, mut out: faer::ColMut<'_, f64>) {
+        let Self::Halves { k, sym, anti, order } = self else { return };
+        let (k, m, r) = (*k, k / 2, std::f64::consts::FRAC_1_SQRT_2);
+        let (symmetric, j) = order[c];
+        let (x, sign) = if symmetric { (sym.col(j), 1.0) } else { (anti.col(j), -1.0) };
         for i in 0..m {
             out[i] = r * x[i];
             out[k - 1 - i] = sign * r * x[i];
         }
-        if k % 2 == 1 && *symmetric {
+        if k % 2 == 1 && symmetric {
             out[m] = x[m];
         }
-    });
-    (order.iter().map(|o| o.0).collect(), u)
+    }
+}
+
+/// Eigenpairs of a centrosymmetric matrix from those of its halves: all eigenvalues merged in
+/// descending order (symmetric first on ties), the half eigenvectors to be mapped back by `Q_s`,
+/// `Q_a` ([`Eigenvectors::Halves`]).
+fn merge_halves(k: usize, sym: (Vec<f64>, Mat<f64>), anti: (Vec<f64>, Mat<f64>)) -> (Vec<f64>, Eigenvectors) {
+    let mut order: Vec<(f64, bool, usize)> = sym.0.iter().enumerate().map(|(c, v)| (*v, true, c)).collect();
+    order.extend(anti.0.iter().enumerate().map(|(c, v)| (*v, false, c)));
+    order.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
+    let values = order.iter().map(|o| o.0).collect();
+    let order = order.into_iter().map(|(_, symmetric, c)| (symmetric, c)).collect();
+    (values, Eigenvectors::Halves { k, sym: sym.1, anti: anti.1, order })
 }
 
 /// The leading eigenpairs of a centrosymmetric operator on `R^k` by the randomized solver on each
@@ -507,7 +529,7 @@ fn centrosymmetric_randomized(
     anti: &Operator<'_>,
     j: usize,
     power_iterations: usize,
-) -> Result<(Vec<f64>, Mat<f64>)> {
+) -> Result<(Vec<f64>, Eigenvectors)> {
     let sizes = [k - k / 2, k / 2];
     let mut want = sizes.map(|size| (j / 2 + 10).min(size));
     loop {
@@ -608,7 +630,8 @@ impl MercerBasis {
             // A stationary kernel on a uniform grid: never form the K x K matrix; its products are
             // FFTs, and (symmetric weights) it is centrosymmetric unless the plain solver is forced.
             let (values, u) = if options.structure == Some(Structure::Plain) {
-                eigen_randomized(&|x| t.apply(x), k, cap, power_iterations)?
+                let (values, u) = eigen_randomized(&|x| t.apply(x), k, cap, power_iterations)?;
+                (values, Eigenvectors::Whole(u))
             } else {
                 let sym = |x: MatRef<'_, f64>| restrict_half(t.apply(expand_half(x, k, 1.0).as_ref()).as_ref(), 1.0);
                 let anti = |x: MatRef<'_, f64>| restrict_half(t.apply(expand_half(x, k, -1.0).as_ref()).as_ref(), -1.0);
@@ -666,13 +689,17 @@ impl MercerBasis {
                 centrosymmetric_randomized(k, &sym, &anti, cap, power_iterations)?
             }
             (Solver::Randomized { power_iterations }, DenseMatrix::Whole(a)) => {
-                eigen_randomized(&|x| matmul(a.as_ref(), x), k, cap, power_iterations)?
+                let (values, u) = eigen_randomized(&|x| matmul(a.as_ref(), x), k, cap, power_iterations)?;
+                (values, Eigenvectors::Whole(u))
             }
             (_, DenseMatrix::Halves((sym, anti))) => {
                 let (s, t) = rayon::join(|| symmetric_eigen(sym.as_ref()), || symmetric_eigen(anti.as_ref()));
                 merge_halves(k, s?, t?)
             }
-            (_, DenseMatrix::Whole(a)) => symmetric_eigen(a.as_ref())?,
+            (_, DenseMatrix::Whole(a)) => {
+                let (values, u) = symmetric_eigen(a.as_ref())?;
+                (values, Eigenvectors::Whole(u))
+            }
         };
         Self::from_eigen(kernel, grid, (values, u), &sqrt_w, options, BasisOrigin::Nystrom { solver, structure })
     }
@@ -682,7 +709,7 @@ impl MercerBasis {
     fn from_eigen(
         kernel: Arc<dyn Kernel>,
         grid: Grid,
-        (values, u): (Vec<f64>, Mat<f64>),
+        (values, u): (Vec<f64>, Eigenvectors),
         sqrt_w: &[f64],
         options: BasisOptions,
         origin: BasisOrigin,
@@ -701,11 +728,18 @@ impl MercerBasis {
         let cap = options.max_components.unwrap_or(k);
         let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
         let lambda = values[..kept].to_vec();
-        let mut phi = if kept == u.ncols() { u } else { u.subcols(0, kept).to_owned() };
-        // One pass per column (it stays in cache): φ = u / √w, its sign fixed, and w φ.
+        let (mut phi, halves) = match u {
+            Eigenvectors::Whole(u) => (if kept == u.ncols() { u } else { u.subcols(0, kept).to_owned() }, None),
+            halves => (Mat::<f64>::zeros(k, kept), Some(halves)),
+        };
+        // One pass per column (it stays in cache): u (from the halves: Q_s x or Q_a x), φ = u / √w,
+        // its sign fixed, and w φ.
         let w = grid.weights();
         let mut weighted_phi = Mat::<f64>::zeros(k, kept);
-        phi.par_col_iter_mut().zip(weighted_phi.par_col_iter_mut()).for_each(|(mut col, weighted)| {
+        phi.par_col_iter_mut().zip(weighted_phi.par_col_iter_mut()).enumerate().for_each(|(c, (mut col, weighted))| {
+            if let Some(halves) = &halves {
+                halves.write_half_column(c, col.as_mut());
+            }
             col.as_mut().iter_mut().zip(sqrt_w).for_each(|(v, s)| *v /= s);
             fix_sign(col.as_mut());
             weighted.iter_mut().zip(col.iter()).zip(w).for_each(|((out, v), w)| *out = w * v);
