@@ -3,6 +3,10 @@
 //!
 //! `cargo run --release --example bench_basis` prints one record per case; compare ratios within a run.
 //! Targets (2 cores): K = 2000 full basis <= 0.4 s, K = 10000 top-200 <= 2 s.
+//!
+//! `-- --decay K [SHAPE:RHO]` builds one basis on K midpoints of [0, 1] and fits its eigenvalue decay
+//! (what plug-in and private tuning pay before any data is read), printing the fit: run it as a whole
+//! process to time the build's fixed cost at that K.
 
 use std::time::Instant;
 
@@ -33,7 +37,26 @@ fn solver_label(basis: &MercerBasis) -> String {
     }
 }
 
+/// `--decay K [SHAPE:RHO]`: one basis and its decay fit.
+fn decay_record(k: usize, kernel: Stationary) -> Result<(), Box<dyn std::error::Error>> {
+    let (fit, s) = time(|| {
+        MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, k)?, BasisOptions::default()).map(|b| (b.len(), b.decay()))
+    });
+    let (components, fit) = fit?;
+    println!(
+        "bench basis=decay kernel={kernel} K={k} components={components} exponent={:.6} constant={:.6e} fit_first={} fit_last={} build_and_fit_s={s:.5}",
+        fit.exponent, fit.constant, fit.first, fit.last
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--decay") {
+        let k = args.get(i + 1).ok_or("--decay needs K")?.parse()?;
+        let kernel = args.get(i + 2).map_or(Ok(Stationary::matern32(0.1)?), |s| s.parse())?;
+        return decay_record(k, kernel);
+    }
     let kernel = Stationary::matern32(0.1)?;
     // Warm the thread pool so that the first record does not pay for it.
     MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, 50)?, BasisOptions::default())?;

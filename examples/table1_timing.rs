@@ -1,11 +1,13 @@
 //! Table 1 of the ICLP paper: time to generate 100 ICLP paths and 100 Gaussian-process paths on a grid
 //! of K points, basis build included, for four kernels.
 //!
-//! `cargo run --release --example table1_timing [-- --quick]` prints one record per row and writes
+//! `cargo run --release --example table1_timing [-- --quick] [-- --sizes 500,1000]` prints one record per row and writes
 //! `reports/table1_timing/{report.md,results.json}`. Each time is the median of three runs after a
-//! warm-up, as the numpy peer (`../shared/peers/iclp_numpy.py`) measures; when `python3` (or
-//! `FDP_PYTHON`) has numpy, the peer is run in the same session and the ratio printed:
-//! `peer numpy K=... iclp_s=... fdp_iclp_s=... ratio=...`.
+//! warm-up, as the numpy peer (`../shared/peers/iclp_numpy.py`, beside the datasets of `FDP_DATA_DIR`) measures; when `python3` (or
+//! `FDP_PYTHON`) has numpy, the peer is run in the same session, with one BLAS thread and with its
+//! default, and the ratios printed (Matérn 3/2; numpy's GP is Cholesky + one product, beside fdp's
+//! `CholeskyGpSampler`):
+//! `peer numpy threads=1 K=... iclp_s=... fdp_iclp_s=... ratio=... gp_s=... fdp_gp_cholesky_s=... gp_ratio=...`.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -87,25 +89,33 @@ fn seconds<T>(f: impl Fn() -> T) -> (T, f64) {
     (out.expect("three runs"), times[1])
 }
 
-/// The numpy peer's ICLP time at each K (median of three), if a Python with numpy is available.
-fn numpy_peer(sizes: &[usize]) -> Option<Vec<(usize, f64)>> {
+/// The numpy peer's `(K, ICLP, GP)` times (medians of three), if a Python with numpy is available;
+/// `single_thread` runs it with one BLAS thread (`OMP_NUM_THREADS=1` and the OpenBLAS/MKL
+/// equivalents), otherwise with its default threads.
+fn numpy_peer(sizes: &[usize], single_thread: bool) -> Option<Vec<(usize, f64, f64)>> {
     let python = std::env::var("FDP_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/peers/iclp_numpy.py");
+    // Beside the datasets: `../shared/peers`, or `FDP_DATA_DIR/../peers`.
+    let script = fdp::data::data_dir(None).join("../peers/iclp_numpy.py");
     let list = sizes.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
-    let output = std::process::Command::new(python).arg(&script).args(["once", &list, "100"]).output().ok()?;
+    let mut command = std::process::Command::new(python);
+    command.arg(&script).args(["once", &list, "100"]);
+    if single_thread {
+        for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
+            command.env(var, "1");
+        }
+    }
+    let output = command.output().ok()?;
     if !output.status.success() {
         return None;
     }
     let text = String::from_utf8(output.stdout).ok()?;
-    let times = text
-        .lines()
-        .filter(|l| l.contains(" iclp "))
-        .filter_map(|l| {
+    let time = |k: usize, name: &str| {
+        text.lines().filter(|l| l.split_whitespace().nth(1) == Some(name)).find_map(|l| {
             let field = |key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key).map(str::to_string));
-            Some((field("K=")?.parse().ok()?, field("median_s=")?.parse().ok()?))
+            (field("K=")?.parse::<usize>().ok()? == k).then(|| field("median_s=")?.parse::<f64>().ok())?
         })
-        .collect();
-    Some(times)
+    };
+    Some(sizes.iter().filter_map(|&k| Some((k, time(k, "iclp")?, time(k, "gp")?))).collect())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -113,7 +123,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let quick = std::env::args().any(|a| a == "--quick");
-    let sizes: &[usize] = if quick { &[100, 200] } else { &[100, 200, 500, 1000, 2000] };
+    let args: Vec<String> = std::env::args().collect();
+    let chosen: Option<Vec<usize>> = match args.iter().position(|a| a == "--sizes") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .ok_or("--sizes needs a list, e.g. 500,1000")?
+                .split(',')
+                .map(str::parse)
+                .collect::<Result<_, _>>()?,
+        ),
+        None => None,
+    };
+    let sizes: &[usize] = match &chosen {
+        Some(list) => list,
+        None if quick => &[100, 200],
+        None => &[100, 200, 500, 1000, 2000],
+    };
     let paths = 100;
     let rho = 0.1;
     let kernels = [
@@ -173,18 +198,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let mut peer_md = String::new();
-    match numpy_peer(sizes) {
-        Some(peer) => {
-            peer_md.push_str("\n| K | numpy ICLP (s) | fdp ICLP (s) | numpy / fdp |\n|---|---|---|---|\n");
-            for (k, numpy_s) in peer {
-                if let Some(ours) = rows.iter().find(|r| r.kernel == "matern32" && r.k == k) {
-                    let ratio = numpy_s / ours.iclp_s;
-                    println!("peer numpy K={k} iclp_s={numpy_s:.5} fdp_iclp_s={:.5} ratio={ratio:.2}", ours.iclp_s);
-                    writeln!(peer_md, "| {k} | {numpy_s:.4} | {:.4} | {ratio:.2} |", ours.iclp_s)?;
-                }
+    for (single_thread, threads) in [(true, "1"), (false, "default")] {
+        let Some(peer) = numpy_peer(sizes, single_thread) else {
+            println!("peer numpy threads={threads} skipped=\"no python3 with numpy (set FDP_PYTHON)\"");
+            continue;
+        };
+        if peer_md.is_empty() {
+            peer_md.push_str(
+                "\n| numpy threads | K | numpy ICLP (s) | fdp ICLP (s) | numpy / fdp | numpy GP (s) | fdp GP Cholesky (s) | numpy / fdp |\n|---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        for (k, numpy_iclp, numpy_gp) in peer {
+            if let Some(ours) = rows.iter().find(|r| r.kernel == "matern32" && r.k == k) {
+                let (iclp_ratio, gp_ratio) = (numpy_iclp / ours.iclp_s, numpy_gp / ours.gp_cholesky_s);
+                println!(
+                    "peer numpy threads={threads} K={k} iclp_s={numpy_iclp:.5} fdp_iclp_s={:.5} ratio={iclp_ratio:.2} gp_s={numpy_gp:.5} fdp_gp_cholesky_s={:.5} gp_ratio={gp_ratio:.2} fdp_gp_basis_s={:.5}",
+                    ours.iclp_s, ours.gp_cholesky_s, ours.gp_s
+                );
+                writeln!(
+                    peer_md,
+                    "| {threads} | {k} | {numpy_iclp:.4} | {:.4} | {iclp_ratio:.2} | {numpy_gp:.4} | {:.4} | {gp_ratio:.2} |",
+                    ours.iclp_s, ours.gp_cholesky_s
+                )?;
             }
         }
-        None => println!("peer numpy skipped=\"no python3 with numpy (set FDP_PYTHON)\""),
     }
     let dir = ReportDir::create("reports/table1_timing")?;
     dir.write_json("results.json", &rows)?;
@@ -208,7 +245,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
     if !peer_md.is_empty() {
-        md.push_str("\n## Beside the numpy peer (same session, Matérn 3/2, OpenBLAS `eigh` + one product; its Laplace noise is floating-point, ours exact on a lattice)\n");
+        md.push_str("\n## Beside the numpy peer (same session, Matérn 3/2, OpenBLAS `eigh` or `cholesky` + one product, with one BLAS thread and with its default; its noise is floating-point, ours exact on a lattice)\n");
         md.push_str(&peer_md);
     }
     write_what_holds(&mut md, &rows)?;

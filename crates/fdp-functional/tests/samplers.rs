@@ -208,3 +208,39 @@ fn iid_laplace_has_one_scale_and_bounds_the_l1_loss() {
     d[11] = -0.3;
     assert!(iid.privacy_loss_bound(&d).unwrap() <= 0.8 * (1.0 + 1e-12));
 }
+
+/// The Cholesky sampler's contract: path i is `L z_i` with `C + jitter I = L Lᵀ` and `z_i` the K
+/// normals of the i-th child stream, in order; and its bits do not depend on the thread count
+/// (the factorisation and the product split into a fixed number of pieces; faer's operators took
+/// their split from the pool).
+#[test]
+fn cholesky_paths_are_the_factor_times_each_paths_normals_on_any_thread_count() {
+    simulation();
+    let (k, m, jitter) = (300, 7, 1e-8);
+    let kernel = Stationary::matern52(0.2).unwrap();
+    let grid = Grid::midpoint(0.0, 1.0, k).unwrap();
+    let sample = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            CholeskyGpSampler::new(&kernel, &grid, jitter).unwrap().sample_paths(m, &mut NoiseRng::seeded(5))
+        })
+    };
+    let paths = sample(1);
+    for threads in [2, 3] {
+        let other = sample(threads);
+        assert!((0..m).all(|i| (0..k).all(|j| paths[(i, j)].to_bits() == other[(i, j)].to_bits())), "{threads}");
+    }
+    let mut c = fdp_mercer::grid_kernel_matrix(&kernel, &grid);
+    for i in 0..k {
+        c[(i, i)] += jitter;
+    }
+    let l = fdp_mercer::linalg::cholesky(c.as_ref()).unwrap();
+    let normal = fdp_noise::LatticeGaussian::with_sigma(1.0).unwrap();
+    for (i, mut stream) in NoiseRng::seeded(5).split(m).into_iter().enumerate() {
+        let z: Vec<f64> = (0..k).map(|_| normal.sample(&mut stream)).collect();
+        for j in 0..k {
+            let want: f64 = (0..=j).map(|a| l[(j, a)] * z[a]).sum();
+            assert!((paths[(i, j)] - want).abs() < 1e-12, "path {i} point {j}: {} against {want}", paths[(i, j)]);
+        }
+    }
+}

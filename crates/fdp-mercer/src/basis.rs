@@ -12,7 +12,7 @@ use fdp_core::ParamValue;
 use crate::error::{MercerError, Result, check_len};
 use crate::grid::{Grid, GridLayout};
 use crate::kernel::{Brownian, Kernel, KernelSpec};
-use crate::linalg::{matmul, symmetric_eigen, thin_q};
+use crate::linalg::{matmul, symmetric_eigen, symmetric_eigenvalues, thin_q};
 use crate::toeplitz::WeightedToeplitz;
 
 /// Default relative truncation tolerance: keep `λ_k > 1e-12 λ_1`.
@@ -167,6 +167,22 @@ pub struct DecayFit {
     pub first: usize,
     /// Last component used (1-based).
     pub last: usize,
+    /// The spectrum the fit was made on.
+    pub source: DecaySource,
+}
+
+/// Where the eigenvalues of a [`DecayFit`] came from (see [`MercerBasis::decay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum DecaySource {
+    /// The Nyström eigenvalues of the kernel on a grid of this many points (the basis' own, or a
+    /// midpoint grid of its interval).
+    Nystrom {
+        /// Grid points.
+        points: usize,
+    },
+    /// Widom's asymptotics `λ_k ≈ S(π(k - 1/2)/L)` from the kernel's spectral density S.
+    Spectral,
 }
 
 impl DecayFit {
@@ -194,9 +210,54 @@ struct Inner {
 /// Grid size on which [`MercerBasis::decay`] resolves the spectrum of a coarse 1-D basis.
 const DECAY_GRID: usize = 1000;
 
+/// The decay of a 1-D kernel on `[a, b]` as [`MercerBasis::decay`] fits it on a `DECAY_GRID`-point
+/// midpoint grid, without that grid's basis, when the kernel has a spectral density S:
+/// - the window `[k_max/4, k_max]` reaches the cap `DECAY_GRID/8` (a polynomial tail: every Matérn
+///   kernel but the smoothest at long length-scales): the fit on Widom's `λ_k ≈ S(π(k - 1/2)/L)`,
+///   `k = 1..DECAY_GRID`, microseconds;
+/// - a shorter window (a super-polynomial tail: the Gaussian kernel, Matérn 5/2 at ρ ≳ L/3): the
+///   leading eigenvalues on a midpoint grid of `G >= 8 k_max + 64` points, eigenvalues only, on the
+///   two centrosymmetric halves; G doubles while its own cap `G/8` binds. With `G < DECAY_GRID` the
+///   window is the fine grid's and its eigenvalues agree with the fine grid's to the aliasing error
+///   `Σ_{m≠0} S(ω + 2πm/h)/S(ω)`, negligible for such fast-decaying densities.
+///
+/// `None` (use the fine grid) for kernels without a spectral density or a Toeplitz structure, or
+/// when G would reach `DECAY_GRID`.
+fn spectral_decay(kernel: &dyn Kernel, (a, b): (f64, f64)) -> Option<DecayFit> {
+    let length = b - a;
+    let widom = (1..=DECAY_GRID)
+        .map(|k| kernel.spectral_density(std::f64::consts::PI * (k as f64 - 0.5) / length))
+        .collect::<Option<Vec<f64>>>()?;
+    if !widom.iter().all(|v| v.is_finite() && *v >= 0.0) || widom[0] <= 0.0 {
+        return None;
+    }
+    let fit = fit_decay(&widom, DECAY_GRID, DecaySource::Spectral);
+    if fit.last >= DECAY_GRID / 8 {
+        return Some(fit);
+    }
+    let mut points = (8 * fit.last + 64).next_multiple_of(32);
+    while points < DECAY_GRID {
+        let grid = Grid::midpoint(a, b, points).ok()?;
+        let toeplitz = WeightedToeplitz::new(kernel, &grid)?.ok()?;
+        let (sym, anti) = toeplitz.centrosymmetric_halves();
+        let (s, t) = rayon::join(|| symmetric_eigenvalues(sym.as_ref()), || symmetric_eigenvalues(anti.as_ref()));
+        let mut values: Vec<f64> = s.ok()?.into_iter().chain(t.ok()?).collect();
+        values.sort_by(|x, y| y.total_cmp(x));
+        if !(values[0].is_finite() && values[0] > 0.0) {
+            return None;
+        }
+        let fit = fit_decay(&values, points, DecaySource::Nystrom { points });
+        if fit.last < points / 8 {
+            return Some(fit);
+        }
+        points *= 2;
+    }
+    None
+}
+
 /// Least-squares fit of `ln λ_k` on `ln k` over the reliable tail of a descending spectrum on a grid
 /// of `k_grid` points: `k ∈ [k_max/4, k_max]`, `k_max` the last `λ_k >= 1e-9 λ_1`, at most `K/8`.
-fn fit_decay(l: &[f64], k_grid: usize) -> DecayFit {
+fn fit_decay(l: &[f64], k_grid: usize, source: DecaySource) -> DecayFit {
     let reliable = l.iter().take_while(|&&v| v >= 1e-9 * l[0]).count();
     let last = reliable.min((k_grid / 8).max(2)).min(l.len()).max(1);
     let first = (last / 4).max(1);
@@ -212,7 +273,7 @@ fn fit_decay(l: &[f64], k_grid: usize) -> DecayFit {
     let denom = m * sxx - sx * sx;
     let slope = if denom > 0.0 { (m * sxy - sx * sy) / denom } else { 0.0 };
     let intercept = (sy - slope * sx) / m;
-    DecayFit { exponent: -slope, constant: intercept.exp(), first, last }
+    DecayFit { exponent: -slope, constant: intercept.exp(), first, last, source }
 }
 
 /// The Mercer eigenbasis `(λ_k, φ_k)` of a kernel `C` on a [`Grid`], truncated to the kept components.
@@ -265,6 +326,16 @@ pub fn kernel_matrix(kernel: &dyn Kernel, xs: &[f64], ys: &[f64], dim: usize) ->
         }
     });
     out
+}
+
+/// The kernel matrix `C_ij = C(t_i, t_j)` of a grid. For a stationary kernel on a uniform 1-D grid
+/// (midpoint or trapezoid) it is Toeplitz, `g(|i - j| h)`, and is filled from the K values of the
+/// profile g instead of K² kernel evaluations; otherwise it is [`kernel_matrix`].
+pub fn grid_kernel_matrix(kernel: &dyn Kernel, grid: &Grid) -> Mat<f64> {
+    match WeightedToeplitz::new(kernel, grid) {
+        Some(Ok(toeplitz)) => toeplitz.kernel_dense(),
+        _ => kernel_matrix(kernel, grid.points(), grid.points(), grid.dim()),
+    }
 }
 
 /// Deterministic pseudo-random test matrix for the randomized solver (splitmix64, entries in [-1, 1)):
@@ -404,26 +475,48 @@ fn centrosymmetric_halves(a: MatRef<'_, f64>) -> (Mat<f64>, Mat<f64>) {
     (sym, anti)
 }
 
-/// Eigenpairs of a centrosymmetric matrix from those of its halves: the half eigenvectors mapped
-/// back by `Q_s`, `Q_a`, all eigenvalues merged in descending order (symmetric first on ties).
-fn merge_halves(k: usize, sym: (Vec<f64>, Mat<f64>), anti: (Vec<f64>, Mat<f64>)) -> (Vec<f64>, Mat<f64>) {
-    let m = k / 2;
-    let r = std::f64::consts::FRAC_1_SQRT_2;
-    let mut order: Vec<(f64, bool, usize)> = sym.0.iter().enumerate().map(|(c, v)| (*v, true, c)).collect();
-    order.extend(anti.0.iter().enumerate().map(|(c, v)| (*v, false, c)));
-    order.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
-    let mut u = Mat::<f64>::zeros(k, order.len());
-    u.par_col_iter_mut().zip(order.par_iter()).for_each(|(mut out, (_, symmetric, c))| {
-        let (x, sign) = if *symmetric { (sym.1.col(*c), 1.0) } else { (anti.1.col(*c), -1.0) };
+/// The eigenvectors of `W^{1/2} C W^{1/2}` in the order of their eigenvalues: a matrix, or those of
+/// a centrosymmetric matrix's two halves with the merged order, mapped back to the grid column by
+/// column where a basis is made of them (no K x K matrix in between).
+enum Eigenvectors {
+    Whole(Mat<f64>),
+    Halves {
+        k: usize,
+        sym: Mat<f64>,
+        anti: Mat<f64>,
+        /// (symmetric, column in its half) of each eigenvalue, descending.
+        order: Vec<(bool, usize)>,
+    },
+}
+
+impl Eigenvectors {
+    /// The eigenvector of the `c`-th eigenvalue written into `out` (K entries, zero on entry):
+    /// `Q_s x` or `Q_a x` for the half eigenvector x.
+    fn write_half_column(&self, c: usize, mut out: faer::ColMut<'_, f64>) {
+        let Self::Halves { k, sym, anti, order } = self else { return };
+        let (k, m, r) = (*k, k / 2, std::f64::consts::FRAC_1_SQRT_2);
+        let (symmetric, j) = order[c];
+        let (x, sign) = if symmetric { (sym.col(j), 1.0) } else { (anti.col(j), -1.0) };
         for i in 0..m {
             out[i] = r * x[i];
             out[k - 1 - i] = sign * r * x[i];
         }
-        if k % 2 == 1 && *symmetric {
+        if k % 2 == 1 && symmetric {
             out[m] = x[m];
         }
-    });
-    (order.iter().map(|o| o.0).collect(), u)
+    }
+}
+
+/// Eigenpairs of a centrosymmetric matrix from those of its halves: all eigenvalues merged in
+/// descending order (symmetric first on ties), the half eigenvectors to be mapped back by `Q_s`,
+/// `Q_a` ([`Eigenvectors::Halves`]).
+fn merge_halves(k: usize, sym: (Vec<f64>, Mat<f64>), anti: (Vec<f64>, Mat<f64>)) -> (Vec<f64>, Eigenvectors) {
+    let mut order: Vec<(f64, bool, usize)> = sym.0.iter().enumerate().map(|(c, v)| (*v, true, c)).collect();
+    order.extend(anti.0.iter().enumerate().map(|(c, v)| (*v, false, c)));
+    order.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
+    let values = order.iter().map(|o| o.0).collect();
+    let order = order.into_iter().map(|(_, symmetric, c)| (symmetric, c)).collect();
+    (values, Eigenvectors::Halves { k, sym: sym.1, anti: anti.1, order })
 }
 
 /// The leading eigenpairs of a centrosymmetric operator on `R^k` by the randomized solver on each
@@ -436,7 +529,7 @@ fn centrosymmetric_randomized(
     anti: &Operator<'_>,
     j: usize,
     power_iterations: usize,
-) -> Result<(Vec<f64>, Mat<f64>)> {
+) -> Result<(Vec<f64>, Eigenvectors)> {
     let sizes = [k - k / 2, k / 2];
     let mut want = sizes.map(|size| (j / 2 + 10).min(size));
     loop {
@@ -537,7 +630,8 @@ impl MercerBasis {
             // A stationary kernel on a uniform grid: never form the K x K matrix; its products are
             // FFTs, and (symmetric weights) it is centrosymmetric unless the plain solver is forced.
             let (values, u) = if options.structure == Some(Structure::Plain) {
-                eigen_randomized(&|x| t.apply(x), k, cap, power_iterations)?
+                let (values, u) = eigen_randomized(&|x| t.apply(x), k, cap, power_iterations)?;
+                (values, Eigenvectors::Whole(u))
             } else {
                 let sym = |x: MatRef<'_, f64>| restrict_half(t.apply(expand_half(x, k, 1.0).as_ref()).as_ref(), 1.0);
                 let anti = |x: MatRef<'_, f64>| restrict_half(t.apply(expand_half(x, k, -1.0).as_ref()).as_ref(), -1.0);
@@ -595,13 +689,17 @@ impl MercerBasis {
                 centrosymmetric_randomized(k, &sym, &anti, cap, power_iterations)?
             }
             (Solver::Randomized { power_iterations }, DenseMatrix::Whole(a)) => {
-                eigen_randomized(&|x| matmul(a.as_ref(), x), k, cap, power_iterations)?
+                let (values, u) = eigen_randomized(&|x| matmul(a.as_ref(), x), k, cap, power_iterations)?;
+                (values, Eigenvectors::Whole(u))
             }
             (_, DenseMatrix::Halves((sym, anti))) => {
                 let (s, t) = rayon::join(|| symmetric_eigen(sym.as_ref()), || symmetric_eigen(anti.as_ref()));
                 merge_halves(k, s?, t?)
             }
-            (_, DenseMatrix::Whole(a)) => symmetric_eigen(a.as_ref())?,
+            (_, DenseMatrix::Whole(a)) => {
+                let (values, u) = symmetric_eigen(a.as_ref())?;
+                (values, Eigenvectors::Whole(u))
+            }
         };
         Self::from_eigen(kernel, grid, (values, u), &sqrt_w, options, BasisOrigin::Nystrom { solver, structure })
     }
@@ -611,7 +709,7 @@ impl MercerBasis {
     fn from_eigen(
         kernel: Arc<dyn Kernel>,
         grid: Grid,
-        (values, u): (Vec<f64>, Mat<f64>),
+        (values, u): (Vec<f64>, Eigenvectors),
         sqrt_w: &[f64],
         options: BasisOptions,
         origin: BasisOrigin,
@@ -630,11 +728,18 @@ impl MercerBasis {
         let cap = options.max_components.unwrap_or(k);
         let kept = values.iter().take(cap).take_while(|&&l| l > options.rtol * largest && l > 0.0).count();
         let lambda = values[..kept].to_vec();
-        let mut phi = if kept == u.ncols() { u } else { u.subcols(0, kept).to_owned() };
-        // One pass per column (it stays in cache): φ = u / √w, its sign fixed, and w φ.
+        let (mut phi, halves) = match u {
+            Eigenvectors::Whole(u) => (if kept == u.ncols() { u } else { u.subcols(0, kept).to_owned() }, None),
+            halves => (Mat::<f64>::zeros(k, kept), Some(halves)),
+        };
+        // One pass per column (it stays in cache): u (from the halves: Q_s x or Q_a x), φ = u / √w,
+        // its sign fixed, and w φ.
         let w = grid.weights();
         let mut weighted_phi = Mat::<f64>::zeros(k, kept);
-        phi.par_col_iter_mut().zip(weighted_phi.par_col_iter_mut()).for_each(|(mut col, weighted)| {
+        phi.par_col_iter_mut().zip(weighted_phi.par_col_iter_mut()).enumerate().for_each(|(c, (mut col, weighted))| {
+            if let Some(halves) = &halves {
+                halves.write_half_column(c, col.as_mut());
+            }
             col.as_mut().iter_mut().zip(sqrt_w).for_each(|(v, s)| *v /= s);
             fix_sign(col.as_mut());
             weighted.iter_mut().zip(col.iter()).zip(w).for_each(|((out, v), w)| *out = w * v);
@@ -895,8 +1000,11 @@ impl MercerBasis {
     ///
     /// Window: components `k ∈ [k_max/4, k_max]` (1-based), where `k_max` is the last component with
     /// `λ_k >= 1e-9 λ_1` and at most `K/8` (beyond that the quadrature error of the grid dominates).
-    /// A 1-D basis on fewer than 1000 points resolves too few components for that, so the kernel's
-    /// spectrum is computed once on a 1000-point midpoint grid of the same interval and cached.
+    /// A 1-D basis on fewer than 1000 points resolves too few components for that, so the fit is the
+    /// one of the kernel's spectrum on a 1000-point midpoint grid of the same interval, read without
+    /// building that grid's basis when the kernel has a spectral density (Widom's asymptotics for a
+    /// window at the cap, a coarser eigenvalue-only solve for a shorter one; see [`DecaySource`]),
+    /// and from that grid's basis otherwise. Computed once and cached.
     /// The fit uses eigenvalues only, never data, so plug-in tuning built on it is privacy-safe.
     /// A 1-D Matérn kernel of smoothness α has `λ_k ~ k^{-(2α + 1)}`: exponent 2 for the exponential
     /// kernel, 4 for Matérn 3/2, 6 for Matérn 5/2 (the ICLP paper's `2ν = 2α + 1`).
@@ -904,14 +1012,17 @@ impl MercerBasis {
         *self.0.decay.get_or_init(|| {
             let grid = &self.0.grid;
             if grid.dim() == 1 && grid.len() < DECAY_GRID {
-                let (a, b) = grid.domain()[0];
-                let fine = Grid::midpoint(a, b, DECAY_GRID)
+                let domain = grid.domain()[0];
+                if let Some(fit) = spectral_decay(self.0.kernel.as_ref(), domain) {
+                    return fit;
+                }
+                let fine = Grid::midpoint(domain.0, domain.1, DECAY_GRID)
                     .and_then(|g| Self::build_shared(self.0.kernel.clone(), g, BasisOptions::default()));
                 if let Ok(fine) = fine {
-                    return fit_decay(&fine.0.lambda, DECAY_GRID);
+                    return fit_decay(&fine.0.lambda, DECAY_GRID, DecaySource::Nystrom { points: DECAY_GRID });
                 }
             }
-            fit_decay(&self.0.lambda, grid.len())
+            fit_decay(&self.0.lambda, grid.len(), DecaySource::Nystrom { points: grid.len() })
         })
     }
 }

@@ -26,7 +26,10 @@ pub mod kernel;
 pub mod linalg;
 mod toeplitz;
 
-pub use basis::{BasisOptions, BasisOrigin, BasisSummary, DecayFit, MercerBasis, Solver, Structure, kernel_matrix};
+pub use basis::{
+    BasisOptions, BasisOrigin, BasisSummary, DecayFit, DecaySource, MercerBasis, Solver, Structure, grid_kernel_matrix,
+    kernel_matrix,
+};
 pub use error::{MercerError, Result};
 pub use grid::{Grid, GridLayout};
 pub use kernel::{Brownian, Kernel, KernelSpec, Product, Stationary, StationaryShape};

@@ -105,19 +105,27 @@ pub fn thin_q(a: MatRef<'_, f64>) -> Mat<f64> {
 /// The lower Cholesky factor L of a symmetric positive-definite matrix (`a = L Lᵀ`), or `None` when
 /// `a` is not numerically positive definite.
 pub fn cholesky(a: MatRef<'_, f64>) -> Option<Mat<f64>> {
+    cholesky_owned(a.to_owned())
+}
+
+/// [`cholesky`] in the storage of `a` (lower triangle read; blocked, split into [`PARALLEL_SPLIT`]
+/// pieces): no copy of the K x K matrix, the upper triangle zeroed in place.
+pub fn cholesky_owned(mut a: Mat<f64>) -> Option<Mat<f64>> {
     let n = a.nrows();
     let par = fixed_par();
-    let mut l = a.to_owned();
     let scratch = cholesky_in_place_scratch::<f64>(n, par, Default::default());
     cholesky_in_place(
-        l.as_mut(),
+        a.as_mut(),
         LltRegularization::default(),
         par,
         MemStack::new(&mut MemBuffer::new(scratch)),
         Default::default(),
     )
     .ok()?;
-    Some(Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] } else { 0.0 }))
+    for j in 1..n {
+        a.col_mut(j).subrows_mut(0, j).fill(0.0);
+    }
+    Some(a)
 }
 
 /// Solves `L x = b` for lower-triangular L (forward substitution, sequential: exact order).

@@ -79,6 +79,18 @@ impl WeightedToeplitz {
         ToeplitzProduct { matrix: self, spectrum, forward, inverse }
     }
 
+    /// The unweighted kernel matrix `T_ij = g(|i - j| h)`, filled column-parallel from the profile.
+    pub(crate) fn kernel_dense(&self) -> Mat<f64> {
+        let k = self.profile.len();
+        let mut t = Mat::<f64>::zeros(k, k);
+        t.par_col_iter_mut().enumerate().for_each(|(j, mut col)| {
+            for i in 0..k {
+                col[i] = self.profile[i.abs_diff(j)];
+            }
+        });
+        t
+    }
+
     /// The K x K matrix, filled column-parallel (exactly symmetric and, for symmetric weights,
     /// centrosymmetric).
     pub(crate) fn dense(&self) -> Mat<f64> {

@@ -264,3 +264,108 @@ fn dense_bases_are_capped_before_any_allocation() {
     let top = MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, k).unwrap(), BasisOptions::top(8)).unwrap();
     assert_eq!(top.len(), 8);
 }
+
+/// The decay a 1-D basis on fewer than 1000 points reports, read from the kernel's spectral
+/// density (or a coarse eigenvalue-only solve) instead of a 1000-point basis, against the fit the
+/// 1000-point basis gave (the previous implementation, these numbers): exponents within 0.2 % where
+/// the window is short (the same window, a coarser grid) and within 3 % where it is at the cap
+/// (Widom's asymptotics; the old fit carries the 1000-point grid's own boundary and aliasing
+/// effects of the same order), constants within a factor of 2 (the intercept at k = 1 carries the
+/// slope's difference over ln 31 ≈ 3.4).
+#[test]
+fn decay_without_a_fine_basis_agrees_with_the_fine_basis_fit() {
+    use fdp_mercer::DecaySource;
+    // (kernel, exponent, constant, first, last) of the 1000-point fit.
+    let cases = [
+        ("exponential:0.05", 1.995679, 4.069097e0, 31, 125),
+        ("exponential:1", 2.023483, 2.321790e-1, 31, 125),
+        ("matern32:0.01", 2.323241, 5.808148e1, 31, 125),
+        ("matern32:0.1", 4.045790, 2.774298e2, 31, 125),
+        ("matern32:1", 4.095956, 3.520604e-1, 31, 125),
+        ("matern52:0.1", 6.060127, 4.514223e4, 31, 125),
+        ("matern52:0.3", 6.245958, 4.238438e2, 20, 80),
+        ("matern52:1", 6.845776, 7.318086e0, 7, 28),
+        ("gaussian:0.01", 5.038049, 2.259711e6, 31, 125),
+        ("gaussian:0.05", 13.449377, 1.457731e14, 11, 45),
+        ("gaussian:0.3", 10.765132, 1.313936e4, 2, 11),
+        ("gaussian:1", 9.872184, 1.031505e1, 1, 6),
+    ];
+    for (spec, exponent, constant, first, last) in cases {
+        let kernel: Stationary = spec.parse().unwrap();
+        let basis =
+            MercerBasis::build(kernel, Grid::midpoint(0.0, 1.0, 100).unwrap(), BasisOptions::default()).unwrap();
+        let fit = basis.decay();
+        assert_eq!((fit.first, fit.last), (first, last), "{spec}: window");
+        let tolerance = match fit.source {
+            DecaySource::Spectral => 0.03,
+            DecaySource::Nystrom { points } => {
+                assert!(points < 1000, "{spec}: a fine basis was built");
+                0.002
+            }
+            other => panic!("{spec}: {other:?}"),
+        };
+        assert_eq!(fit.source == DecaySource::Spectral, last == 125, "{spec}: {:?}", fit.source);
+        assert!((fit.exponent / exponent - 1.0).abs() <= tolerance, "{spec}: {} against {exponent}", fit.exponent);
+        assert!((fit.constant / constant).ln().abs() <= 2f64.ln(), "{spec}: {} against {constant}", fit.constant);
+    }
+    // A kernel without a spectral density keeps the 1000-point fit (Brownian: λ_k ∝ (k - 1/2)^-2).
+    let brownian = MercerBasis::build(Brownian::new(), Grid::midpoint(0.0, 1.0, 100).unwrap(), BasisOptions::default())
+        .unwrap()
+        .decay();
+    assert_eq!(brownian.source, DecaySource::Nystrom { points: 1000 });
+    assert!((brownian.exponent - 2.0).abs() < 0.05, "{}", brownian.exponent);
+}
+
+/// The grid's kernel matrix from the Toeplitz profile (a stationary kernel on a uniform grid) is the
+/// kernel matrix of the points, and any other kernel or grid gets the kernel matrix itself.
+#[test]
+fn grid_kernel_matrix_is_the_kernel_matrix_of_the_points() {
+    use fdp_mercer::{grid_kernel_matrix, kernel_matrix};
+    let grids = [Grid::midpoint(0.0, 2.0, 101).unwrap(), Grid::trapezoid(-1.0, 1.0, 64).unwrap()];
+    for grid in grids {
+        for kernel in [Stationary::exponential(0.3).unwrap(), Stationary::gaussian(0.2).unwrap()] {
+            let want = kernel_matrix(&kernel, grid.points(), grid.points(), 1);
+            let got = grid_kernel_matrix(&kernel, &grid);
+            let k = grid.len();
+            let worst =
+                (0..k).flat_map(|i| (0..k).map(move |j| (i, j))).map(|(i, j)| (got[(i, j)] - want[(i, j)]).abs());
+            assert!(worst.fold(0.0, f64::max) < 1e-13);
+        }
+        let coarse = Grid::midpoint(0.0, 1.0, 20).unwrap();
+        let brownian = grid_kernel_matrix(&Brownian::new(), &coarse);
+        let t = coarse.points();
+        assert_eq!(brownian[(3, 7)], Brownian::new().eval(&t[3..4], &t[7..8]));
+    }
+}
+
+/// FNV-1a over the bits of a basis' eigenvalues, eigenfunctions and weighted eigenfunctions.
+fn basis_bits(basis: &MercerBasis) -> u64 {
+    let (phi, wphi) = (basis.eigenfunctions(), basis.weighted_eigenfunctions());
+    let words = basis.eigenvalues().iter().map(|v| v.to_bits()).chain(
+        (0..phi.ncols())
+            .flat_map(|c| (0..phi.nrows()).flat_map(move |i| [phi[(i, c)].to_bits(), wphi[(i, c)].to_bits()])),
+    );
+    words.fold(0xcbf2_9ce4_8422_2325u64, |h, w| (h ^ w).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// The centrosymmetric bases map the halves' eigenvectors back column by column into φ (no K x K
+/// matrix in between): the same bits as when the merged K x K matrix was formed first (these
+/// fingerprints were taken from that implementation), for an even and an odd grid, a truncated
+/// basis and the randomized solver.
+#[test]
+fn centrosymmetric_bases_keep_their_bits() {
+    let matern = Stationary::matern32(0.1).unwrap();
+    let bases = [
+        MercerBasis::build(matern, Grid::midpoint(0.0, 1.0, 200).unwrap(), BasisOptions::default()).unwrap(),
+        MercerBasis::build(matern, Grid::trapezoid(0.0, 2.0, 101).unwrap(), BasisOptions::default().max_components(30))
+            .unwrap(),
+        MercerBasis::build(
+            Stationary::gaussian(0.2).unwrap(),
+            Grid::midpoint(0.0, 1.0, 300).unwrap(),
+            BasisOptions::top(12),
+        )
+        .unwrap(),
+    ];
+    let got: Vec<u64> = bases.iter().map(basis_bits).collect();
+    assert_eq!(got, [11989139430785976976, 8509691378072420815, 1628248070287664506]);
+}
