@@ -214,38 +214,20 @@ fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
 }
 
 /// Curves an adversary would try on a basis: zero, ±1e3 φ_J (smallest kept eigenvalue) and φ_1,
-/// ±f64::MAX everywhere, alternating ±f64::MAX, spikes of ±1e308, subnormals, NaN/∞ (repaired by the
-/// curve set: interpolated, or the public default when nothing is left), and ±1.7e308 next to NaN.
+/// then the library's generic records ([`fdp::registry::edges::adversarial_curves`]: a constant
+/// 1e3, ±f64::MAX everywhere, alternating ±f64::MAX, spikes of ±1e308, subnormals, NaN/∞ — repaired
+/// by the curve set — and ±1.7e308 next to NaN).
 pub fn adversarial_curves(basis: &MercerBasis) -> Vec<Vec<f64>> {
     let k = basis.n_points();
     let phi = basis.eigenfunctions();
     let last = basis.len() - 1;
     let column = |c: usize, scale: f64| (0..k).map(|i| scale * phi[(i, c)]).collect::<Vec<f64>>();
-    let mut spike = vec![0.0; k];
-    spike[k / 2] = 1e308;
-    let mut low_spike = vec![0.0; k];
-    low_spike[k - 1] = -1e308;
-    let mut extreme_nan = vec![f64::NAN; k];
-    extreme_nan[0] = 1.7e308;
-    extreme_nan[k - 1] = -1.7e308;
-    let mut half_nan = vec![1.0; k];
-    half_nan[..k / 2].fill(f64::NAN);
-    vec![
-        vec![0.0; k],
-        column(last, 1e3),
-        column(last, -1e3),
-        column(0, 1e3),
-        vec![f64::MAX; k],
-        vec![-f64::MAX; k],
-        (0..k).map(|i| if i % 2 == 0 { f64::MAX } else { -f64::MAX }).collect(),
-        spike,
-        low_spike,
-        vec![5e-324; k],
-        vec![f64::NAN; k],
-        vec![f64::INFINITY; k],
-        extreme_nan,
-        half_nan,
-    ]
+    // The generic records of the library's edge suite (zero first, then extremes, spikes,
+    // subnormals, NaN, ±∞), with the basis-aware ones (the smallest and the largest kept
+    // eigencomponent) after the zero curve.
+    let mut records = fdp::registry::edges::adversarial_curves(k);
+    records.splice(1..1, [column(last, 1e3), column(last, -1e3), column(0, 1e3)]);
+    records
 }
 
 /// The summaries of `base` with record 0 replaced by each adversarial curve.

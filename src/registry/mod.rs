@@ -62,7 +62,7 @@ use fdp_noise::{Delta, Epsilon, PrivacyGuarantee};
 
 use crate::front;
 
-/// **The registry**: one line per mechanism. The order is the order `fdp release --list` shows.
+/// **The registry**: one line per mechanism. The order is the order `fdp mechanisms` shows.
 pub const REGISTRY: &[Entry] = &[
     mean::ENTRY,
     sparse_mean::ENTRY,
@@ -81,7 +81,7 @@ pub fn entry(name: &str) -> Result<&'static Entry> {
     REGISTRY.iter().find(|e| e.name == wanted).ok_or_else(|| Error::BadSpec {
         what: "the mechanism",
         spec: name.into(),
-        reason: "not a registered mechanism (see fdp::registry::REGISTRY, `fdp release --list`)",
+        reason: "not a registered mechanism (see fdp::registry::REGISTRY, `fdp mechanisms`)",
     })
 }
 
@@ -264,7 +264,7 @@ pub struct Entry {
     pub input: InputKind,
     /// Its parameters, in order, with their defaults.
     pub params: &'static [Param],
-    /// A small complete example of its parameters (JSON): what `fdp release --list` shows and what
+    /// A small complete example of its parameters (JSON): what `fdp mechanisms` shows and what
     /// `tests/registry.rs` builds, releases and audits.
     pub example: &'static str,
     /// Builds it (public quantities only: the data are not read).
@@ -278,7 +278,7 @@ impl fmt::Debug for Entry {
 }
 
 impl Entry {
-    /// The entry's parameters and defaults as JSON (for `fdp release --list` and Python's help).
+    /// The entry's parameters and defaults as JSON (for `fdp mechanisms` and Python's help).
     pub fn describe(&self) -> Value {
         let params: Vec<Value> = self
             .params
@@ -307,7 +307,7 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
         return Err(Error::BadSpec {
             what: "the parameter",
             spec: format!("{unknown} (of {})", entry.name),
-            reason: "not a parameter of this mechanism (see `fdp release --list`)",
+            reason: "not a parameter of this mechanism (see `fdp mechanisms`)",
         });
     }
     if !matches!(entry.input, InputKind::Curves | InputKind::SparseCurves) && frame.unit != PrivacyUnit::Record {

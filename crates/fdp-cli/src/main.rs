@@ -92,13 +92,15 @@ enum Command {
         after_long_help = "EXAMPLE\n  fdp sketch --csv points.csv --columns x --map hist --size 10 --epsilon 1 --out sketch/"
     )]
     Sketch(SketchArgs),
-    /// Release any registered mechanism by name (`fdp release --list` shows them, their parameters
-    /// and defaults): the same registry, spec and bytes as Rust's `fdp::registry` and Python's
+    /// Release any registered mechanism by name (`fdp mechanisms` lists them, their parameters and
+    /// defaults): the same registry, spec and bytes as Rust's `fdp::registry` and Python's
     /// `fdp.Mechanism.from_spec`.
     #[command(
-        after_long_help = "EXAMPLES\n  fdp release --list\n  fdp release mean --csv dti_cca.csv --columns cca_ --id ID --param range=[0,1] --epsilon 1 --out release/\n  fdp release kme_exponential --csv points.csv --columns x --param dim=2 --epsilon 1 --out kme/"
+        after_long_help = "EXAMPLES\n  fdp mechanisms\n  fdp release mean --csv dti_cca.csv --columns cca_ --id ID --param range=[0,1] --epsilon 1 --out release/\n  fdp release kme_exponential --csv points.csv --columns x --param dim=2 --epsilon 1 --out kme/"
     )]
     Release(ReleaseArgs),
+    /// List the registered mechanisms with their inputs, parameters, defaults and an example (JSON).
+    Mechanisms,
     /// Inspect a ledger file.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -106,19 +108,15 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct ReleaseArgs {
-    /// The registered mechanism (see --list).
-    #[arg(required_unless_present = "list")]
-    mechanism: Option<String>,
-    /// List the registered mechanisms with their parameters, defaults and an example (JSON), and exit.
-    #[arg(long)]
-    list: bool,
+    /// The registered mechanism (`fdp mechanisms` lists them).
+    mechanism: String,
     /// A parameter NAME=VALUE of the mechanism (repeatable); VALUE is JSON (`range=[0,1]`,
     /// `components=4`) or else text (`kernel=matern32:0.1`). ε and δ come from --epsilon/--delta.
     #[arg(long = "param", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     params: Vec<String>,
     /// The CSV file.
-    #[arg(long, required_unless_present = "list")]
-    csv: Option<PathBuf>,
+    #[arg(long)]
+    csv: PathBuf,
     /// Curves (wide) or points: the columns whose names start with PREFIX.
     #[arg(long, value_name = "PREFIX")]
     columns: Option<String>,
@@ -134,27 +132,8 @@ struct ReleaseArgs {
     /// Long or sparse curves: the PUBLIC grid LO,HI,K.
     #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid)]
     grid: Option<Grid>,
-    #[arg(long, value_parser = parse_epsilon, allow_hyphen_values = true, required_unless_present = "list")]
-    /// ε of this release (every stage included), > 0.
-    epsilon: Option<Epsilon>,
-    /// δ of this release, for the (ε, δ) mechanisms.
-    #[arg(long, value_parser = parse_delta, allow_hyphen_values = true)]
-    delta: Option<Delta>,
-    /// The ledger file: continued if it exists (its budget then applies), else created.
-    #[arg(long)]
-    ledger: Option<PathBuf>,
-    /// Total ε of a new ledger (default: this release's ε).
-    #[arg(long, value_parser = parse_epsilon)]
-    budget_epsilon: Option<Epsilon>,
-    /// Total δ of a new ledger (default: this release's δ).
-    #[arg(long, value_parser = parse_delta)]
-    budget_delta: Option<Delta>,
-    /// Reproducible noise from this seed (recorded; experiments only).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Where release.json, report.md (and a figure for curves) go.
-    #[arg(long, default_value = "fdp-release")]
-    out: PathBuf,
+    #[command(flatten)]
+    privacy: PrivacyArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -506,6 +485,11 @@ fn run(command: Command, bar: &ProgressBar) -> Result<(), Failure> {
         Command::Kme(args) => kme(args, bar),
         Command::Sketch(args) => sketch(args, bar),
         Command::Release(args) => release_registered(args, bar),
+        Command::Mechanisms => {
+            let entries: Vec<serde_json::Value> = registry::REGISTRY.iter().map(registry::Entry::describe).collect();
+            println!("{}", serde_json::to_string_pretty(&entries)?);
+            Ok(())
+        }
         Command::Ledger(LedgerCommand::Show { ledger }) => ledger_show(&ledger),
     }
 }
@@ -1122,14 +1106,7 @@ fn spec_param(text: &str) -> Result<(String, serde_json::Value), Failure> {
 /// `fdp release NAME`: any registered mechanism, built from its spec by `fdp::registry` and
 /// released through the one path (`release_committed`).
 fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failure> {
-    if args.list {
-        let entries: Vec<serde_json::Value> = registry::REGISTRY.iter().map(registry::Entry::describe).collect();
-        println!("{}", serde_json::to_string_pretty(&entries)?);
-        return Ok(());
-    }
-    let (Some(name), Some(csv), Some(epsilon)) = (args.mechanism.as_deref(), args.csv.as_ref(), args.epsilon) else {
-        return Err("give the mechanism, --csv and --epsilon (or --list)".into());
-    };
+    let (name, csv, privacy) = (args.mechanism.as_str(), &args.csv, &args.privacy);
     let entry = registry::entry(name)?;
     let flags = [
         ("--id", args.id.is_some(), matches!(entry.input, InputKind::Curves)),
@@ -1141,10 +1118,7 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
     if let Some((flag, _, _)) = flags.iter().find(|(_, given, applies)| *given && !applies) {
         return Err(format!("{flag} does not apply to {} (it reads {:?} data)", entry.name, entry.input).into());
     }
-    let mut spec = Spec::new(entry.name).with("epsilon", epsilon.get());
-    if let Some(d) = args.delta {
-        spec = spec.with("delta", d.get());
-    }
+    let mut spec = spec_with_budget(entry.name, privacy);
     for text in &args.params {
         let (key, value) = spec_param(text)?;
         if key == "epsilon" || key == "delta" {
@@ -1152,15 +1126,6 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
         }
         spec = spec.with(&key, value);
     }
-    let privacy = PrivacyArgs {
-        epsilon,
-        delta: args.delta,
-        ledger: args.ledger.clone(),
-        budget_epsilon: args.budget_epsilon,
-        budget_delta: args.budget_delta,
-        seed: args.seed,
-        out: args.out.clone(),
-    };
     bar.set_message(format!("reading {}", csv.display()));
     let mut notes = Vec::new();
     let mut local = Vec::new();
@@ -1211,8 +1176,8 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
         }
     };
     bar.set_message("releasing");
-    let (session, built, released) = release_committed(&privacy, &spec, &frame, input)?;
-    let title = format!("{} ({}), ε = {}", entry.name, built.name(), epsilon.get());
+    let (session, built, released) = release_committed(privacy, &spec, &frame, input)?;
+    let title = format!("{} ({}), ε = {}", entry.name, built.name(), privacy.epsilon.get());
     let (out, s) = (&privacy.out, session.session());
     let report = match released {
         Released::Curve(release) => {
