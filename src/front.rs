@@ -762,12 +762,6 @@ fn figure_title(metadata: &fdp_core::ReleaseMetadata) -> String {
     title
 }
 
-/// The default number of basis components J of a covariance release at the front doors
-/// (`examples/sparse_and_fpca`: J = 6 holds the top-3 principal subspace of Adelaide's Mondays to
-/// 0.28 in the truncation's own distance; J = 3 cannot rotate within its span; J = 8 releases 44
-/// noisy numbers against 27).
-pub const FPCA_COMPONENTS: usize = 6;
-
 /// **A privately tuned covariance operator and its FPCA** ([`TunedCovariance`]) in a public frame:
 /// values in `range`, centred at `centre` (default: the middle of the range), J = `components`
 /// leading components of `kernel`'s basis, the L2 ceiling from the range

@@ -7,23 +7,23 @@
 mod common;
 
 #[allow(dead_code)]
-#[path = "../examples/quickstart.rs"]
+#[path = "../examples/tutorials/quickstart.rs"]
 mod quickstart;
 
 #[allow(dead_code)]
-#[path = "../examples/kde_report.rs"]
+#[path = "../examples/tutorials/kde_report.rs"]
 mod kde_report;
 
 #[allow(dead_code)]
-#[path = "../examples/fig2_mechanisms.rs"]
+#[path = "../examples/reproductions/fig2_mechanisms.rs"]
 mod fig2_mechanisms;
 
 #[allow(dead_code)]
-#[path = "../examples/fig1_pcv_vs_plugin.rs"]
+#[path = "../examples/reproductions/fig1_pcv_vs_plugin.rs"]
 mod fig1_pcv_vs_plugin;
 
 #[allow(dead_code)]
-#[path = "../examples/timing_channel.rs"]
+#[path = "../examples/benchmarks/timing_channel.rs"]
 mod timing_channel;
 
 /// Checks that the quick report of example `name` (in the temporary folder, never the working tree)
@@ -69,11 +69,11 @@ fn fig1_pcv_vs_plugin_quick() {
 }
 
 #[allow(dead_code)]
-#[path = "../examples/table2_real_data.rs"]
+#[path = "../examples/reproductions/table2_real_data.rs"]
 mod table2_real_data;
 
 #[allow(dead_code)]
-#[path = "../examples/private_tuning.rs"]
+#[path = "../examples/studies/private_tuning.rs"]
 mod private_tuning;
 
 #[test]
@@ -86,7 +86,7 @@ fn private_tuning_quick() {
 }
 
 #[allow(dead_code)]
-#[path = "../examples/sparse_and_fpca.rs"]
+#[path = "../examples/studies/sparse_and_fpca.rs"]
 mod sparse_and_fpca;
 
 #[test]
@@ -110,7 +110,7 @@ fn sparse_and_fpca_quick() {
 }
 
 #[allow(dead_code)]
-#[path = "../examples/table3_mortality.rs"]
+#[path = "../examples/reproductions/table3_mortality.rs"]
 mod table3_mortality;
 
 /// The real datasets, or `None` (with a note) where ../shared/data is not beside the checkout.
@@ -139,11 +139,11 @@ fn table3_mortality_quick() {
 }
 
 #[allow(dead_code)]
-#[path = "../examples/kme_release.rs"]
+#[path = "../examples/tutorials/kme_release.rs"]
 mod kme_release;
 
 #[allow(dead_code)]
-#[path = "../examples/m2m_sketches.rs"]
+#[path = "../examples/tutorials/m2m_sketches.rs"]
 mod m2m_sketches;
 
 #[test]

@@ -5,7 +5,7 @@
 //! pairs at the row unit exceed ε, which is what the person unit is for.
 
 #[allow(dead_code)]
-#[path = "../examples/privacy_edges.rs"]
+#[path = "../examples/harness/privacy_edges.rs"]
 mod privacy_edges;
 
 use fdp::data::{CurveSet, Scenario, simulate};

@@ -3,7 +3,7 @@
 //! on the number of threads.
 
 #[allow(dead_code)]
-#[path = "../examples/privacy_edges.rs"]
+#[path = "../examples/harness/privacy_edges.rs"]
 mod privacy_edges;
 
 use fdp::data::{Scenario, simulate};
@@ -34,7 +34,7 @@ fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
         let built = fdp::registry::build(&spec, &fdp::registry::Frame::new(100, Some(grid))).unwrap();
         assert!(
             records.iter().any(|r| r.mechanism.contains(built.name())),
-            "registered mechanism {} ({}) has no exact-loss case in examples/privacy_edges.rs",
+            "registered mechanism {} ({}) has no exact-loss case in examples/harness/privacy_edges.rs",
             entry.name,
             built.name()
         );

@@ -138,3 +138,24 @@ def test_point_mechanisms_refuse_a_person_unit_and_sketches_take_any_count() -> 
     a = fdp.Session(1.0, seed=2).release(kde, np.array([np.nan, 15.0, 15.0]))
     b = fdp.Session(1.0, seed=2).release(kde, np.array([15.0, 15.0, 15.0]))
     np.testing.assert_array_equal(a.curve, b.curve)
+
+
+def test_the_classes_defaults_are_the_registry_s() -> None:
+    """The friendly classes write specs; where they show a default it is the registry's own."""
+    import dataclasses
+
+    defaults = {e["mechanism"]: {p["name"]: p["default"] for p in e["params"]} for e in fdp.registered()}
+    pairs = [
+        (fdp.MeanCurve, "mean", {"kernel": "kernel", "mechanism": "method", "tuning": "tuning"}),
+        (fdp.Fpca, "fpca", {"components": "components", "kernel": "kernel"}),
+        (fdp.Density, "kde", {"domain": "domain", "mechanism": "method", "kernel": "kernel", "grid_points": "grid_points", "eta": "eta"}),
+        (fdp.SyntheticDataset, "kme", {"rho": "rho", "synthetic_points": "synthetic_points", "points_seed": "points_seed"}),
+        (fdp.Sketch, "sketch", {"map": "map", "size": "size", "width": "width", "buckets": "buckets", "map_seed": "map_seed"}),
+        (fdp.SparseMean, "sparse_mean", {"kernel": "kernel"}),
+    ]
+    for cls, name, fields in pairs:
+        shown = {f.name: f.default for f in dataclasses.fields(cls)}
+        for field, param in fields.items():
+            value = shown[field]
+            expected = defaults[name][param]
+            assert (list(value) if isinstance(value, tuple) else value) == expected, (cls.__name__, field, value, expected)

@@ -11,7 +11,7 @@
 //! summarises every dataset, and reports the largest loss-to-budget ratio over every pair and every
 //! stage. `tests/registry.rs` runs it on every registered mechanism: a mechanism that states no
 //! exact-loss law is refused, and one whose worst ratio exceeds 1 fails. The specialised cases of
-//! `examples/privacy_edges.rs` (the smallest eigencomponents, extreme η and ψ, Spark-scale n) add to
+//! `examples/harness/privacy_edges.rs` (the smallest eigencomponents, extreme η and ψ, Spark-scale n) add to
 //! it.
 
 use fdp_core::{Error, Result};

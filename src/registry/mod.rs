@@ -23,7 +23,7 @@
 //!    [`Params`] (checked, typed) and wraps the mechanism for its input (`Built::curves`,
 //!    `Built::sparse`, `Built::points`, `Built::mergeable_points`, `Built::snapped`, `Built::labelled`).
 //! 2. Add its line to [`REGISTRY`] (and `mod` it).
-//! 3. Give it exact-loss cases in `examples/privacy_edges.rs` under its mechanism name.
+//! 3. Give it exact-loss cases in `examples/harness/privacy_edges.rs` under its mechanism name.
 //!
 //! It is then reachable from Rust ([`build`]), the command line (`fdp release NAME --param k=v`)
 //! and Python (`fdp.Spec` / `fdp.registered()`). `tests/registry.rs` builds it from its example,

@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand};
 
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
 use fdp::front::{
-    FPCA_COMPONENTS, FigureAxes, FrontSession, KdeMethod, MeanMethod, TuningMode, open_session, write_curve_report,
-    write_fpca_report, write_local_log, write_report,
+    FigureAxes, FrontSession, KdeMethod, MeanMethod, TuningMode, open_session, write_curve_report, write_fpca_report,
+    write_local_log, write_report,
 };
 use fdp::mercer::{Grid, Stationary};
 use fdp::noise::{Delta, Epsilon, NeighbourRelation};
@@ -226,12 +226,14 @@ const GRID_MAPPED_NOTE: &str =
 struct MeanArgs {
     #[command(flatten)]
     source: CurveSource,
-    /// The mechanism: iclp-rkhs, iclp-l1, iid-laplace, gaussian-process or bernstein.
-    #[arg(long, default_value = "iclp-rkhs", value_parser = checked::<MeanMethod>)]
-    mechanism: String,
-    /// The kernel SHAPE:RHO (exponential, matern32, matern52, gaussian), on the grid mapped to [0, 1].
-    #[arg(long, default_value = "matern32:0.1", value_parser = checked::<Stationary>)]
-    kernel: String,
+    /// The mechanism: iclp-rkhs, iclp-l1, iid-laplace, gaussian-process or bernstein (default:
+    /// the registry's, iclp-rkhs; `fdp mechanisms` lists every default).
+    #[arg(long, value_parser = checked::<MeanMethod>)]
+    mechanism: Option<String>,
+    /// The kernel SHAPE:RHO (exponential, matern32, matern52, gaussian), on the grid mapped to [0, 1]
+    /// (default: the registry's, matern32:0.1).
+    #[arg(long, value_parser = checked::<Stationary>)]
+    kernel: Option<String>,
     /// The clipping bound NORM:VALUE in the mechanism's norm: l1 (coefficient l1; ICLP-RKHS), l2
     /// (ICLP-l1, IID Laplace, GP) or sup (Bernstein). Public; under private tuning, a ceiling.
     /// Optional with --range (the ceiling then follows from the range).
@@ -243,9 +245,10 @@ struct MeanArgs {
     /// binned family on rough curves. Private tuning only.
     #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
     range: Option<(f64, f64)>,
-    /// private (a private bound and regularisation inside ε) or plug-in (the bound as given).
-    #[arg(long, default_value = "private", value_parser = checked::<TuningMode>)]
-    tuning: String,
+    /// private (a private bound and regularisation inside ε; the default) or plug-in (the bound as
+    /// given).
+    #[arg(long, value_parser = checked::<TuningMode>)]
+    tuning: Option<String>,
     /// A public constant the curves are centred at before clipping (added back).
     #[arg(long, allow_hyphen_values = true)]
     centre: Option<f64>,
@@ -283,15 +286,15 @@ struct FpcaArgs {
     /// the ceiling of the private bound (in L2) follows from it.
     #[arg(long, value_parser = parse_pair, allow_hyphen_values = true)]
     range: (f64, f64),
-    /// The number J of basis components the covariance is released in.
-    #[arg(long, default_value_t = FPCA_COMPONENTS)]
-    components: usize,
+    /// The number J of basis components the covariance is released in (default: the registry's).
+    #[arg(long)]
+    components: Option<usize>,
     /// The number of principal components reported (1 ..= J).
     #[arg(long, default_value_t = 3)]
     k: usize,
-    /// The kernel SHAPE:RHO of the basis, on the grid mapped to [0, 1].
-    #[arg(long, default_value = "matern32:0.1", value_parser = checked::<Stationary>)]
-    kernel: String,
+    /// The kernel SHAPE:RHO of the basis, on the grid mapped to [0, 1] (default: the registry's).
+    #[arg(long, value_parser = checked::<Stationary>)]
+    kernel: Option<String>,
     /// A public constant the curves are centred at (default: the middle of the range).
     #[arg(long, allow_hyphen_values = true)]
     centre: Option<f64>,
@@ -313,21 +316,21 @@ struct KdeArgs {
     /// The public interval LO,HI (points outside go to the nearest end).
     #[arg(long, value_parser = parse_pair)]
     domain: (f64, f64),
-    /// iclp, gaussian-process, iid-laplace or bernstein.
-    #[arg(long, default_value = "iclp", value_parser = checked::<KdeMethod>)]
-    mechanism: String,
-    /// gaussian or exponential.
-    #[arg(long, default_value = "gaussian", value_parser = parse_shape)]
-    kernel: String,
+    /// iclp, gaussian-process, iid-laplace or bernstein (default: the registry's, iclp).
+    #[arg(long, value_parser = checked::<KdeMethod>)]
+    mechanism: Option<String>,
+    /// gaussian or exponential (default: the registry's, gaussian).
+    #[arg(long, value_parser = parse_shape)]
+    kernel: Option<String>,
     /// The bandwidth (default: 0.15 (HI - LO) n^(-1/5), public).
     #[arg(long)]
     bandwidth: Option<f64>,
-    /// Grid points.
-    #[arg(long, default_value_t = 200)]
-    grid_points: usize,
-    /// η of the ICLP and GP KDEs.
-    #[arg(long, default_value_t = 1.25)]
-    eta: f64,
+    /// Grid points (default: the registry's).
+    #[arg(long)]
+    grid_points: Option<usize>,
+    /// η of the ICLP and GP KDEs (default: the registry's).
+    #[arg(long)]
+    eta: Option<f64>,
     #[command(flatten)]
     privacy: PrivacyArgs,
 }
@@ -340,21 +343,21 @@ struct KmeArgs {
     /// The coordinates are the columns whose names start with PREFIX.
     #[arg(long, value_name = "PREFIX")]
     columns: String,
-    /// Gaussian kernel length-scale ρ.
-    #[arg(long, default_value_t = 1.0)]
-    rho: f64,
+    /// Gaussian kernel length-scale ρ (default: the registry's).
+    #[arg(long)]
+    rho: Option<f64>,
     /// Public centre of the synthetic points, comma-separated (length D).
     #[arg(long, value_delimiter = ',', required = true, allow_hyphen_values = true)]
     centre: Vec<f64>,
     /// Public spread of the synthetic points.
     #[arg(long)]
     scale: f64,
-    /// Number of synthetic points M.
-    #[arg(long, default_value_t = 100)]
-    synthetic_points: usize,
-    /// Seed of the synthetic points (public randomness).
-    #[arg(long, default_value_t = 0)]
-    points_seed: u64,
+    /// Number of synthetic points M (default: the registry's).
+    #[arg(long)]
+    synthetic_points: Option<usize>,
+    /// Seed of the synthetic points (public randomness; default: the registry's).
+    #[arg(long)]
+    points_seed: Option<u64>,
     #[command(flatten)]
     privacy: PrivacyArgs,
 }
@@ -367,21 +370,21 @@ struct SketchArgs {
     /// The coordinates (in [0, 1]) are the columns whose names start with PREFIX.
     #[arg(long, value_name = "PREFIX")]
     columns: String,
-    /// hist (marginal histograms, ||Φ||₁ = D), rff or race.
-    #[arg(long, default_value = "hist")]
-    map: String,
-    /// Histogram bins, RFF frequency pairs or RACE repetitions.
-    #[arg(long, default_value_t = 10)]
-    size: usize,
-    /// RFF bandwidth σ or RACE bucket width.
-    #[arg(long, default_value_t = 0.3)]
-    width: f64,
-    /// RACE buckets.
-    #[arg(long, default_value_t = 16)]
-    buckets: usize,
-    /// Seed of the feature map (public randomness).
-    #[arg(long, default_value_t = 0)]
-    map_seed: u64,
+    /// hist (marginal histograms, ||Φ||₁ = D), rff or race (default: the registry's, hist).
+    #[arg(long)]
+    map: Option<String>,
+    /// Histogram bins, RFF frequency pairs or RACE repetitions (default: the registry's).
+    #[arg(long)]
+    size: Option<usize>,
+    /// RFF bandwidth σ or RACE bucket width (default: the registry's).
+    #[arg(long)]
+    width: Option<f64>,
+    /// RACE buckets (default: the registry's).
+    #[arg(long)]
+    buckets: Option<usize>,
+    /// Seed of the feature map (public randomness; default: the registry's).
+    #[arg(long)]
+    map_seed: Option<u64>,
     /// M2M prior points (public uniform points of [0, 1]^D).
     #[arg(long, default_value_t = fdp::front::M2M_PRIOR_POINTS)]
     prior_points: usize,
@@ -711,10 +714,10 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         let curves = records.curves.clone();
         records.note_outside(&curves, range);
     }
-    let mut spec = spec_with_budget("mean", &args.privacy)
-        .with("method", args.mechanism.as_str())
-        .with("kernel", args.kernel.as_str())
-        .with("tuning", args.tuning.as_str());
+    let mut spec = spec_with_budget("mean", &args.privacy);
+    spec = with_given(spec, "method", args.mechanism.clone().map(serde_json::Value::from));
+    spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
+    spec = with_given(spec, "tuning", args.tuning.clone().map(serde_json::Value::from));
     spec = with_given(spec, "bound", args.bound.clone().map(serde_json::Value::from));
     spec = with_given(spec, "range", args.range.map(|(lo, hi)| serde_json::json!([lo, hi])));
     spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
@@ -742,7 +745,9 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
             accuracy.bound(0.05),
             if accuracy.upper_bound {
                 "upper_bound:_the_noise_at_the_public_ceiling_before_shrinkage_(each_release_reports_its_own_estimate)"
-            } else if args.tuning.parse::<TuningMode>()? == TuningMode::Private {
+            } else if mechanism.spec().params["tuning"].as_str().unwrap_or_default().parse::<TuningMode>()?
+                == TuningMode::Private
+            {
                 "noise_only_at_the_ceiling_bound_(a_private_bound_below_it_lowers_it)"
             } else {
                 "noise_only"
@@ -786,8 +791,11 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let grid = args.source.grid.as_ref().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
     let range = args.range.ok_or("--sparse needs the public range of the values: --range LO,HI")?;
     let plug_in = args.psi.is_some() || args.components.is_some() || args.degree.is_some();
-    let matched = args.mechanism.parse::<MeanMethod>()? == MeanMethod::IclpRkhs;
-    if args.bound.is_some() || args.tuning.parse::<TuningMode>()? != TuningMode::Private || !matched || plug_in {
+    let matched =
+        args.mechanism.as_deref().map(str::parse::<MeanMethod>).transpose()?.is_none_or(|m| m == MeanMethod::IclpRkhs);
+    let private =
+        args.tuning.as_deref().map(str::parse::<TuningMode>).transpose()?.is_none_or(|t| t == TuningMode::Private);
+    if args.bound.is_some() || !private || !matched || plug_in {
         return Err(
             "--sparse releases the privately tuned sparse default: drop --bound, --tuning, --mechanism, --psi, \
                     --components and --degree"
@@ -798,9 +806,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let domain = grid.domain()[0];
     let (data, _ids) = read_sparse_csv(&args.source.csv, id, t, y, domain)?;
     let n = data.n();
-    let spec = spec_with_budget("sparse_mean", &args.privacy)
-        .with("kernel", args.kernel.as_str())
-        .with("range", serde_json::json!([range.0, range.1]));
+    let spec = spec_with_budget("sparse_mean", &args.privacy).with("range", serde_json::json!([range.0, range.1]));
+    let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
     let frame = Frame::new(n, Some(grid.clone())).protecting(PrivacyUnit::person(*id));
     if preview {
@@ -851,30 +858,31 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
 /// `fdp fpca`: the privately tuned covariance (one Session call: the bound, then the covariance) and
 /// its leading principal components.
 fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
-    if args.k == 0 || args.k > args.components {
-        return Err(format!("--k must be between 1 and --components ({}), got {}", args.components, args.k).into());
-    }
     bar.set_message(format!("reading {}", args.source.csv.display()));
     let mut records = load_curves(&args.source)?;
     let curves = records.curves.clone();
     records.note_outside(&curves, args.range);
     let n = curves.n();
-    let spec = spec_with_budget("fpca", &args.privacy)
-        .with("kernel", args.kernel.as_str())
-        .with("range", serde_json::json!([args.range.0, args.range.1]))
-        .with("components", args.components);
+    let spec = spec_with_budget("fpca", &args.privacy).with("range", serde_json::json!([args.range.0, args.range.1]));
+    let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
+    let spec = with_given(spec, "components", args.components.map(serde_json::Value::from));
     let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
     let frame = Frame::new(n, Some(curves.grid().clone())).protecting(records.unit.clone());
     bar.set_message(format!("building the covariance of {n} curves"));
+    // --k (a report setting) against J, before anything is charged.
+    let components = registry::build(&spec, &frame)?.spec().params["components"].as_u64().unwrap_or(0) as usize;
+    if args.k == 0 || args.k > components {
+        return Err(format!("--k must be between 1 and --components ({components}), got {}", args.k).into());
+    }
     bar.set_message("releasing");
-    let (session, _, released) = release_committed(&args.privacy, &spec, &frame, Input::Curves(&curves))?;
+    let (session, mechanism, released) = release_committed(&args.privacy, &spec, &frame, Input::Curves(&curves))?;
     let Released::Covariance(release) = released else { return Err(unexpected(&released)) };
+    let kernel = mechanism.spec().params["kernel"].as_str().unwrap_or_default().to_string();
     let mut notes = records.notes.clone();
     notes.push(format!(
-        "the covariance is released in the {} leading components of the {} basis; the principal components are its \
+        "the covariance is released in the {components} leading components of the {} basis; the principal components are its \
          eigenfunctions (post-processing), orthonormal on the grid mapped onto [0, 1]",
-        args.components,
-        args.kernel.split(':').next().unwrap_or_default()
+        kernel.split(':').next().unwrap_or_default()
     ));
     notes.push(GRID_MAPPED_NOTE.into());
     let axes = FigureAxes {
@@ -1004,12 +1012,11 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     if points.dim != 1 {
         return Err(format!("{} columns are named {:?}; a density needs one", points.dim, args.column).into());
     }
-    let spec = spec_with_budget("kde", &args.privacy)
-        .with("method", args.mechanism.as_str())
-        .with("domain", serde_json::json!([args.domain.0, args.domain.1]))
-        .with("kernel", args.kernel.as_str())
-        .with("grid_points", args.grid_points)
-        .with("eta", args.eta);
+    let spec = spec_with_budget("kde", &args.privacy).with("domain", serde_json::json!([args.domain.0, args.domain.1]));
+    let spec = with_given(spec, "method", args.mechanism.clone().map(serde_json::Value::from));
+    let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
+    let spec = with_given(spec, "grid_points", args.grid_points.map(serde_json::Value::from));
+    let spec = with_given(spec, "eta", args.eta.map(serde_json::Value::from));
     let spec = with_given(spec, "bandwidth", args.bandwidth.map(serde_json::Value::from));
     bar.set_message("releasing");
     let (session, mechanism, released) =
@@ -1019,7 +1026,7 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
         points.len(),
         args.column,
-        args.grid_points,
+        mechanism.spec().params["grid_points"],
         args.domain.0,
         args.domain.1
     )];
@@ -1040,12 +1047,10 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     if args.centre.len() != points.dim {
         return Err(format!("--centre has {} numbers, the data have {} columns", args.centre.len(), points.dim).into());
     }
-    let spec = spec_with_budget("kme", &args.privacy)
-        .with("rho", args.rho)
-        .with("centre", args.centre.clone())
-        .with("scale", args.scale)
-        .with("synthetic_points", args.synthetic_points)
-        .with("points_seed", args.points_seed);
+    let spec = spec_with_budget("kme", &args.privacy).with("centre", args.centre.clone()).with("scale", args.scale);
+    let spec = with_given(spec, "rho", args.rho.map(serde_json::Value::from));
+    let spec = with_given(spec, "synthetic_points", args.synthetic_points.map(serde_json::Value::from));
+    let spec = with_given(spec, "points_seed", args.points_seed.map(serde_json::Value::from));
     bar.set_message(format!("building the synthetic subspace and releasing from {} points", points.len()));
     let (session, mechanism, released) =
         release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
@@ -1055,7 +1060,7 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     std::fs::write(&csv_path, release.output().to_csv())?;
     let extra = format!(
         "\nThe synthetic weighted dataset ({} points, weights may be negative) is in `synthetic.csv`.\n",
-        args.synthetic_points
+        mechanism.spec().params["synthetic_points"]
     );
     let report =
         write_report(&args.privacy.out, "Private synthetic dataset (KME)", &release, session.session(), &[], &extra)?;
@@ -1067,13 +1072,12 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
 fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.csv.display()));
     let points = read_points(&args.csv, Columns::Prefix(&args.columns))?;
-    let spec = spec_with_budget("sketch", &args.privacy)
-        .with("dim", points.dim)
-        .with("map", args.map.as_str())
-        .with("size", args.size)
-        .with("width", args.width)
-        .with("buckets", args.buckets)
-        .with("map_seed", args.map_seed);
+    let spec = spec_with_budget("sketch", &args.privacy).with("dim", points.dim);
+    let spec = with_given(spec, "map", args.map.clone().map(serde_json::Value::from));
+    let spec = with_given(spec, "size", args.size.map(serde_json::Value::from));
+    let spec = with_given(spec, "width", args.width.map(serde_json::Value::from));
+    let spec = with_given(spec, "buckets", args.buckets.map(serde_json::Value::from));
+    let spec = with_given(spec, "map_seed", args.map_seed.map(serde_json::Value::from));
     // The M2M estimates are computed after the release: their prior must be valid before the charge.
     registry::build(&spec, &Frame::new(points.len(), None))?.check_m2m_prior(args.prior_points)?;
     bar.set_message("releasing");

@@ -668,7 +668,7 @@ pub enum MeanKind {
 /// it and the regularisation are chosen from the data with their cost inside the same ε.
 /// [`build_plug_in`](Self::build_plug_in) returns the mechanism with the public bound and the
 /// plug-in rule instead (nothing is learned from the data; for ICLP-RKHS on the ICLP paper's data it
-/// is 7-100x less accurate at ε from 1/4 to 4, see `examples/private_tuning`).
+/// is 7-100x less accurate at ε from 1/4 to 4, see `examples/studies/private_tuning`).
 ///
 /// ```
 /// use fdp_core::{ClippingBound, Session};

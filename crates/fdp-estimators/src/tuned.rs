@@ -127,7 +127,7 @@ impl BudgetSplit {
 /// clipping bias must shrink with it (Amin et al. 2019 put the optimal bound near the
 /// `1 - O(1/(n ε))` quantile). By default `c = 1 + 0.1 log₂(n ε / 100)`, clamped to `[1, 2]`:
 /// 1.0 at n ε = 100, 1.2 at 400, 1.5 at 3200. Fitted on the fourteen cases of
-/// `examples/private_tuning` (the ICLP paper's two datasets at ε ∈ {1/4, 1, 4}, scenarios S-1 to S-4
+/// `examples/studies/private_tuning` (the ICLP paper's two datasets at ε ∈ {1/4, 1, 4}, scenarios S-1 to S-4
 /// at n ∈ {300, 3000}): with the exact statistic the rule's ICLP-RKHS risk is within about 1.25x of
 /// the best factor in {1, 1.2, ..., 4} in all of them, while every fixed factor of that grid is at
 /// least 1.45x off in some (c = 1: 85x on S-1 at n = 3000; c = 1.4: 1.47x on DTI at ε = 1/4;
@@ -246,7 +246,7 @@ pub enum FamilyChoice {
 
 /// The binned family is chosen when the bound stage's released mean clamped log coefficient-l1
 /// norm, minus `ln(hi - lo)`, exceeds this: the records' coefficient-l1 norm is above
-/// `e^{-0.25} ≈ 0.78` times the range's width. Set on the cells of `examples/robust_accuracy` only
+/// `e^{-0.25} ≈ 0.78` times the range's width. Set on the cells of `examples/studies/robust_accuracy` only
 /// (exact statistic: smooth data -1.47 to -0.49; daily counts -0.03, log-periodograms -0.13): the
 /// rough records sit close to it, so a lower threshold sends more of their releases to the binned
 /// family (rough cells within 1.1x of the competitors: 9 at -0.2, 11 at -0.25, 13 at -0.3) and more
@@ -255,7 +255,7 @@ const FAMILY_THRESHOLD: f64 = -0.25;
 
 /// The binned family is a candidate only for `n ε_release` below this (`(n ε_release)^{1/3}` below
 /// 5.5): above it the coefficient-l1 family's adaptive shrinkage wins or ties on the rough cells of
-/// `examples/robust_accuracy` (counts at n ε = 1200, log-periodograms from n ε = 300), and a wider
+/// `examples/studies/robust_accuracy` (counts at n ε = 1200, log-periodograms from n ε = 300), and a wider
 /// window sent S-4 at n ε = 300 to the binned family often enough to cost it 8.6 %.
 const FAMILY_MAX_N_EPS: f64 = 166.0;
 
@@ -444,7 +444,7 @@ impl TunedMean {
     /// `[lo, hi]` pointwise and averaged (quadrature weights) over `K' = max(1, round((n
     /// ε_release)^{1/3} / 2))` contiguous bins of grid points (half the usual `(n ε)^{1/3}`: the
     /// interpolation removes much of the coarse bins' bias; on the cells of
-    /// `examples/robust_accuracy` half as many bins had 0.6-0.85x the error), the mean over records
+    /// `examples/studies/robust_accuracy` half as many bins had 0.6-0.85x the error), the mean over records
     /// plus Laplace noise of scale `b = 2 R K' / (n ε_release)` per bin (`R = (hi - lo)/2`; one
     /// record moves each bin mean by at most `2R/n`, the bin vector by `2 R K'/n` in l1:
     /// ε_release-DP), shrunk towards the reference by positive-part James-Stein (SURE) and
@@ -936,7 +936,7 @@ impl SureChoice {
 ///    noise dominates: its standard deviation `(κ - 1)^{1/2} v √J` dwarfs the centre's error).
 ///
 /// The constants (c = 5 / 0, the 1.5 of [`centre_error_estimate`]) were set on the tuning cases
-/// of `examples/robust_accuracy` only (DTI cca, Adelaide Mondays, S-1..S-4, their subsamples and
+/// of `examples/studies/robust_accuracy` only (DTI cca, Adelaide Mondays, S-1..S-4, their subsamples and
 /// two simulated rough-curve families; never the held-out data). A function of y and public
 /// quantities (v, κ, the grid, whether the ceiling was used): post-processing.
 pub(crate) fn guarded_sure(
@@ -1935,7 +1935,7 @@ mod tests {
 
     /// Rough counts-like records on a 60-point grid: rate `a (4 + 3 sin 2πt)` plus Laplace noise of
     /// scale 1.5, clamped to the public range [0, 30] (a seeded simulation, like `counts-*` in
-    /// `examples/robust_accuracy`).
+    /// `examples/studies/robust_accuracy`).
     fn rough_counts(n: usize, seed: u64) -> CurveSet<'static> {
         let grid = Grid::midpoint(0.0, 1.0, 60).unwrap();
         let mut rng = NoiseRng::seeded(seed);

@@ -61,7 +61,7 @@ pub struct TunedCovariance {
 }
 
 impl TunedCovariance {
-    /// The floor of the bound search: the ceiling / 100 (`examples/sparse_and_fpca`: the private
+    /// The floor of the bound search: the ceiling / 100 (`examples/studies/sparse_and_fpca`: the private
     /// bound lands at 1/4 to 1/9 of the frames' ceilings).
     pub const FLOOR_RATIO: f64 = 100.0;
 

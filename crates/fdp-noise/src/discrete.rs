@@ -243,7 +243,7 @@ fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u12
 
 /// `n / d` for `d >= 1` by 128 steps of restoring division without value-dependent branches: the
 /// hardware and compiler-builtins u128 division take a value-dependent time (measured in
-/// examples/timing_channel.rs).
+/// examples/benchmarks/timing_channel.rs).
 #[inline]
 fn div_fixed_work(n: u128, d: u128) -> u128 {
     let (mut q, mut r) = (0u128, 0u128);

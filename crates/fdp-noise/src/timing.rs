@@ -111,7 +111,7 @@ pub fn require_padded() {
 /// Runs `f` with the samplers called **from this thread** in fixed work, whatever the process-wide
 /// mode (samplers that `f` runs on other threads, e.g. through rayon, follow the process-wide mode).
 /// For measuring the padded samplers inside a process that opted in to variable time, such as
-/// `examples/timing_channel.rs` run among the other examples' tests. It can only add padding.
+/// `examples/benchmarks/timing_channel.rs` run among the other examples' tests. It can only add padding.
 pub fn padded_on_this_thread<T>(f: impl FnOnce() -> T) -> T {
     set_on_this_thread(SamplerTiming::Padded, f)
 }

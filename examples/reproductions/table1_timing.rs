@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::{paper_table, paper_value};

@@ -15,7 +15,7 @@
 //! samplers did before padding), `variant=after` in the fixed-work mode releases use
 //! ([`fdp::noise::timing::padded_on_this_thread`]). The u128 arithmetic probes are measured once.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::hint::black_box;

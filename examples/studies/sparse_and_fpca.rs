@@ -41,7 +41,7 @@
 //! `cargo run --release --example sparse_and_fpca [-- --quick] [-- --data-dir DIR]` writes
 //! `reports/sparse_and_fpca[_quick]/{report.md,results.json}`.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example fig2_mechanisms [-- --quick]` writes `reports/fig2_mechanisms/`.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

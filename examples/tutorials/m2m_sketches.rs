@@ -10,7 +10,7 @@
 //! `cargo run --release --example m2m_sketches [-- --quick] [-- --data-dir DIR]` writes
 //! `reports/m2m_sketches/`.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

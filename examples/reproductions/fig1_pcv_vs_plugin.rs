@@ -6,7 +6,7 @@
 //! PCV looks at the data: its releases are *not* private unless the selection is given its own budget;
 //! it is shown, as in the paper, to measure what the plug-in rule gives up.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

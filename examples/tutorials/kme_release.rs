@@ -12,7 +12,7 @@
 //!
 //! `cargo run --release --example kme_release [-- --quick]` writes `reports/kme_release/`.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

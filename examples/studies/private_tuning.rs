@@ -12,7 +12,7 @@
 //! `reports/private_tuning/`. Real data come from `../shared/data` (or `FDP_DATA_DIR`, or the flag);
 //! without them only the simulated scenarios run.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

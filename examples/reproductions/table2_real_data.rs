@@ -16,7 +16,7 @@
 //! public bounds: our honest plug-in default), `privately_tuned` (fdp's default pipeline). With
 //! `--as-published` the main table is run in the `as_published` setting, labelled NOT PRIVATE.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;
@@ -393,7 +393,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>, as_published: bool) -> A
     what_holds(&ablations, &mut md)?;
     writeln!(
         md,
-        "## Beside the paper\n\nThe paper's values (`../shared/papers/iclp_table2.csv`) are in every `table2` record and in results.json. They are not comparable digit for digit: the authors standardise each dataset with its own mean and standard deviation and take τ as the largest norm in the sample (both use the private data, which breaks DP), calibrate the ICLP with the unit-variance process (√2 too little noise), choose M for IID Laplace by minimising the privacy error over the data, and calibrate IID Laplace to 2τM/n. So the tables compare what is comparable: ICLP-RKHS relative to IID Laplace at the same ε, and which mechanism is best. Here every mechanism uses the public plug-in defaults with bounds from the physical range; the privately tuned pipeline (examples/private_tuning) is what fdp releases by default, and it is 7-9x below IID Laplace at ε = 1 on both datasets."
+        "## Beside the paper\n\nThe paper's values (`../shared/papers/iclp_table2.csv`) are in every `table2` record and in results.json. They are not comparable digit for digit: the authors standardise each dataset with its own mean and standard deviation and take τ as the largest norm in the sample (both use the private data, which breaks DP), calibrate the ICLP with the unit-variance process (√2 too little noise), choose M for IID Laplace by minimising the privacy error over the data, and calibrate IID Laplace to 2τM/n. So the tables compare what is comparable: ICLP-RKHS relative to IID Laplace at the same ε, and which mechanism is best. Here every mechanism uses the public plug-in defaults with bounds from the physical range; the privately tuned pipeline (examples/studies/private_tuning) is what fdp releases by default, and it is 7-9x below IID Laplace at ε = 1 on both datasets."
     )?;
     out.write_json("ablation.json", &ablations)?;
     let wall_s = finish_report(&out, &mut md, &rows, start)?;

@@ -6,7 +6,7 @@
 //! `reports/table3_mortality/`. Every death is a record; its age is spread uniformly over the
 //! one-year cells of its age group (ages 100+ over 100-105).
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

@@ -5,7 +5,7 @@
 //! `cargo run --release --example kde_report [-- --quick]` writes `reports/kde_report/` (report.md,
 //! kde_1d.svg, kde_2d.svg, erm.svg, results.json) and prints one record per result.
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;

@@ -27,7 +27,7 @@
 //! rcst, growth, medfly, weather, tecator, phoneme and all-days Adelaide are held out (never used
 //! here).
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::fmt::Write as _;
