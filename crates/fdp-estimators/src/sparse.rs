@@ -569,8 +569,8 @@ impl SparseBinnedMean {
 
     /// **The stages as a sequential composition**: `bound` (free at a zero share: the public
     /// ceiling), then `release` — itself the noisy bin sums (`ε_sums`) and, without a stated design,
-    /// the noisy counts (`ε_weights`), released together with `ε − ε_bound`. `stages()` and
-    /// `guarantee()` are read off it.
+    /// the noisy counts (`ε_weights`), released together with `ε − ε_bound`; checked to add up to
+    /// the guarantee when the mechanism is built, and `stages()` is read off it.
     pub fn plan(&self) -> fdp_core::Result<fdp_core::StagePlan> {
         let rest = self.epsilon.get() - self.eps_bound;
         fdp_core::StagePlan::sequential(

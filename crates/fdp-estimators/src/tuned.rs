@@ -596,8 +596,8 @@ impl TunedMean {
     }
 
     /// **The stages as a sequential composition** (`bound`, `pilot`, `release`; a stage with no
-    /// share is free and not charged), adding up to the guarantee: `stages()` and `guarantee()` are
-    /// read off it, and `privatize` spends exactly its budgets.
+    /// share is free and not charged), checked to add up to the guarantee: `stages()` is read off
+    /// it, and `privatize` spends exactly its budgets.
     pub fn plan(&self) -> Result<StagePlan> {
         let (bound, pilot, release) = self.split_budget();
         let delta = self.delta().map_or(0.0, Delta::get);
