@@ -8,6 +8,13 @@ Rust (``mapInArrow``), tree-reduces the states, and releases once on the driver 
 Prints one record, and beside it the in-process rows/s of the same summary on a numpy array:
 
     spark n=10000000 k=48 partitions=8 wall_s=... rows_per_s=... state_bytes=... inprocess_rows_per_s=...
+
+With ``--breakdown`` it first times, on the same generated frame, what is Spark's own: generating
+the columns in the JVM (a sum over every column, no Python), then the same plus the Arrow hand-off
+to Python workers (a ``mapInArrow`` that returns nothing); the release's wall time minus the second
+is fdp's share (its summary, the states' reduction and the release):
+
+    spark_breakdown n=... generate_s=... arrow_handoff_s=... fdp_s=... release_s=...
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--breakdown", action="store_true", help="time Spark's own generation and Arrow hand-off first")
     args = parser.parse_args()
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -50,6 +58,8 @@ def main() -> None:
     frame = spark.range(0, args.n, numPartitions=args.partitions).select(
         *[(F.lit(shape[j]) * level + F.randn(seed=100 + j) * 0.05).alias(columns[j]) for j in range(k)]
     )
+    if args.breakdown:
+        generate, handoff = breakdown(frame, columns)
     # Public choices, fixed before the data: kernel, the bound's ceiling, the centre; n is public.
     mean = fdp.MeanCurve(kernel="matern32:0.1", bound="l1:2", centre=0.5)
     session = fdp.Session(epsilon=1.0)
@@ -73,7 +83,37 @@ def main() -> None:
         f"rows_per_s={args.n / wall:.3e} state_bytes={state_bytes} inprocess_rows_per_s={inprocess:.3e} "
         f"release_l2_norm={float(np.sqrt(np.mean(release.curve ** 2))):.4f} stages={len(session.ledger)}"
     )
+    if args.breakdown:
+        print(
+            f"spark_breakdown n={args.n} generate_s={generate:.2f} arrow_handoff_s={handoff - generate:.2f} "
+            f"fdp_s={wall - handoff:.2f} release_s={wall:.2f}"
+        )
     spark.stop()
+
+
+def breakdown(frame: object, columns: list[str]) -> tuple[float, float]:
+    """Seconds to generate every column in the JVM (summed there, nothing sent to Python), and to
+    generate them and hand them to Python workers as Arrow batches that are dropped: each the
+    faster of two runs (the first also warms the JVM and starts the Python workers)."""
+    from pyspark.sql import functions as F
+
+    def drop(batches):  # type: ignore[no-untyped-def]
+        for _ in batches:
+            pass
+        return iter(())
+
+    def timed(job) -> float:  # type: ignore[no-untyped-def]
+        best = math.inf
+        for _ in range(2):
+            start = time.perf_counter()
+            job()
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    total = sum((F.col(c) for c in columns), F.lit(0.0))
+    generate = timed(lambda: frame.select(total.alias("s")).agg(F.sum("s")).collect())  # type: ignore[attr-defined]
+    handoff = timed(lambda: frame.mapInArrow(drop, "x double").count())  # type: ignore[attr-defined]
+    return generate, handoff
 
 
 if __name__ == "__main__":
