@@ -38,9 +38,10 @@ pub fn unit_grid(grid: &Grid) -> Result<Grid> {
 }
 
 /// Curves on their grid mapped by [`unit_grid`] (values unchanged: they were read, and repaired, on
-/// the grid as given).
-pub fn on_unit_interval<'a>(curves: &CurveSet<'a>) -> Result<CurveSet<'a>> {
-    Ok(if maps_to_unit(curves.grid()) { curves.rescaled(0.0, 1.0)? } else { curves.clone() })
+/// the grid as given), as a view: the values are borrowed, never copied.
+pub fn on_unit_interval<'b>(curves: &'b CurveSet<'_>) -> Result<CurveSet<'b>> {
+    let view = curves.view();
+    Ok(if maps_to_unit(curves.grid()) { view.rescaled(0.0, 1.0)? } else { view })
 }
 
 /// Whether [`unit_grid`] moves `grid`: a 1-D grid of an interval other than `[0, 1]`.

@@ -296,6 +296,11 @@ impl<'a> CurveSet<'a> {
         mean
     }
 
+    /// The same curves, their values borrowed (nothing copied; they were repaired when read).
+    pub fn view(&self) -> CurveSet<'_> {
+        CurveSet { grid: self.grid.clone(), values: Cow::Borrowed(&self.values) }
+    }
+
     /// The same curves on the grid mapped onto `[start, end]` (e.g. `[0, 1]`, where kernel
     /// length-scales are set).
     pub fn rescaled(&self, start: f64, end: f64) -> Result<CurveSet<'a>> {
