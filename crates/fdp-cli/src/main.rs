@@ -513,27 +513,27 @@ fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession,
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
-/// **The one release path of the command line**: the registered mechanism `spec` built for `frame`
-/// (its warnings on stderr), `--out` checked, the session (ledger) opened under the mechanism's
-/// neighbour relation, the mechanism released on `input` and the ledger committed — a charge stands
-/// even if the release then fails, so the ledger is committed either way.
-fn release_committed(
-    p: &PrivacyArgs,
-    spec: &Spec,
-    frame: &Frame,
-    input: Input<'_>,
-) -> Result<(FrontSession, Built, Released), Failure> {
+/// The registered mechanism `spec` built for `frame`, its warnings on stderr.
+fn build(spec: &Spec, frame: &Frame) -> Result<Built, Failure> {
     let built = registry::build(spec, frame)?;
     for warning in &built.warnings {
         eprintln!("fdp: warning: {warning}");
     }
+    Ok(built)
+}
+
+/// **The one release path of the command line**: the data checked against the built mechanism,
+/// `--out` checked, the session (ledger) opened under the mechanism's neighbour relation, the
+/// mechanism released on `input` and the ledger committed — a charge stands even if the release
+/// then fails, so the ledger is committed either way.
+fn release_committed(p: &PrivacyArgs, built: &Built, input: Input<'_>) -> Result<(FrontSession, Released), Failure> {
     // The data's kind, n, dimension and grid, before the ledger is opened or anything charged.
     built.check(input)?;
     writable_out(p)?;
     let mut session = session(p, built.guarantee().relation())?;
     let released = built.release(session.session_mut(), input);
     session.commit()?;
-    Ok((session, built, released?))
+    Ok((session, released?))
 }
 
 /// The spec `name` with ε (and δ, if given) of `p`.
@@ -582,9 +582,9 @@ struct Records {
 impl Records {
     /// Counts, for the local log only, the records with values outside the public `range` (they are
     /// clipped like any record and the release is clamped), and warns on stderr when there are any.
-    fn note_outside(&mut self, curves: &CurveSet, (lo, hi): (f64, f64)) {
-        let n = curves.n();
-        let count = count_outside(curves.values(), curves.grid().len(), lo, hi);
+    fn note_outside(&mut self, (lo, hi): (f64, f64)) {
+        let n = self.curves.n();
+        let count = count_outside(self.curves.values(), self.curves.grid().len(), lo, hi);
         self.local.push(format!(
             "{count} of {n} records have values outside the public range [{lo}, {hi}] (each record is clipped at the \
              mechanism's bound, and the release clamped to the range)"
@@ -711,8 +711,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     let mut records = load_curves(&args.source)?;
     let (n, k) = (records.curves.n(), records.curves.grid().len());
     if let Some(range) = args.range {
-        let curves = records.curves.clone();
-        records.note_outside(&curves, range);
+        records.note_outside(range);
     }
     let mut spec = spec_with_budget("mean", &args.privacy);
     spec = with_given(spec, "method", args.mechanism.clone().map(serde_json::Value::from));
@@ -725,12 +724,9 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     spec = with_given(spec, "components", args.components.map(serde_json::Value::from));
     spec = with_given(spec, "degree", args.degree.map(serde_json::Value::from));
     let frame = Frame::new(n, Some(records.curves.grid().clone())).protecting(records.unit.clone());
+    bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
+    let mechanism = build(&spec, &frame)?;
     if preview {
-        bar.set_message(format!("building the mechanism for {n} curves on {k} points"));
-        let mechanism = registry::build(&spec, &frame)?;
-        for warning in &mechanism.warnings {
-            eprintln!("fdp: warning: {warning}");
-        }
         let accuracy = mechanism.accuracy();
         bar.finish_and_clear();
         println!(
@@ -756,8 +752,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         return Ok(());
     }
     bar.set_message("releasing");
-    let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &frame, Input::Curves(&records.curves))?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, Input::Curves(&records.curves))?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let mut notes = records.notes.clone();
     notes.push(match &records.unit {
@@ -810,8 +805,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
     let frame = Frame::new(n, Some(grid.clone())).protecting(PrivacyUnit::person(*id));
+    let mechanism = build(&spec, &frame)?;
     if preview {
-        let mechanism = registry::build(&spec, &frame)?;
         let accuracy = mechanism.accuracy();
         bar.finish_and_clear();
         println!(
@@ -825,7 +820,7 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
         return Ok(());
     }
     bar.set_message("releasing");
-    let (session, _, released) = release_committed(&args.privacy, &spec, &frame, Input::Sparse(&data))?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, Input::Sparse(&data))?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let repairs = data.repairs();
     let local = vec![
@@ -860,8 +855,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
 fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.source.csv.display()));
     let mut records = load_curves(&args.source)?;
-    let curves = records.curves.clone();
-    records.note_outside(&curves, args.range);
+    records.note_outside(args.range);
+    let curves = &records.curves;
     let n = curves.n();
     let spec = spec_with_budget("fpca", &args.privacy).with("range", serde_json::json!([args.range.0, args.range.1]));
     let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
@@ -869,13 +864,14 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
     let frame = Frame::new(n, Some(curves.grid().clone())).protecting(records.unit.clone());
     bar.set_message(format!("building the covariance of {n} curves"));
+    let mechanism = build(&spec, &frame)?;
     // --k (a report setting) against J, before anything is charged.
-    let components = registry::build(&spec, &frame)?.spec().params["components"].as_u64().unwrap_or(0) as usize;
+    let components = mechanism.spec().params["components"].as_u64().unwrap_or(0) as usize;
     if args.k == 0 || args.k > components {
         return Err(format!("--k must be between 1 and --components ({components}), got {}", args.k).into());
     }
     bar.set_message("releasing");
-    let (session, mechanism, released) = release_committed(&args.privacy, &spec, &frame, Input::Curves(&curves))?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, Input::Curves(curves))?;
     let Released::Covariance(release) = released else { return Err(unexpected(&released)) };
     let kernel = mechanism.spec().params["kernel"].as_str().unwrap_or_default().to_string();
     let mut notes = records.notes.clone();
@@ -1018,9 +1014,9 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = with_given(spec, "grid_points", args.grid_points.map(serde_json::Value::from));
     let spec = with_given(spec, "eta", args.eta.map(serde_json::Value::from));
     let spec = with_given(spec, "bandwidth", args.bandwidth.map(serde_json::Value::from));
+    let mechanism = build(&spec, &Frame::new(points.len(), None))?;
     bar.set_message("releasing");
-    let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, points.input())?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let notes = vec![format!(
         "{} points of column {:?}, snapped to {} grid points of [{}, {}] (outside: the nearest end; not a number: the centre)",
@@ -1052,8 +1048,8 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = with_given(spec, "synthetic_points", args.synthetic_points.map(serde_json::Value::from));
     let spec = with_given(spec, "points_seed", args.points_seed.map(serde_json::Value::from));
     bar.set_message(format!("building the synthetic subspace and releasing from {} points", points.len()));
-    let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
+    let mechanism = build(&spec, &Frame::new(points.len(), None))?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, points.input())?;
     let Released::Weighted(release) = released else { return Err(unexpected(&released)) };
     let csv_path = args.privacy.out.join("synthetic.csv");
     std::fs::create_dir_all(&args.privacy.out)?;
@@ -1079,10 +1075,10 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = with_given(spec, "buckets", args.buckets.map(serde_json::Value::from));
     let spec = with_given(spec, "map_seed", args.map_seed.map(serde_json::Value::from));
     // The M2M estimates are computed after the release: their prior must be valid before the charge.
-    registry::build(&spec, &Frame::new(points.len(), None))?.check_m2m_prior(args.prior_points)?;
+    let mechanism = build(&spec, &Frame::new(points.len(), None))?;
+    mechanism.check_m2m_prior(args.prior_points)?;
     bar.set_message("releasing");
-    let (session, mechanism, released) =
-        release_committed(&args.privacy, &spec, &Frame::new(points.len(), None), points.input())?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, points.input())?;
     let Released::Sketch(release) = released else { return Err(unexpected(&released)) };
     bar.set_message("M2M estimates");
     let m2m = mechanism.m2m(&release, args.prior_points, args.prior_seed)?;
@@ -1180,7 +1176,8 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
         }
     };
     bar.set_message("releasing");
-    let (session, built, released) = release_committed(privacy, &spec, &frame, input)?;
+    let built = build(&spec, &frame)?;
+    let (session, released) = release_committed(privacy, &built, input)?;
     let title = format!("{} ({}), ε = {}", entry.name, built.name(), privacy.epsilon.get());
     let (out, s) = (&privacy.out, session.session());
     let report = match released {
