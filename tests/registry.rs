@@ -258,6 +258,10 @@ fn every_registered_mechanism_passes_the_exact_loss_edge_suite() {
         let entry = registry::entry(&spec.mechanism).unwrap();
         let built = registry::build(spec, &frame(entry)).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
         let data = fixture(entry, spec, 0..N);
+        // The spec as built (every default it took) builds the same mechanism again: what Python
+        // pickles for a Spark executor, and what a spec written beside a release says.
+        let again = registry::build(built.spec(), &frame(entry)).unwrap_or_else(|e| panic!("{:?}: {e}", built.spec()));
+        assert_eq!((again.name(), again.spec()), (built.name(), built.spec()));
         let report = edges::edge_suite(&built, data.input()).unwrap_or_else(|e| panic!("{}: {e}", built.name()));
         assert!(report.pairs >= 9, "{}: {} pairs", built.name(), report.pairs);
         assert!(

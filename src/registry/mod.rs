@@ -321,16 +321,11 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
     let mut built = (entry.build)(&params, frame)?;
     // The spec as built: every parameter given, and every default it took (so a spec written next to
     // a release states the whole mechanism, whatever later versions' defaults).
-    let mut resolved = Map::new();
-    for p in entry.params {
-        let (_, value) = match params.value(p.name) {
-            Ok(v) => v,
-            Err(_) => continue,
-        };
-        if !value.is_null() {
-            resolved.insert(p.name.into(), value);
-        }
-    }
+    let resolved = entry
+        .params
+        .iter()
+        .filter_map(|p| params.value(p.name).ok().filter(|v| !v.is_null()).map(|v| (p.name.to_string(), v)))
+        .collect();
     built.spec = Spec { mechanism: entry.name.into(), params: resolved };
     Ok(built)
 }
@@ -359,20 +354,36 @@ impl Params<'_> {
 
     /// The value given, else the default (an explicit `null` takes the default too, as a parameter
     /// a Python caller leaves at `None`); `Value::Null` for an optional parameter not given.
-    fn value(&self, name: &str) -> Result<(&'static str, Value)> {
+    fn value(&self, name: &str) -> Result<Value> {
         let param = self.param(name)?;
         if let Some(v) = self.given.get(name).filter(|v| !v.is_null()) {
-            return Ok((param.name, v.clone()));
+            return Ok(v.clone());
         }
         if param.default.is_empty() {
-            return Err(Error::BadParameter { name: param.name, value: ParamValue::Missing, reason: "is required" });
+            return Err(Self::missing(param.name));
         }
-        let default = serde_json::from_str(param.default).map_err(|_| Error::BadSpec {
+        serde_json::from_str(param.default).map_err(|_| Error::BadSpec {
             what: "the registry default",
             spec: param.default.into(),
             reason: "is not JSON",
-        })?;
-        Ok((param.name, default))
+        })
+    }
+
+    fn missing(name: &'static str) -> Error {
+        Error::BadParameter { name, value: ParamValue::Missing, reason: "is required" }
+    }
+
+    /// `value` of an optional accessor, required.
+    fn required<T>(&self, name: &str, value: Option<T>) -> Result<T> {
+        match value {
+            Some(v) => Ok(v),
+            None => Err(Self::missing(self.param(name)?.name)),
+        }
+    }
+
+    /// The value of `name` and its static name (for error messages).
+    fn named(&self, name: &str) -> Result<(&'static str, Value)> {
+        Ok((self.param(name)?.name, self.value(name)?))
     }
 
     fn wrong(name: &'static str, value: &Value, reason: &'static str) -> Error {
@@ -384,7 +395,7 @@ impl Params<'_> {
     /// An optional real number. JSON has no non-finite numbers, so `"nan"`, `"inf"` and `"-inf"`
     /// are read as text: the parameter's own check then refuses them with its message.
     pub fn opt_f64(&self, name: &str) -> Result<Option<f64>> {
-        match self.value(name)? {
+        match self.named(name)? {
             (_, Value::Null) => Ok(None),
             (n, v) => v
                 .as_f64()
@@ -396,13 +407,13 @@ impl Params<'_> {
 
     /// A real number.
     pub fn f64(&self, name: &str) -> Result<f64> {
-        let (n, _) = self.value(name)?;
-        self.opt_f64(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+        let value = self.opt_f64(name)?;
+        self.required(name, value)
     }
 
     /// An optional count.
     pub fn opt_usize(&self, name: &str) -> Result<Option<usize>> {
-        match self.value(name)? {
+        match self.named(name)? {
             (_, Value::Null) => Ok(None),
             (n, v) => v
                 .as_u64()
@@ -414,32 +425,29 @@ impl Params<'_> {
 
     /// A count.
     pub fn usize(&self, name: &str) -> Result<usize> {
-        let (n, _) = self.value(name)?;
-        self.opt_usize(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+        let value = self.opt_usize(name)?;
+        self.required(name, value)
     }
 
     /// A seed (public randomness).
     pub fn u64(&self, name: &str) -> Result<u64> {
-        let (n, v) = self.value(name)?;
+        let (n, v) = self.named(name)?;
         v.as_u64().ok_or_else(|| Self::wrong(n, &v, "must be a whole number >= 0"))
     }
 
     /// An optional text (a name, a kernel, a bound).
     pub fn opt_text(&self, name: &str) -> Result<Option<String>> {
-        match self.value(name)? {
+        match self.named(name)? {
             (_, Value::Null) => Ok(None),
-            (n, Value::String(s)) => {
-                let _ = n;
-                Ok(Some(s))
-            }
+            (_, Value::String(s)) => Ok(Some(s)),
             (n, v) => Err(Self::wrong(n, &v, "must be text")),
         }
     }
 
     /// A text.
     pub fn text(&self, name: &str) -> Result<String> {
-        let (n, _) = self.value(name)?;
-        self.opt_text(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+        let value = self.opt_text(name)?;
+        self.required(name, value)
     }
 
     /// A text read as `T` (`"matern32:0.1"` as a kernel, `"l2:0.5"` as a bound).
@@ -449,7 +457,7 @@ impl Params<'_> {
 
     /// An optional list of numbers.
     pub fn opt_numbers(&self, name: &str) -> Result<Option<Vec<f64>>> {
-        match self.value(name)? {
+        match self.named(name)? {
             (_, Value::Null) => Ok(None),
             (n, Value::Array(items)) => items
                 .iter()
@@ -466,7 +474,7 @@ impl Params<'_> {
 
     /// An optional pair of numbers `[lo, hi]`.
     pub fn opt_pair(&self, name: &str) -> Result<Option<(f64, f64)>> {
-        let (n, v) = self.value(name)?;
+        let (n, v) = self.named(name)?;
         match self.opt_numbers(name)?.as_deref() {
             None => Ok(None),
             Some([lo, hi]) => Ok(Some((*lo, *hi))),
@@ -476,8 +484,8 @@ impl Params<'_> {
 
     /// A pair of numbers `[lo, hi]`.
     pub fn pair(&self, name: &str) -> Result<(f64, f64)> {
-        let (n, _) = self.value(name)?;
-        self.opt_pair(name)?.ok_or(Error::BadParameter { name: n, value: ParamValue::Missing, reason: "is required" })
+        let value = self.opt_pair(name)?;
+        self.required(name, value)
     }
 
     /// ε ([`EPSILON`]), checked.
