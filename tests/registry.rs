@@ -10,13 +10,8 @@ use fdp::registry::{self, Built, Frame, Input, InputKind, REGISTRY, Released, Sp
 use fdp::release::Session;
 
 /// The data of one input kind, in the data's units (a grid on [0, 10], not [0, 1], so the grid rule
-/// is exercised), and its public frame.
-enum Fixture {
-    Curves(CurveSet<'static>),
-    Sparse(SparseCurves),
-    Points(Vec<f64>, usize),
-    Labelled(Vec<f64>, Vec<f64>),
-}
+/// is exercised): the edge suite's owned dataset.
+use edges::Dataset as Fixture;
 
 const N: usize = 60;
 const K: usize = 20;
@@ -63,17 +58,6 @@ fn fixture(entry: &registry::Entry, spec: &Spec, rows: std::ops::Range<usize>) -
             let x: Vec<f64> = rows.clone().map(|i| ((i * 7) % 23) as f64 / 23.0).collect();
             let y = rows.map(|i| (6.0 * ((i * 7) % 23) as f64 / 23.0).sin() * 0.8).collect();
             Fixture::Labelled(x, y)
-        }
-    }
-}
-
-impl Fixture {
-    fn input(&self) -> Input<'_> {
-        match self {
-            Self::Curves(c) => Input::Curves(c),
-            Self::Sparse(s) => Input::Sparse(s),
-            Self::Points(data, dim) => Input::Points { data, dim: *dim },
-            Self::Labelled(x, y) => Input::Labelled { x, y },
         }
     }
 }

@@ -150,16 +150,23 @@ pub fn worst_over_pairs(
     Ok(report)
 }
 
-/// A dataset the suite builds (owned), of the base's kind.
-enum Owned {
+/// A dataset of one input kind that owns its data (what the suite builds, and what tests hold):
+/// [`input`](Self::input) lends it to a mechanism.
+#[derive(Debug, Clone)]
+pub enum Dataset {
+    /// Curves on a common grid.
     Curves(CurveSet<'static>),
+    /// Sparse curves.
     Sparse(SparseCurves),
+    /// Points, row-major, and their dimension.
     Points(Vec<f64>, usize),
+    /// 1-D inputs and their responses.
     Labelled(Vec<f64>, Vec<f64>),
 }
 
-impl Owned {
-    fn input(&self) -> Input<'_> {
+impl Dataset {
+    /// The dataset as a mechanism's input.
+    pub fn input(&self) -> Input<'_> {
         match self {
             Self::Curves(c) => Input::Curves(c),
             Self::Sparse(s) => Input::Sparse(s),
@@ -172,19 +179,19 @@ impl Owned {
 /// The base's neighbours: its first record replaced by each adversarial record (replace-one, the
 /// base itself first), or the base without its first record and that plus each adversarial record
 /// (add/remove).
-fn neighbours(base: Input<'_>, add_remove: bool) -> Result<Vec<Owned>> {
+fn neighbours(base: Input<'_>, add_remove: bool) -> Result<Vec<Dataset>> {
     let mut out = Vec::new();
     match base {
         Input::Curves(curves) => {
             let k = curves.grid().len();
             let rest = &curves.values()[k..];
-            let with = |record: &[f64]| -> Result<Owned> {
-                Ok(Owned::Curves(CurveSet::from_flat(curves.grid().clone(), [record, rest].concat(), None)?.0))
+            let with = |record: &[f64]| -> Result<Dataset> {
+                Ok(Dataset::Curves(CurveSet::from_flat(curves.grid().clone(), [record, rest].concat(), None)?.0))
             };
             out.push(if add_remove {
-                Owned::Curves(CurveSet::from_flat(curves.grid().clone(), rest.to_vec(), None)?.0)
+                Dataset::Curves(CurveSet::from_flat(curves.grid().clone(), rest.to_vec(), None)?.0)
             } else {
-                Owned::Curves(CurveSet::from_flat(curves.grid().clone(), curves.values().to_vec(), None)?.0)
+                Dataset::Curves(CurveSet::from_flat(curves.grid().clone(), curves.values().to_vec(), None)?.0)
             });
             for record in adversarial_curves(k) {
                 out.push(with(&record)?);
@@ -194,31 +201,35 @@ fn neighbours(base: Input<'_>, add_remove: bool) -> Result<Vec<Owned>> {
             let rest: Vec<(Vec<f64>, Vec<f64>)> =
                 (1..sparse.n()).map(|i| (sparse.record(i).0.to_vec(), sparse.record(i).1.to_vec())).collect();
             let first = (sparse.record(0).0.to_vec(), sparse.record(0).1.to_vec());
-            let with = |record: (Vec<f64>, Vec<f64>)| -> Result<Owned> {
+            let with = |record: (Vec<f64>, Vec<f64>)| -> Result<Dataset> {
                 let records: Vec<_> = std::iter::once(record).chain(rest.iter().cloned()).collect();
-                Ok(Owned::Sparse(SparseCurves::new(sparse.domain(), &records)?))
+                Ok(Dataset::Sparse(SparseCurves::new(sparse.domain(), &records)?))
             };
-            out.push(if add_remove { Owned::Sparse(SparseCurves::new(sparse.domain(), &rest)?) } else { with(first)? });
+            out.push(if add_remove {
+                Dataset::Sparse(SparseCurves::new(sparse.domain(), &rest)?)
+            } else {
+                with(first)?
+            });
             for record in adversarial_sparse(sparse.domain()) {
                 out.push(with(record)?);
             }
         }
         Input::Points { data, dim } => {
             let rest = &data[dim.min(data.len())..];
-            out.push(Owned::Points(if add_remove { rest.to_vec() } else { data.to_vec() }, dim));
+            out.push(Dataset::Points(if add_remove { rest.to_vec() } else { data.to_vec() }, dim));
             for record in adversarial_points(dim) {
-                out.push(Owned::Points([record.as_slice(), rest].concat(), dim));
+                out.push(Dataset::Points([record.as_slice(), rest].concat(), dim));
             }
         }
         Input::Labelled { x, y } => {
             let (rest_x, rest_y) = (&x[1.min(x.len())..], &y[1.min(y.len())..]);
             out.push(if add_remove {
-                Owned::Labelled(rest_x.to_vec(), rest_y.to_vec())
+                Dataset::Labelled(rest_x.to_vec(), rest_y.to_vec())
             } else {
-                Owned::Labelled(x.to_vec(), y.to_vec())
+                Dataset::Labelled(x.to_vec(), y.to_vec())
             });
             for (a, b) in adversarial_labelled() {
-                out.push(Owned::Labelled([&[a], rest_x].concat(), [&[b], rest_y].concat()));
+                out.push(Dataset::Labelled([&[a], rest_x].concat(), [&[b], rest_y].concat()));
             }
         }
     }
