@@ -721,27 +721,16 @@ pub fn write_curve_report(
     notes: &[String],
     axes: &FigureAxes,
 ) -> Result<std::path::PathBuf> {
-    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series};
+    use fdp_report::{PALETTE, ReportDir, Series};
     let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
     let dir = ReportDir::create(out).map_err(report_err)?;
     dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
-    let grid = axes.figure_grid(release.grid().points())?;
-    let figure = CurveFigure {
-        title: figure_title(release.metadata()),
-        x_label: axes.x_label.clone(),
-        y_label: axes.y_label.clone(),
-        grid,
-        background: Vec::new(),
-        series: vec![Series::from_release(
-            if release.output().noise_sd().is_some() {
-                "private release (±2 sd noise band)"
-            } else {
-                "private release"
-            },
-            release,
-            PALETTE[1],
-        )],
-    };
+    let series = vec![Series::from_release(
+        if release.output().noise_sd().is_some() { "private release (±2 sd noise band)" } else { "private release" },
+        release,
+        PALETTE[1],
+    )];
+    let figure = axes.figure(release.metadata(), release.grid().points(), series)?;
     figure.write_svg(&dir.file("curves.svg"), 900, 560).map_err(report_err)?;
     let mut md = format!("# {title}\n\n![release](curves.svg)\n\n");
     md += &release_tables(release.metadata(), session, notes);
@@ -811,12 +800,11 @@ pub fn write_fpca_report(
     notes: &[String],
     axes: &FigureAxes,
 ) -> Result<std::path::PathBuf> {
-    use fdp_report::{CurveFigure, PALETTE, ReportDir, Series};
+    use fdp_report::{PALETTE, ReportDir, Series};
     let report_err = |e: fdp_report::ReportError| Error::Write(e.to_string());
     let fpca = release.output().fpca(k)?;
     let dir = ReportDir::create(out).map_err(report_err)?;
     dir.write_text("release.json", &release.to_json()?).map_err(report_err)?;
-    let grid = axes.figure_grid(release.output().grid().points())?;
     let series = fpca
         .eigenfunctions()
         .iter()
@@ -830,14 +818,7 @@ pub fn write_fpca_report(
             )
         })
         .collect();
-    let figure = CurveFigure {
-        title: figure_title(release.metadata()),
-        x_label: axes.x_label.clone(),
-        y_label: axes.y_label.clone(),
-        grid,
-        background: Vec::new(),
-        series,
-    };
+    let figure = axes.figure(release.metadata(), release.output().grid().points(), series)?;
     figure.write_svg(&dir.file("fpca.svg"), 900, 560).map_err(report_err)?;
     let mut md = format!(
         "# {title}\n\n![principal components](fpca.svg)\n\n| component | eigenvalue | share of the variance |\n|---|---|---|\n"
@@ -870,14 +851,27 @@ impl FigureAxes {
         Self { x_label: x_label.into(), y_label: y_label.into(), x: None }
     }
 
-    /// The figure's x points for a release on `points`: the data's units if given (as many), else
-    /// the release's own points.
-    fn figure_grid(&self, points: &[f64]) -> Result<Vec<f64>> {
-        match &self.x {
-            Some(x) if x.len() == points.len() => Ok(x.clone()),
-            Some(x) => Err(Error::Shape { what: "figure x points", expected: points.len(), got: x.len() }),
-            None => Ok(points.to_vec()),
-        }
+    /// The figure of `series` on a release's grid `points`, titled from its `metadata`: x in the
+    /// data's units if given (as many points), else the release's own points.
+    fn figure(
+        &self,
+        metadata: &fdp_core::ReleaseMetadata,
+        points: &[f64],
+        series: Vec<fdp_report::Series>,
+    ) -> Result<fdp_report::CurveFigure> {
+        let grid = match &self.x {
+            Some(x) if x.len() == points.len() => x.clone(),
+            Some(x) => return Err(Error::Shape { what: "figure x points", expected: points.len(), got: x.len() }),
+            None => points.to_vec(),
+        };
+        Ok(fdp_report::CurveFigure {
+            title: figure_title(metadata),
+            x_label: self.x_label.clone(),
+            y_label: self.y_label.clone(),
+            grid,
+            background: Vec::new(),
+            series,
+        })
     }
 }
 

@@ -510,8 +510,7 @@ impl CovarianceRelease {
         y_label: String,
         x: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<String> {
-        let x = x.map(|x| slice(&x, "x").map(<[f64]>::to_vec)).transpose()?;
-        let axes = fdp::front::FigureAxes { x, ..fdp::front::FigureAxes::named(x_label, y_label) };
+        let axes = figure_axes(x_label, y_label, x)?;
         let path = fdp::front::write_fpca_report(
             std::path::Path::new(out),
             title,
@@ -524,6 +523,16 @@ impl CovarianceRelease {
         .map_err(py_err)?;
         Ok(path.display().to_string())
     }
+}
+
+/// A report figure's axes: its labels, and the grid shown in the data's units (`x`), if given.
+fn figure_axes(
+    x_label: String,
+    y_label: String,
+    x: Option<PyReadonlyArray1<'_, f64>>,
+) -> PyResult<fdp::front::FigureAxes> {
+    let x = x.map(|x| slice(&x, "x").map(<[f64]>::to_vec)).transpose()?;
+    Ok(fdp::front::FigureAxes { x, ..fdp::front::FigureAxes::named(x_label, y_label) })
 }
 
 /// A released curve (mean or density).
@@ -571,8 +580,7 @@ impl CurveRelease {
         y_label: String,
         x: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<String> {
-        let x = x.map(|x| slice(&x, "x").map(<[f64]>::to_vec)).transpose()?;
-        let axes = fdp::front::FigureAxes { x, ..fdp::front::FigureAxes::named(x_label, y_label) };
+        let axes = figure_axes(x_label, y_label, x)?;
         let path = fdp::front::write_curve_report(
             std::path::Path::new(out),
             title,
