@@ -1820,6 +1820,13 @@ mod tests {
             .collect()
     }
 
+    /// Laplace noise of sensitivity 1 at ε = 2 on `dim` coefficients, and its variance v.
+    fn unit_laplace(dim: usize) -> (LaplaceVector, f64) {
+        let noise = LaplaceVector::new(dim, Sensitivity::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
+        let v = 2.0 * noise.scale() * noise.scale();
+        (noise, v)
+    }
+
     /// Issue 23: the empirical-Bayes selection against the old rule (penalised SURE, then a test at
     /// 1 sd, 3 at the ceiling), Laplace noise, a smooth signal of the prior's shape with the leading
     /// coefficient's `m² = snr · v`; mean loss over the centre's `Σ m_k²`. Measured (400 draws):
@@ -1830,9 +1837,7 @@ mod tests {
         let b = basis(30);
         let (lambdas, eta) = (b.eigenvalues(), 1.25);
         let grid = rkhs_path(lambdas, eta);
-        let noise =
-            LaplaceVector::new(lambdas.len(), Sensitivity::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
-        let v = 2.0 * noise.scale() * noise.scale();
+        let (noise, v) = unit_laplace(lambdas.len());
         let mut rng = NoiseRng::seeded(2323);
         for (snr, at_ceiling, most) in
             [(2.0, false, 0.75), (4.0, false, 0.5), (40.0, false, 0.1), (0.25, true, 1.05), (40.0, true, 0.1)]
@@ -1863,9 +1868,7 @@ mod tests {
         let b = basis(30);
         let (lambdas, eta) = (b.eigenvalues(), 1.25);
         let grid = rkhs_path(lambdas, eta);
-        let noise =
-            LaplaceVector::new(lambdas.len(), Sensitivity::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
-        let v = 2.0 * noise.scale() * noise.scale();
+        let (noise, v) = unit_laplace(lambdas.len());
         let mut rng = NoiseRng::seeded(2);
         let m = smooth_signal(lambdas, eta, v, 0.25);
         let centre: f64 = m.iter().map(|m| m * m).sum();
