@@ -11,8 +11,8 @@
 use std::str::FromStr;
 
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Error, LedgerFile, Mechanism, MergeableMechanism, ParamValue, Release, Result,
-    Session, Sketch, Stage, SummaryState,
+    Accuracy, Charge, ClipNorm, ClippingBound, Error, LedgerFile, Mechanism, MergeableMechanism, ParamValue, Release,
+    Result, Session, Sketch, Stage, SummaryState,
 };
 use fdp_data::CurveSet;
 use fdp_estimators::covariance::Covariance;
@@ -336,8 +336,8 @@ macro_rules! dispatch_mechanism {
             fn summarize(&self, data: &$data) -> Result<Vec<f64>> {
                 match self { $(Self::$variant(m) => m.summarize(data)),+ }
             }
-            fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<$output>> {
-                match self { $(Self::$variant(m) => m.privatize(summary, rng)),+ }
+            fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<$output>> {
+                match self { $(Self::$variant(m) => m.privatize(summary, rng, charge)),+ }
             }
             fn accuracy(&self) -> Accuracy {
                 match self { $(Self::$variant(m) => m.accuracy()),+ }

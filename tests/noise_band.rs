@@ -7,6 +7,7 @@ use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;
+use fdp::release::Charge;
 use fdp::release::Mechanism;
 
 #[test]
@@ -29,11 +30,11 @@ fn the_stated_noise_sd_is_the_empirical_pointwise_sd() {
     let summary = mechanism.summarize(&curves).unwrap();
     let releases = 4000;
     let mut streams = NoiseRng::seeded(11).split(releases);
-    let first = mechanism.privatize(&summary, &mut streams[0]).unwrap();
+    let first = mechanism.privatize(&summary, &mut streams[0], Charge::unaccounted()).unwrap();
     let stated = first.output().noise_sd().expect("a basis release states its noise sd").to_vec();
     let (mut sum, mut sum_sq) = (vec![0.0; grid.len()], vec![0.0; grid.len()]);
     for rng in streams.iter_mut() {
-        let release = mechanism.privatize(&summary, rng).unwrap();
+        let release = mechanism.privatize(&summary, rng, Charge::unaccounted()).unwrap();
         assert_eq!(release.output().noise_sd().unwrap(), stated.as_slice());
         for (i, v) in release.curve().iter().enumerate() {
             sum[i] += v;

@@ -6,6 +6,7 @@ use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;
+use fdp::release::Charge;
 use fdp::report::{CurveFigure, PALETTE, ReportDir, Series};
 
 #[test]
@@ -28,7 +29,7 @@ fn simulate_release_and_report() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = NoiseRng::seeded(3);
     let mut series = Vec::new();
     for (m, color) in mechanisms.iter().zip(PALETTE) {
-        let release = m.release(&sim.curves, &mut rng)?;
+        let release = m.release(&sim.curves, &mut rng, Charge::unaccounted())?;
         assert_eq!(release.curve().len(), grid.len());
         assert!(release.curve().iter().all(|v| v.is_finite()), "{}", m.name());
         series.push(Series::from_release(m.name(), &release, color));

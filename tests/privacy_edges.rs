@@ -19,6 +19,7 @@ use fdp::noise::exact_loss::{exponential_loss, gaussian_loss, laplace_loss};
 use fdp::noise::exponential::ExponentialMechanism;
 use fdp::noise::{IclpSampler, NoiseRng, Sensitivity};
 use fdp::prelude::*;
+use fdp::release::Charge;
 use fdp::release::Regularisation;
 
 const TOLERANCE: f64 = 1.0 + 1e-12;
@@ -225,7 +226,11 @@ fn huge_epsilon_answers_for_every_mechanism() {
         Box::new(BernsteinMean::new(&grid, setup(sup), 10).unwrap()),
     ];
     for m in &means {
-        assert!(m.release(&curves, rng).unwrap().curve().iter().all(|v| v.is_finite()), "{}", m.name());
+        assert!(
+            m.release(&curves, rng, Charge::unaccounted()).unwrap().curve().iter().all(|v| v.is_finite()),
+            "{}",
+            m.name()
+        );
     }
     let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap();
     let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
@@ -240,15 +245,24 @@ fn huge_epsilon_answers_for_every_mechanism() {
         Box::new(BernsteinKde::new(kernel, &grid, 3, Epsilon::new(eps).unwrap(), 10).unwrap()),
     ];
     for m in &kdes {
-        assert!(m.release(&points, rng).unwrap().curve().iter().all(|v| v.is_finite()), "{}", m.name());
+        assert!(
+            m.release(&points, rng, Charge::unaccounted()).unwrap().curve().iter().all(|v| v.is_finite()),
+            "{}",
+            m.name()
+        );
     }
     let labelled = Labelled::snap(&grid, &[0.1, 0.9], vec![1.0, -1.0]).unwrap();
     let setup = ErmSetup::new(Loss::Logistic, 2, Regularisation::new(1.25, 0.1).unwrap()).unwrap();
-    assert!(KernelErm::iclp(&basis, setup, Epsilon::new(eps).unwrap()).unwrap().release(&labelled, rng).is_ok());
+    assert!(
+        KernelErm::iclp(&basis, setup, Epsilon::new(eps).unwrap())
+            .unwrap()
+            .release(&labelled, rng, Charge::unaccounted())
+            .is_ok()
+    );
     assert!(
         KernelErm::gaussian_process(&basis, setup, Epsilon::new(eps).unwrap(), Delta::new(1e-6).unwrap())
             .unwrap()
-            .release(&labelled, rng)
+            .release(&labelled, rng, Charge::unaccounted())
             .is_ok()
     );
     let data = PointSet::new(2, vec![0.1, 0.2, 0.3, 0.4]).unwrap();
@@ -256,10 +270,21 @@ fn huge_epsilon_answers_for_every_mechanism() {
         SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(1.0).unwrap(), &[0.0, 0.0], 1.0, 5, 1).unwrap();
     let (e, d) = (Epsilon::new(eps).unwrap(), Delta::new(1e-6).unwrap());
     let alg1 = subspace.mechanism(2, e, d).unwrap();
-    assert!(alg1.release(&data, rng).unwrap().values().iter().all(|w| w.is_finite()));
+    assert!(alg1.release(&data, rng, Charge::unaccounted()).unwrap().values().iter().all(|w| w.is_finite()));
     let rff = RandomFourierFeatures::new(Stationary::gaussian(1.0).unwrap(), 2, 10, 1).unwrap();
-    assert!(rff.mechanism(2, e, d).unwrap().release(&data, rng).unwrap().values().iter().all(|v| v.is_finite()));
-    let sketch = PrivateSketch::new(FeatureMap::hist(2, 4).unwrap(), e).unwrap().release(&data, rng).unwrap();
+    assert!(
+        rff.mechanism(2, e, d)
+            .unwrap()
+            .release(&data, rng, Charge::unaccounted())
+            .unwrap()
+            .values()
+            .iter()
+            .all(|v| v.is_finite())
+    );
+    let sketch = PrivateSketch::new(FeatureMap::hist(2, 4).unwrap(), e)
+        .unwrap()
+        .release(&data, rng, Charge::unaccounted())
+        .unwrap();
     assert!(sketch.values().iter().all(|v| v.is_finite()));
 }
 
@@ -277,7 +302,10 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
             degree,
         )
         .unwrap();
-        assert!(m.release(&curves, rng).unwrap().curve().iter().all(|v| v.is_finite()), "degree {degree}");
+        assert!(
+            m.release(&curves, rng, Charge::unaccounted()).unwrap().curve().iter().all(|v| v.is_finite()),
+            "degree {degree}"
+        );
         assert!(m.expected_noise_sq().is_finite());
     }
     // A one-point grid (a one-column CSV): a clear error for Bernstein, not a NaN release.
@@ -304,7 +332,7 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
         6,
     )
     .unwrap();
-    assert!(m.release(&far_curves, rng).unwrap().curve().iter().all(|v| v.is_finite()));
+    assert!(m.release(&far_curves, rng, Charge::unaccounted()).unwrap().curve().iter().all(|v| v.is_finite()));
     // Counts whose total overflows usize: an error, not a wrapped n.
     assert!(GridPoints::from_counts(&Grid::midpoint(0.0, 1.0, 2).unwrap(), vec![usize::MAX, 2]).is_err());
     // η = 10^6 says what is wrong in the user's terms.
@@ -371,7 +399,7 @@ fn bad_inputs_are_clear_errors_or_finite_releases() {
     let setup = MeanSetup::new(50, Epsilon::new(1.0).unwrap(), ClippingBound::coefficient_l1(10.0).unwrap()).unwrap();
     let tuning = PlugIn::new(&basis, &setup).unwrap();
     let m = BasisMean::iclp_rkhs(&basis, setup, tuning.rkhs).unwrap();
-    assert!(m.release(&bad, rng).unwrap().curve().iter().all(|v| v.is_finite()));
+    assert!(m.release(&bad, rng, Charge::unaccounted()).unwrap().curve().iter().all(|v| v.is_finite()));
 }
 
 /// The release JSON of every kind of mechanism, built and released inside a pool of `threads`.
@@ -394,39 +422,43 @@ fn releases_on(threads: usize) -> Vec<String> {
             Box::new(BasisMean::gaussian_process(&basis, l2, tuning.rkhs, Delta::new(1e-6).unwrap()).unwrap()),
             Box::new(BernsteinMean::new(&grid, sup, 20).unwrap()),
         ];
-        let mut out: Vec<String> =
-            means.iter().map(|m| m.release(&curves, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap()).collect();
+        let mut out: Vec<String> = means
+            .iter()
+            .map(|m| m.release(&curves, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap())
+            .collect();
         // The privately tuned pipelines (bound, SURE or pilot, release).
         let eps = Epsilon::new(1.0).unwrap();
         for tuned in [
             TunedMean::iclp_rkhs(&basis, 5000, eps, ClippingBound::coefficient_l1(10.0).unwrap()).unwrap(),
             TunedMean::iid_laplace(&basis, 5000, eps, ClippingBound::l2(10.0).unwrap()).unwrap(),
         ] {
-            out.push(tuned.release(&curves, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+            out.push(
+                tuned.release(&curves, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap(),
+            );
         }
         let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1).unwrap();
         let kde_basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
         let raw: Vec<f64> = (0..3000).map(|i| (i as f64 * 0.618) % 1.0).collect();
         let points = GridPoints::snap(&grid, &raw).unwrap();
         let kde = BasisKde::iclp(&kde_basis, 3000, Epsilon::new(1.0).unwrap(), 1.25).unwrap();
-        out.push(kde.release(&points, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        out.push(kde.release(&points, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap());
         let x: Vec<f64> = (0..20_000).map(|i| ((i * 37) % 1009) as f64 / 1009.0).collect();
         let data = PointSet::new(2, x).unwrap();
         let subspace =
             SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(0.5).unwrap(), &[0.5, 0.5], 1.0, 30, 2).unwrap();
         let (e, d) = (Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap());
         let alg1 = subspace.mechanism(data.len(), e, d).unwrap();
-        out.push(alg1.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        out.push(alg1.release(&data, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap());
         let rff = RandomFourierFeatures::new(Stationary::gaussian(0.5).unwrap(), 2, 50, 2).unwrap();
         let alg2 = rff.mechanism(data.len(), e, d).unwrap();
-        out.push(alg2.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        out.push(alg2.release(&data, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap());
         let sketch = PrivateSketch::new(FeatureMap::rff(2, 50, 0.3, 1).unwrap(), e).unwrap();
-        out.push(sketch.release(&data, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        out.push(sketch.release(&data, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap());
         let few = data.subset(&(0..2000).collect::<Vec<_>>());
         let family =
             CandidateFamily::new(Stationary::gaussian(0.5).unwrap(), data.subset(&[0, 3, 7, 11, 19, 23]), 4).unwrap();
         let em = family.mechanism(few.len(), Epsilon::new(0.5).unwrap()).unwrap();
-        out.push(em.release(&few, &mut NoiseRng::seeded(9)).unwrap().to_json().unwrap());
+        out.push(em.release(&few, &mut NoiseRng::seeded(9), Charge::unaccounted()).unwrap().to_json().unwrap());
         out
     })
 }

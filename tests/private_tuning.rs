@@ -10,6 +10,7 @@ use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{NoiseRng, PrivacyGuarantee};
 use fdp::prelude::*;
+use fdp::release::Charge;
 use fdp::release::{Accuracy, Curve, Mechanism, Release, Result};
 
 const N: usize = 20;
@@ -47,8 +48,8 @@ impl Mechanism<CurveSet<'_>> for BoundFromTheData {
         let tau = tau.min(CEILING);
         Ok(std::iter::once(tau).chain(self.mechanism(tau)?.summarize(curves)?).collect())
     }
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
-        self.mechanism(summary[0])?.privatize(&summary[1..], rng)
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Curve>> {
+        self.mechanism(summary[0])?.privatize(&summary[1..], rng, charge)
     }
     fn accuracy(&self) -> Accuracy {
         Accuracy::expected(f64::NAN)
@@ -167,7 +168,7 @@ fn the_default_with_the_binned_family_passes_the_audit_at_its_total_epsilon() {
     let mut rng = NoiseRng::seeded(3);
     let binned = (0..50)
         .filter(|_| {
-            let release = tuned.privatize(&summary, &mut rng).unwrap();
+            let release = tuned.privatize(&summary, &mut rng, Charge::unaccounted()).unwrap();
             release.metadata().stages.iter().any(|s| s.stage == "family" && s.outcome.contains("binned"))
         })
         .count();

@@ -3,6 +3,7 @@
 //! audited by fdp-audit through the same trait as every other mechanism, and its exact loss is
 //! checked. The Session's budget accounting and ledger are tested here too.
 
+use fdp::release::Charge;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
@@ -103,7 +104,7 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
         Ok(upper)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<CovarianceOperator>, Error> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<CovarianceOperator>, Error> {
         let upper = self.noise.release(summary, rng)?;
         let metadata = ReleaseMetadata {
             clipping: Some(self.tau),
@@ -240,8 +241,13 @@ impl<'d> Mechanism<CurveSet<'d>> for MisStaged<'_> {
         self.inner.summarize(curves)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<CovarianceOperator>, Error> {
-        self.inner.privatize(summary, rng)
+    fn privatize(
+        &self,
+        summary: &[f64],
+        rng: &mut NoiseRng,
+        charge: Charge,
+    ) -> Result<Release<CovarianceOperator>, Error> {
+        self.inner.privatize(summary, rng, charge)
     }
 
     fn accuracy(&self) -> Accuracy {

@@ -5,6 +5,7 @@
 //!
 //! `cargo run --release --example bench_mean [-- --n N]`
 
+use fdp::release::Charge;
 use std::time::Instant;
 
 use fdp::data::{Scenario, simulate};
@@ -44,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Reset the resident-memory high-water mark so the peak below is the release's own.
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let start = Instant::now();
-    let release = mechanism.release(&sim.curves, &mut rng)?;
+    let release = mechanism.release(&sim.curves, &mut rng, Charge::unaccounted())?;
     let release_s = start.elapsed().as_secs_f64();
     let peak = status_bytes("VmHWM:");
     let ratio = peak.map_or(f64::NAN, |p| p / data_bytes);
@@ -62,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let tuned = MeanCurve::iclp_rkhs(Stationary::matern32(0.1)?, ClippingBound::coefficient_l1(tau)?)
         .build(&sim.curves, Epsilon::new(1.0)?)?;
-    let release = tuned.release(&sim.curves, &mut rng)?;
+    let release = tuned.release(&sim.curves, &mut rng, Charge::unaccounted())?;
     let release_s = start.elapsed().as_secs_f64();
     let peak = status_bytes("VmHWM:");
     println!(

@@ -8,6 +8,7 @@ use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{Grid, MercerBasis};
 use fdp::noise::NoiseRng;
 use fdp::prelude::*;
+use fdp::release::Charge;
 use fdp::release::ClippingBound;
 use fdp::report::ReportDir;
 use rayon::prelude::*;
@@ -206,7 +207,7 @@ pub fn simulated_mse(
         .map(|(r, rng)| -> AnyResult<f64> {
             let seed = (scenario as u64) << 48 ^ (n as u64) << 16 ^ r as u64;
             let sim = simulate(scenario, basis, n, seed)?;
-            let release = m.release(&sim.curves, rng)?;
+            let release = m.release(&sim.curves, rng, Charge::unaccounted())?;
             Ok(sq_dist(basis.grid(), release.curve(), &sim.truth))
         })
         .collect::<AnyResult<Vec<f64>>>()?;

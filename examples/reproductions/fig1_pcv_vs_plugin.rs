@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -194,7 +195,11 @@ pub fn run(quick: bool) -> AnyResult<()> {
                             .map(|&f| -> AnyResult<[f64; 2]> {
                                 let plug =
                                     f.build(&basis, n, &bounds, f.plug_in(&basis, n, &bounds)?, Tuning::PlugIn)?;
-                                let e_plug = sq_dist(basis.grid(), plug.release(&sim.curves, rng)?.curve(), &sim.truth);
+                                let e_plug = sq_dist(
+                                    basis.grid(),
+                                    plug.release(&sim.curves, rng, Charge::unaccounted())?.curve(),
+                                    &sim.truth,
+                                );
                                 let candidates: Vec<f64> = f
                                     .candidates(&basis, n, &bounds)?
                                     .into_iter()
@@ -207,7 +212,11 @@ pub fn run(quick: bool) -> AnyResult<()> {
                                     f.build(&basis, n_train, &bounds, c, Tuning::CrossValidated)
                                 })?;
                                 let pcv = f.build(&basis, n, &bounds, choice.chosen, Tuning::CrossValidated)?;
-                                let e_pcv = sq_dist(basis.grid(), pcv.release(&sim.curves, rng)?.curve(), &sim.truth);
+                                let e_pcv = sq_dist(
+                                    basis.grid(),
+                                    pcv.release(&sim.curves, rng, Charge::unaccounted())?.curve(),
+                                    &sim.truth,
+                                );
                                 Ok([e_plug, e_pcv])
                             })
                             .collect()

@@ -19,6 +19,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use common::{
@@ -168,7 +169,7 @@ fn step_mse(
     let mut errors = Vec::with_capacity(releases);
     let mut first = Vec::new();
     for r in 0..releases {
-        let release = m.privatize(&summary, noise)?;
+        let release = m.privatize(&summary, noise, Charge::unaccounted())?;
         let curve: Vec<f64> = match &d.scale {
             Some((mean, sd)) => release.curve().iter().zip(mean.iter().zip(sd)).map(|(x, (m, s))| x * s + m).collect(),
             None => release.curve().to_vec(),
@@ -238,7 +239,13 @@ fn ablation(
                 .centred_at(frame.reference(curves.grid()))?;
             let summary = tuned.summarize(curves)?;
             let errors: Vec<f64> = (0..releases)
-                .map(|_| Ok(sq_dist(curves.grid(), tuned.privatize(&summary, noise)?.curve(), &target)))
+                .map(|_| {
+                    Ok(sq_dist(
+                        curves.grid(),
+                        tuned.privatize(&summary, noise, Charge::unaccounted())?.curve(),
+                        &target,
+                    ))
+                })
                 .collect::<AnyResult<_>>()?;
             cells.push((name, estimate(&errors).mean));
         }

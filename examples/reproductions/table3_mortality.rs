@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use common::{AnyResult, Estimate, estimate, finish_report, flag_value, paper_table, paper_value, quick_flag};
@@ -121,7 +122,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             let summary = m.summarize(&points)?;
             let mut ises = Vec::with_capacity(releases);
             for r in 0..releases {
-                let curve = normalise_density(m.privatize(&summary, &mut noise)?.curve(), &grid);
+                let curve = normalise_density(m.privatize(&summary, &mut noise, Charge::unaccounted())?.curve(), &grid);
                 ises.push(grid.sq_distance(&curve, &target)?);
                 if r == 0 && (j == 0 || j == 2 || j == 4) {
                     series.push(Series::new(name.clone(), curve, PALETTE[j + 1]));

@@ -15,6 +15,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use common::{AnyResult, Estimate, FRAMES, estimate, finish_report, flag_value, quick_flag, sq_dist};
@@ -168,7 +169,9 @@ fn private_mse(m: &TunedMean, curves: &CurveSet, target: &[f64], releases: usize
     let mut streams = NoiseRng::seeded(seed).split(releases);
     let errors: Vec<f64> = streams
         .par_iter_mut()
-        .map(|rng| -> AnyResult<f64> { Ok(sq_dist(curves.grid(), m.privatize(&summary, rng)?.curve(), target)) })
+        .map(|rng| -> AnyResult<f64> {
+            Ok(sq_dist(curves.grid(), m.privatize(&summary, rng, Charge::unaccounted())?.curve(), target))
+        })
         .collect::<AnyResult<Vec<f64>>>()?;
     Ok(estimate(&errors))
 }
@@ -299,8 +302,8 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             let mut rng = NoiseRng::seeded(7 + p_index as u64);
             let default = default_mechanism("iclp_rkhs", &basis, problem, epsilon)?;
             let tuned = tuned_mechanism("iclp_rkhs", &basis, problem, epsilon)?;
-            let default_release = default.release(curves, &mut rng)?;
-            let tuned_release = tuned.release(curves, &mut rng)?;
+            let default_release = default.release(curves, &mut rng, Charge::unaccounted())?;
+            let tuned_release = tuned.release(curves, &mut rng, Charge::unaccounted())?;
             CurveFigure {
                 title: format!("{}: ICLP-RKHS at ε = 1, public plug-in vs privately tuned", problem.label),
                 x_label: "t (rescaled to [0, 1])".into(),

@@ -30,6 +30,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag, sq_dist};
@@ -300,7 +301,7 @@ fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, see
     let rows = streams
         .iter_mut()
         .map(|rng| -> AnyResult<(f64, bool, f64)> {
-            let release = m.privatize(&summary, rng)?;
+            let release = m.privatize(&summary, rng, Charge::unaccounted())?;
             let curve = release.curve();
             let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
             Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN)))

@@ -44,6 +44,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag};
@@ -209,7 +210,7 @@ fn releases_at(
     let mut rng = NoiseRng::seeded(25 + j as u64);
     let (mut dists, mut errs) = (Vec::new(), Vec::new());
     for _ in 0..releases {
-        let release = mechanism.privatize(&summary, &mut rng)?;
+        let release = mechanism.privatize(&summary, &mut rng, Charge::unaccounted())?;
         let fpca = release.output().fpca(K)?;
         dists.push(projector_distance(&whitened(curves.grid(), fpca.eigenfunctions()), truth)?);
         let num: f64 = fpca.eigenvalues().iter().zip(values).map(|(a, b)| (a - b).powi(2)).sum();
@@ -245,7 +246,7 @@ fn tuned_releases(
     let mut rng = NoiseRng::seeded(250 + j as u64);
     let (mut taus, mut dists, mut errs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..releases {
-        let release = mechanism.privatize(&summary, &mut rng)?;
+        let release = mechanism.privatize(&summary, &mut rng, Charge::unaccounted())?;
         let fpca = release.output().fpca(K)?;
         taus.push(release.metadata().clipping.map_or(f64::NAN, |c| c.value()));
         dists.push(projector_distance(&whitened(curves.grid(), fpca.eigenfunctions()), truth)?);
@@ -444,10 +445,10 @@ fn sparse_cell(
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..releases {
         let data = SparseCurves::subsample(curves, m, &mut sub_rng)?;
-        errs.push(sq_error(grid, sparse.release(&data, &mut rng)?.curve(), &target)?);
-        hajek_errs.push(sq_error(grid, hajek.release(&data, &mut rng)?.curve(), &target)?);
-        iclp_errs.push(sq_error(grid, pseudo_iclp.release(&data, &mut rng)?.curve(), &target)?);
-        dense_errs.push(sq_error(grid, dense.release(curves, &mut rng)?.curve(), &target)?);
+        errs.push(sq_error(grid, sparse.release(&data, &mut rng, Charge::unaccounted())?.curve(), &target)?);
+        hajek_errs.push(sq_error(grid, hajek.release(&data, &mut rng, Charge::unaccounted())?.curve(), &target)?);
+        iclp_errs.push(sq_error(grid, pseudo_iclp.release(&data, &mut rng, Charge::unaccounted())?.curve(), &target)?);
+        dense_errs.push(sq_error(grid, dense.release(curves, &mut rng, Charge::unaccounted())?.curve(), &target)?);
         let pseudo = frame.pseudo_curves(&data)?.mean_curve();
         let nonprivate = basis.synthesize(&basis.project(&pseudo)?)?;
         np_errs.push(sq_error(grid, &nonprivate, &target)?);

@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use fdp::estimators::{
@@ -58,7 +59,7 @@ fn private_ise<D>(
 ) -> Result<(f64, f64), Box<dyn std::error::Error>> {
     let mut values = Vec::with_capacity(draws);
     for _ in 0..draws {
-        let release = m.privatize(summary, rng)?;
+        let release = m.privatize(summary, rng, Charge::unaccounted())?;
         values.push(grid.sq_distance(&normalise_density(release.curve(), grid), truth)?);
     }
     let mean = values.iter().sum::<f64>() / draws as f64;
@@ -180,7 +181,8 @@ fn compare_kdes(s: &Setting, plan: &Plan, noise: &mut NoiseRng) -> Result<Compar
         );
         if eta == plan.figure_eta {
             for _ in 0..plan.figure_draws {
-                figure_draws.push(normalise_density(m.privatize(&summary, noise)?.curve(), s.grid));
+                figure_draws
+                    .push(normalise_density(m.privatize(&summary, noise, Charge::unaccounted())?.curve(), s.grid));
             }
         }
     }
@@ -324,7 +326,7 @@ pub fn run(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
             let mut mean_risk = |m: &dyn CurveMechanism<Labelled>| -> Result<f64, Box<dyn std::error::Error>> {
                 let mut total = 0.0;
                 for _ in 0..draws.min(20) {
-                    total += risk(m.privatize(&s, &mut noise)?.curve());
+                    total += risk(m.privatize(&s, &mut noise, Charge::unaccounted())?.curve());
                 }
                 Ok(total / draws.min(20) as f64)
             };

@@ -15,6 +15,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -147,7 +148,8 @@ pub fn run(quick: bool) -> AnyResult<()> {
             push("best candidate (not private)".into(), None, m, distances[best], "exponential_best");
             let t = Instant::now();
             for eps in epsilons {
-                let release = family.mechanism(n, Epsilon::new(eps)?)?.privatize(stats, &mut noise)?;
+                let release =
+                    family.mechanism(n, Epsilon::new(eps)?)?.privatize(stats, &mut noise, Charge::unaccounted())?;
                 let d = dist(&WeightedPoints::from_sample(release.output())?)?;
                 push(format!("Exp. mechanism (SmallDB), first M rows, ε = {eps}"), Some(eps), m, d, "exponential");
             }
@@ -182,7 +184,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
             for eps in epsilons {
                 let (epsilon, delta) = (Epsilon::new(eps)?, Delta::new(delta)?);
                 let alg1_wide = wide.mechanism(n, epsilon, delta)?;
-                let r = alg1_wide.privatize(&a_wide, &mut noise)?;
+                let r = alg1_wide.privatize(&a_wide, &mut noise, Charge::unaccounted())?;
                 push(format!("Alg. 1, wide synthetic, ε = {eps}"), Some(eps), m, dist(&sample(&r)?)?, "1_synthetic");
                 let regularised = wide.l1_regularised(&r, 1.0, 200)?;
                 push(
@@ -192,9 +194,10 @@ pub fn run(quick: bool) -> AnyResult<()> {
                     dist(&sample(&regularised)?)?,
                     "1_synthetic_l1",
                 );
-                let r = subset.mechanism(n, epsilon, delta)?.privatize(&a_sub, &mut noise)?;
+                let r = subset.mechanism(n, epsilon, delta)?.privatize(&a_sub, &mut noise, Charge::unaccounted())?;
                 push(format!("Alg. 1, first M rows, ε = {eps}"), Some(eps), m, dist(&sample(&r)?)?, "1_public");
-                let f = rff.mechanism(n, epsilon, delta)?.privatize(&mean_features, &mut noise)?;
+                let f =
+                    rff.mechanism(n, epsilon, delta)?.privatize(&mean_features, &mut noise, Charge::unaccounted())?;
                 let fit = rff.reduced_set(
                     &f.output().0,
                     wide.points().clone(),
@@ -202,7 +205,7 @@ pub fn run(quick: bool) -> AnyResult<()> {
                 )?;
                 push(format!("Alg. 2, reduced set, ε = {eps}"), Some(eps), m, dist(&fit)?, "2");
                 if dim == 2 && m == 100 && eps == 1.0 {
-                    let release = alg1_wide.privatize(&a_wide, &mut noise)?;
+                    let release = alg1_wide.privatize(&a_wide, &mut noise, Charge::unaccounted())?;
                     dir.write_text("synthetic_D2_M100_eps1.csv", &release.output().to_csv())?;
                     dir.write_text("synthetic_D2_M100_eps1.json", &release.to_json()?)?;
                 }

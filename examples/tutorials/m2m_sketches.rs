@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -266,7 +267,7 @@ fn table1_decomposition(
             // σ²/(n + ζ)², the λ under which its loss bounds the estimate's mean squared error.
             let errors: Vec<[f64; 2]> = (0..trials)
                 .map(|_| -> AnyResult<[f64; 2]> {
-                    let release = mechanism.release(&points, noise)?;
+                    let release = mechanism.release(&points, noise, Charge::unaccounted())?;
                     let lambda = noise_aware_lambda(&mechanism, &release);
                     let sketch = &release.output().sketch;
                     Ok([
@@ -501,10 +502,10 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
             for &eps in epsilons {
                 progress.inc(1);
                 let mechanism = PrivateSketch::new(map.clone(), Epsilon::new(eps)?)?;
-                let sketch = mechanism.release(&train_points, &mut noise)?;
+                let sketch = mechanism.release(&train_points, &mut noise, Charge::unaccounted())?;
                 // Class sketches at the same ε (disjoint records: parallel composition).
-                let sp = mechanism.release(&pos_points, &mut noise)?;
-                let sn = mechanism.release(&neg_points, &mut noise)?;
+                let sp = mechanism.release(&pos_points, &mut noise, Charge::unaccounted())?;
+                let sn = mechanism.release(&neg_points, &mut noise, Charge::unaccounted())?;
                 // Theorem 3.1's λ is eq. 5's over the noisy count once more.
                 for (rule, over_count) in [("eq5", false), ("theorem_3_1", true)] {
                     let fit = |release: &Release<Sketch>| -> AnyResult<M2mEstimator> {

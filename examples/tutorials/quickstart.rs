@@ -11,6 +11,7 @@
 //! `reports/quickstart/{report.md, curves.svg, release.json, ledger.json}`. Without `--seed` the
 //! release noise comes from the operating system's entropy.
 
+use fdp::release::Charge;
 use std::fmt::Write as _;
 
 use fdp::data::{Scenario, simulate};
@@ -63,13 +64,15 @@ pub fn run(seed: Option<u64>, out: &str) -> Result<(), Box<dyn std::error::Error
     let mut rng = NoiseRng::seeded(seed.unwrap_or(0) ^ 0x5eed);
     let mut private_mse = 0.0;
     for _ in 0..100 {
-        private_mse += grid.sq_distance(tuned.privatize(&summary, &mut rng)?.curve(), &sample_mean)? / 100.0;
+        private_mse += grid
+            .sq_distance(tuned.privatize(&summary, &mut rng, Charge::unaccounted())?.curve(), &sample_mean)?
+            / 100.0;
     }
     let err_release = grid.sq_distance(release.curve(), &sim.truth)?.sqrt();
     let err_sample = grid.sq_distance(&sample_mean, &sim.truth)?.sqrt();
 
     let dir = ReportDir::create(out)?;
-    let plug_in_release = plug_in.release(curves, &mut rng)?;
+    let plug_in_release = plug_in.release(curves, &mut rng, Charge::unaccounted())?;
     let figure = CurveFigure {
         title: format!("ICLP-RKHS (privately tuned): ε = 1, n = {n} (simulated, {})", scenario.label()),
         x_label: "t".into(),

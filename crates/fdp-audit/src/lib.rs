@@ -28,6 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use fdp_core::Charge;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Beta, ContinuousCDF};
@@ -95,7 +96,8 @@ impl<'a> NeighbourPair<'a> {
         a: Vec<f64>,
         b: Vec<f64>,
     ) -> Self {
-        let draw = move |summary: &[f64], r: &mut NoiseRng| match mechanism.privatize(summary, r) {
+        let draw = move |summary: &[f64], r: &mut NoiseRng| match mechanism.privatize(summary, r, Charge::unaccounted())
+        {
             Ok(release) => release.values(),
             Err(_) => vec![f64::NAN],
         };

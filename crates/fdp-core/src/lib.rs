@@ -7,8 +7,9 @@
 //! are in the functional layer (`fdp-functional`, over `fdp-mercer` and `fdp-data`), which builds on
 //! this crate.
 //!
-//! - [`mechanism`]: the [`Mechanism`] trait (summarise, then privatise), its [`Stage`]s, the
-//!   [`Accuracy`] preview, and [`PerUnit`] (a mechanism's privacy unit);
+//! - [`mechanism`]: the [`Mechanism`] trait (summarise, then privatise under a [`Charge`] that only
+//!   a [`Session`] makes accounted), its [`Stage`]s, the [`Accuracy`] preview, and [`PerUnit`] (a
+//!   mechanism's privacy unit);
 //! - [`release`]: [`Release`] = an [`Output`] (a curve from `fdp-functional`, [`Coefficients`],
 //!   [`WeightedSample`], [`Sketch`], or yours) + one [`ReleaseMetadata`], whose basis and kernel are
 //!   [`Descriptor`]s (the functional layer's own descriptions, recorded verbatim);
@@ -39,9 +40,11 @@
 //!    `LaplaceVector`, `GaussianVector`, or `fdp_functional`'s `IclpSampler` and
 //!    `GaussianProcessSampler` over a basis: secure lattice samplers with the rounding charge
 //!    included), and implement [`Mechanism`]: `summarize` (total,
-//!    never failing on record contents), `privatize`, `guarantee`, `accuracy`.
+//!    never failing on record contents), `privatize` (it receives a [`Charge`]: hand it on to any
+//!    mechanism you compose), `guarantee`, `accuracy`.
 //! 4. Test it as `tests/user_mechanism.rs` does: audit it with `fdp_audit` through the trait, and
-//!    compute the exact loss of adversarial neighbours with `fdp_noise::exact_loss`.
+//!    compute the exact loss of adversarial neighbours with `fdp_noise::exact_loss` (tests and
+//!    audits release with [`Charge::unaccounted`], which spends nothing and says so).
 //!
 //! Then release it through a [`Session`] like every other mechanism.
 
@@ -55,7 +58,7 @@ pub mod stages;
 pub mod state;
 
 pub use error::{Error, LayerError, ParamValue, Result};
-pub use mechanism::{Accuracy, Mechanism, PerUnit, Stage};
+pub use mechanism::{Accuracy, Charge, Mechanism, PerUnit, Stage};
 pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
 pub use release::{
     Coefficients, Descriptor, Output, PrivacyUnit, Release, ReleaseMetadata, Sketch, StageRecord, WeightedSample,

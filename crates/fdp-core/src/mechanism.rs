@@ -17,11 +17,14 @@ use crate::state::{MergeableMechanism, SummaryState};
 /// Monte Carlo studies compute a summary once and draw many releases from it; a
 /// [`Session`](crate::Session) calls [`release`](Self::release) after charging the budget.
 ///
-/// **`privatize` and `release` are the unaccounted path**: calling them directly spends no budget
-/// and writes no ledger entry. They exist for audits, exact-loss tests, Monte Carlo studies and the
-/// paper reproductions. A release meant for publication goes through
-/// [`Session::release`](crate::Session::release) (or `fdp::registry::Built::release`, which has no
-/// other path); the command line, Python and Spark only ever release that way.
+/// **Noise is added only under a [`Charge`].** `privatize` and `release` take one: a
+/// [`Session`](crate::Session) makes it after charging the ledger (the only way to make an
+/// accounted one), and a pipeline hands its own on to the mechanisms it composes. Everything else
+/// — audits, exact-loss tests, Monte Carlo studies, the paper reproductions — passes
+/// [`Charge::unaccounted()`], which spends no budget and writes no ledger entry: every release
+/// that bypasses the ledger names itself at its call site. A release meant for publication goes
+/// through [`Session::release`](crate::Session::release) (or `fdp::registry::Built::release`,
+/// which has no other path); the command line, Python, R and Spark only ever release that way.
 pub trait Mechanism<D: ?Sized>: Send + Sync {
     /// What a release holds: a curve (`fdp_functional::Curve`), a
     /// [`WeightedSample`](crate::WeightedSample), a
@@ -35,15 +38,14 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
     fn guarantee(&self) -> PrivacyGuarantee;
     /// The summary before noise (the numbers the noise is added to).
     fn summarize(&self, data: &D) -> Result<Vec<f64>>;
-    /// One private release of a summary — **unaccounted**, like [`release`](Self::release).
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Self::Output>>;
+    /// One private release of a summary, under `charge` (see [`Charge`]).
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Self::Output>>;
     /// The accuracy preview: the noise's expected squared error, from public quantities only.
     fn accuracy(&self) -> Accuracy;
-    /// `summarize` then `privatize` — **unaccounted** (no budget charged, no ledger entry): for audits
-    /// and studies; publish through [`Session::release`](crate::Session::release).
-    fn release(&self, data: &D, rng: &mut NoiseRng) -> Result<Release<Self::Output>> {
+    /// `summarize` then `privatize`, under `charge` (see [`Charge`]).
+    fn release(&self, data: &D, rng: &mut NoiseRng, charge: Charge) -> Result<Release<Self::Output>> {
         let summary = self.summarize(data)?;
-        self.privatize(&summary, rng)
+        self.privatize(&summary, rng, charge)
     }
     /// The parts of the guarantee charged one after another (sequential composition): one stage by
     /// default; a pipeline that first spends on a private clipping bound or a pilot lists each, and
@@ -69,6 +71,34 @@ pub trait Mechanism<D: ?Sized>: Send + Sync {
     fn exact_losses(&self, a: &[f64], b: &[f64]) -> Option<Result<Vec<(&'static str, f64)>>> {
         let _ = (a, b);
         None
+    }
+}
+
+/// Who pays for a release: the argument without which [`Mechanism::privatize`] and
+/// [`Mechanism::release`] add no noise.
+///
+/// Only a [`Session`](crate::Session) makes an **accounted** charge, after it has checked and
+/// charged every stage of the mechanism to its budget and ledger; a pipeline that composes other
+/// mechanisms (a tuned mean's candidates, a per-unit wrapper) hands its own charge on to them. The
+/// one other constructor is [`Charge::unaccounted`]: the marked path of audits, exact-loss tests,
+/// Monte Carlo studies and paper reproductions, where nothing is published. Outside the crate
+/// family there is no way to release without a session that does not say so at its call site
+/// (`grep Charge::unaccounted` lists every one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Charge {
+    accounted: bool,
+}
+
+impl Charge {
+    /// The charge of a session that has spent the mechanism's guarantee (crate-private).
+    pub(crate) const fn session() -> Self {
+        Self { accounted: true }
+    }
+
+    /// **No budget spent, no ledger entry**: for audits, exact-loss tests, Monte Carlo studies and
+    /// reproductions, never for a release that is published.
+    pub const fn unaccounted() -> Self {
+        Self { accounted: false }
     }
 }
 
@@ -126,8 +156,8 @@ impl<D: ?Sized, M: Mechanism<D>> Mechanism<D> for PerUnit<M> {
         self.mechanism.summarize(data)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Self::Output>> {
-        let (output, metadata) = self.mechanism.privatize(summary, rng)?.into_parts();
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Self::Output>> {
+        let (output, metadata) = self.mechanism.privatize(summary, rng, charge)?.into_parts();
         Ok(Release::new(output, ReleaseMetadata { privacy_unit: self.unit.clone(), ..metadata }))
     }
 

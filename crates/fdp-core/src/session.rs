@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyBudget, PrivacyGuarantee, RngProvenance};
 
 use crate::error::{Error, Result};
-use crate::mechanism::{Mechanism, Stage};
+use crate::mechanism::{Charge, Mechanism, Stage};
 use crate::release::{Output, PrivacyUnit, Release};
 use crate::state::{MergeableMechanism, SummaryState};
 
@@ -348,7 +348,7 @@ impl Session {
         data: &D,
     ) -> Result<Release<M::Output>> {
         let first = self.charge_stages(mechanism)?;
-        let release = mechanism.release(data, &mut self.rng)?;
+        let release = mechanism.release(data, &mut self.rng, Charge::session())?;
         self.describe_release(first, &mechanism.stages(), &release)?;
         Ok(release)
     }
@@ -366,7 +366,7 @@ impl Session {
         crate::state::check_state_layout(state, &mechanism.empty_state(), mechanism.n())?;
         let first = self.charge_stages(mechanism)?;
         let summary = mechanism.state_summary(state)?;
-        let release = mechanism.privatize(&summary, &mut self.rng)?;
+        let release = mechanism.privatize(&summary, &mut self.rng, Charge::session())?;
         self.describe_release(first, &mechanism.stages(), &release)?;
         Ok(release)
     }

@@ -40,6 +40,7 @@
 //! hold); it still counts in n. The sums are exact fixed-point integers, so partial states merge
 //! bit for bit ([`fdp_core::MergeableMechanism`]).
 
+use fdp_core::Charge;
 use serde::Serialize;
 
 use fdp_core::state::{
@@ -86,13 +87,13 @@ pub enum CovarianceNoise {
 /// use fdp_data::{Scenario, simulate};
 /// use fdp_estimators::{ClippingBound, MeanSetup, Mechanism, PrivateCovariance};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
-/// use fdp_noise::{Epsilon, NoiseRng};
+/// use fdp_noise::Epsilon;
 ///
 /// let basis = MercerBasis::build(Stationary::matern32(0.2)?, Grid::midpoint(0.0, 1.0, 50)?, BasisOptions::default())?;
 /// let curves = simulate(Scenario::S2, &basis, 500, 1)?.curves;
 /// let setup = MeanSetup::new(500, Epsilon::new(1.0)?, ClippingBound::l2(3.0)?)?; // τ fixed in advance
 /// let mechanism = PrivateCovariance::laplace(&basis, setup, 4)?;
-/// let release = mechanism.release(&curves, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::pure(Epsilon::new(1.0)?)?.release(&mechanism, &curves)?;
 /// let fpca = release.output().fpca(2)?;
 /// assert_eq!(fpca.eigenfunctions().len(), 2);
 /// assert!(fpca.eigenvalues()[0] >= fpca.eigenvalues()[1]);
@@ -330,7 +331,7 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
         Ok(self.summary_from(&self.sums(curves)?))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Covariance>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Covariance>> {
         let (noisy, calibration, norm) = match self.noise {
             CovarianceNoise::Laplace(l) => (l.release(summary, rng)?, l.calibration(), SensitivityNorm::L1),
             CovarianceNoise::Gaussian(g) => (g.release(summary, rng)?, g.calibration(), SensitivityNorm::L2),
@@ -634,7 +635,7 @@ impl Mechanism<CurveSet<'_>> for CovarianceBound {
         Ok(vec![layout.means(&sums, self.setup.n()).1])
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Coefficients>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Coefficients>> {
         let noisy = self.noise.release(summary, rng)?;
         let ceiling = self.setup.tau();
         let tau = (self.factor * noisy[0].exp()).clamp(ceiling / self.floor_ratio, ceiling);
@@ -813,7 +814,7 @@ mod tests {
         assert!(PrivateCovariance::laplace(&basis, short, 3).is_err());
         let curves = simulate(Scenario::S2, &basis, N, 1).unwrap().curves;
         let m = PrivateCovariance::laplace(&basis, setup(N, 1.0, 1.0), 3).unwrap();
-        let covariance = m.release(&curves, &mut NoiseRng::seeded(1)).unwrap();
+        let covariance = m.release(&curves, &mut NoiseRng::seeded(1), Charge::unaccounted()).unwrap();
         assert!(covariance.output().fpca(0).is_err() && covariance.output().fpca(4).is_err());
         // A session charges exactly the guarantee, in one stage.
         let mut session = Session::pure(Epsilon::new(1.0).unwrap()).unwrap().with_seed(2);
@@ -834,7 +835,7 @@ mod tests {
             PrivateCovariance::laplace(&basis, setup(N, 1.0, 1.0), 4).unwrap(),
             PrivateCovariance::gaussian(&basis, setup(N, 1.0, 1.0), 4, Delta::new(1e-6).unwrap()).unwrap(),
         ] {
-            let release = m.release(&curves, &mut NoiseRng::seeded(3)).unwrap();
+            let release = m.release(&curves, &mut NoiseRng::seeded(3), Charge::unaccounted()).unwrap();
             let fpca = release.output().fpca(4).unwrap();
             assert!(release.output().values().iter().all(|v| v.is_finite()));
             assert!(fpca.eigenvalues().iter().chain(fpca.explained_variance()).all(|v| v.is_finite() && *v >= 0.0));
@@ -851,7 +852,7 @@ mod tests {
         let k = basis.n_points();
         let reference = vec![0.1; k];
         let m = PrivateCovariance::laplace(&basis, setup(n, 1.0, 2.0).centred_at(reference).unwrap(), 5).unwrap();
-        let one_pass = m.release(&curves, &mut NoiseRng::seeded(4)).unwrap();
+        let one_pass = m.release(&curves, &mut NoiseRng::seeded(4), Charge::unaccounted()).unwrap();
         let cuts = [0, 13, 300, 301, 556, n];
         let parts: Vec<CurveSet> = cuts
             .windows(2)
@@ -873,7 +874,7 @@ mod tests {
                 merged.merge(s).unwrap();
             }
             let summary = m.state_summary(&merged).unwrap();
-            let release = m.privatize(&summary, &mut NoiseRng::seeded(4)).unwrap();
+            let release = m.privatize(&summary, &mut NoiseRng::seeded(4), Charge::unaccounted()).unwrap();
             let bits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(release.output().values()), bits(one_pass.output().values()), "order {order:?}");
         }
@@ -950,7 +951,8 @@ mod tests {
         assert!(x.iter().all(|r| r.iter().map(|v| v * v).sum::<f64>() < 50.0 * 50.0), "no record clipped");
         for eps in [1e12, 1.0] {
             let m = PrivateCovariance::laplace(&basis, setup(n, eps, 50.0), j).unwrap();
-            let fpca = m.release(&curves, &mut NoiseRng::seeded(8)).unwrap().output().fpca(3).unwrap();
+            let fpca =
+                m.release(&curves, &mut NoiseRng::seeded(8), Charge::unaccounted()).unwrap().output().fpca(3).unwrap();
             let truth: Vec<Vec<f64>> = (0..3).map(|c| (0..j).map(|a| vectors[(a, c)]).collect()).collect();
             let dist = projector_distance(fpca.coefficients(), &truth);
             if eps > 1.0 {

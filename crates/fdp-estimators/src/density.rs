@@ -5,6 +5,7 @@
 //! Records are points of the domain, each mapped to its nearest grid point (a per-record map), so
 //! every sensitivity below is a maximum over grid points and is computed exactly.
 
+use fdp_core::Charge;
 use rayon::prelude::*;
 
 use fdp_mercer::{Grid, Kernel, MercerBasis, Stationary, StationaryShape};
@@ -174,7 +175,6 @@ pub struct KdeSensitivity {
 /// ```
 /// use fdp_estimators::{BasisKde, CurveReleaseExt, GridPoints, Mechanism, density_kernel, normalise_density};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, StationaryShape};
-/// use fdp_noise::NoiseRng;
 ///
 /// let grid = Grid::midpoint(0.0, 1.0, 100)?;
 /// let kernel = density_kernel(StationaryShape::Gaussian, 0.05, 1)?;
@@ -183,7 +183,7 @@ pub struct KdeSensitivity {
 /// let points = GridPoints::snap(&grid, &ages)?;
 /// let kde = BasisKde::iclp(&basis, points.n(), fdp_noise::Epsilon::new(1.0)?, 1.25)?;
 /// assert!(kde.sensitivity().calibrated <= kde.sensitivity().paper_bound.unwrap());
-/// let release = kde.release(&points, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::pure(fdp_noise::Epsilon::new(1.0)?)?.release(&kde, &points)?;
 /// let density = normalise_density(release.curve(), &grid); // post-processing is free
 /// assert!(density.iter().all(|v| *v >= 0.0));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -471,7 +471,7 @@ impl Mechanism<GridPoints> for BernsteinKde {
         Ok(self.summary_from_counts(&points.counts().iter().map(|&c| c as f64).collect::<Vec<_>>()))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Curve>> {
         let expected = (self.degree + 1).pow(self.grid.dim() as u32);
         if summary.len() != expected {
             return Err(EstimatorError::Shape { what: "summary length", expected, got: summary.len() });

@@ -184,7 +184,6 @@ impl ErmSetup {
 /// ```
 /// use fdp_estimators::{CurveReleaseExt, ErmSetup, KernelErm, Labelled, Loss, Mechanism, misclassification};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
-/// use fdp_noise::NoiseRng;
 ///
 /// let grid = Grid::midpoint(0.0, 1.0, 50)?;
 /// let basis = MercerBasis::build(Stationary::matern32(0.2)?, grid.clone(), BasisOptions::default().max_components(20))?;
@@ -193,7 +192,7 @@ impl ErmSetup {
 /// let data = Labelled::snap(&grid, &x, y)?;
 /// let setup = ErmSetup::new(Loss::Logistic, 400, fdp_core::Regularisation::new(1.25, 0.03)?)?;
 /// let model = KernelErm::iclp(&basis, setup, fdp_noise::Epsilon::new(1.0)?)?;
-/// let release = model.release(&data, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::pure(fdp_noise::Epsilon::new(1.0)?)?.release(&model, &data)?;
 /// assert!(misclassification(release.curve(), &data) < 0.5);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

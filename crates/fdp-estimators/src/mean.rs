@@ -5,6 +5,7 @@
 //! (τ fixed before the data are seen), average, regularise, add calibrated secure noise, and
 //! synthesise. n is public (replace-one neighbours) and is fixed when the mechanism is built.
 
+use fdp_core::Charge;
 use fdp_data::CurveSet;
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 use fdp_noise::{
@@ -143,7 +144,7 @@ enum Shaping {
 /// use fdp_data::{Scenario, simulate};
 /// use fdp_estimators::{BasisMean, ClippingBound, CurveReleaseExt, MeanSetup, Mechanism, PlugIn};
 /// use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
-/// use fdp_noise::{Epsilon, NoiseRng};
+/// use fdp_noise::Epsilon;
 ///
 /// let basis = MercerBasis::build(Stationary::matern32(0.1)?, Grid::midpoint(0.0, 1.0, 50)?, BasisOptions::default())?;
 /// let curves = simulate(Scenario::S1, &basis, 200, 1)?.curves;
@@ -151,7 +152,7 @@ enum Shaping {
 /// let setup = MeanSetup::new(200, Epsilon::new(1.0)?, tau)?;
 /// let tuning = PlugIn::new(&basis, &setup)?;
 /// let mechanism = BasisMean::iclp_rkhs(&basis, setup, tuning.rkhs)?;
-/// let release = mechanism.release(&curves, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::pure(Epsilon::new(1.0)?)?.release(&mechanism, &curves)?;
 /// assert_eq!(release.metadata().guarantee.epsilon(), 1.0);
 /// assert_eq!(release.curve().len(), 50);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -564,7 +565,7 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
         Ok(self.lattice_values(&layout.means(&sums, self.setup.n).0[0]))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Curve>> {
         if summary.len() != self.lattice + 1 {
             return Err(EstimatorError::Shape {
                 what: "summary length",

@@ -32,8 +32,9 @@ macro_rules! delegate_to_basis_output {
             &self,
             summary: &[f64],
             rng: &mut fdp_noise::NoiseRng,
+            charge: fdp_core::Charge,
         ) -> fdp_core::Result<fdp_core::Release<fdp_functional::Curve>> {
-            self.output.privatize(summary, rng)
+            self.output.privatize(summary, rng, charge)
         }
 
         fn accuracy(&self) -> fdp_core::Accuracy {

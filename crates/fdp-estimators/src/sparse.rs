@@ -50,6 +50,7 @@
 //! observations' terms), for the coefficient-l1 norm (`‖φ(t)‖ = Σ_k |φ_k(t)|`) and the L2 norm
 //! (`(Σ_k φ_k(t)²)^{1/2}`). The sup norm (Bernstein) has no ceiling for pseudo-curves and is refused.
 
+use fdp_core::Charge;
 use fdp_core::params::SensitivityNorm;
 use fdp_core::state::{fingerprint_of, fixed_point_exponent, from_fixed, to_fixed};
 use fdp_core::{
@@ -339,8 +340,8 @@ impl<M: for<'a> Mechanism<CurveSet<'a>, Output = Curve>> Mechanism<SparseCurves>
         self.inner.summarize(&self.frame.pseudo_curves(data)?)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> fdp_core::Result<Release<Curve>> {
-        let (curve, mut metadata) = self.inner.privatize(summary, rng)?.into_parts();
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> fdp_core::Result<Release<Curve>> {
+        let (curve, mut metadata) = self.inner.privatize(summary, rng, charge)?.into_parts();
         let (lo, hi) = self.frame.range;
         let (curve, moved) = curve.clamped(lo, hi)?;
         metadata.mechanism = format!("sparse_mean:{}", metadata.mechanism);
@@ -813,7 +814,7 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         Ok(self.summary_of(&self.sums(data)?))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> fdp_core::Result<Release<Curve>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> fdp_core::Result<Release<Curve>> {
         if summary.len() != self.width() {
             return Err(EstimatorError::Shape { what: "summary length", expected: self.width(), got: summary.len() });
         }
@@ -1045,7 +1046,7 @@ mod tests {
         let records = ordinary(4000);
         let data = SparseCurves::new((0.0, 1.0), &records).unwrap();
         let m = SparseBinnedMean::with_bins(&b, data.n(), Epsilon::new(1e6).unwrap(), frame(&b), 20).unwrap();
-        let release = m.release(&data, &mut NoiseRng::seeded(3)).unwrap();
+        let release = m.release(&data, &mut NoiseRng::seeded(3), Charge::unaccounted()).unwrap();
         let truth: Vec<f64> = b.grid().points().iter().map(|t| 0.54 + 0.2 * (6.0 * t).sin()).collect();
         let err = b.grid().sq_distance(release.curve(), &truth).unwrap();
         assert!(err < 2e-3, "squared error {err}");

@@ -17,6 +17,7 @@
 //! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
 //! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 
+use fdp_core::Charge;
 use fdp_core::error::public_range;
 use fdp_core::state::check_state_layout;
 use fdp_core::{
@@ -812,10 +813,10 @@ impl Candidate {
         }
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Curve>> {
         match self {
-            Self::Basis(m) => m.privatize(summary, rng),
-            Self::Bernstein(m) => m.privatize(summary, rng),
+            Self::Basis(m) => m.privatize(summary, rng, charge),
+            Self::Bernstein(m) => m.privatize(summary, rng, charge),
         }
     }
 }
@@ -1108,7 +1109,7 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
         Ok(self.summary_from(&layout, &sums))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Curve>> {
         let (width, grid) = self.summary_layout(summary)?;
         let (eps_bound, eps_pilot, eps_release) = self.epsilons();
         // Stage 1: the private bound (or, when n ε is too small for it to pay, the public ceiling).
@@ -1436,7 +1437,7 @@ impl TunedMean {
             outcome: format!("{components} leading coefficients; chose {} = {parameter}", self.parameter_name()),
         });
         let candidate = self.candidate(tau, eps_release, parameter)?;
-        let release = candidate.privatize(&candidate.summary(mean), rng)?;
+        let release = candidate.privatize(&candidate.summary(mean), rng, Charge::unaccounted())?;
         stages.push(StageRecord {
             stage: "release".into(),
             epsilon: eps_release,
@@ -1907,7 +1908,7 @@ mod tests {
         let summary = m.summarize(&sim.curves).unwrap();
         let mut rng = NoiseRng::seeded(5);
         for _ in 0..20 {
-            let release = m.privatize(&summary, &mut rng).unwrap();
+            let release = m.privatize(&summary, &mut rng, Charge::unaccounted()).unwrap();
             assert!(release.curve().iter().all(|v| (-10.0..=10.0).contains(v)));
             let stages: Vec<&str> = release.metadata().stages.iter().map(|s| s.stage.as_str()).collect();
             assert_eq!(stages, ["bound", "release", "tuning", "accuracy", "range"]);
@@ -1933,7 +1934,7 @@ mod tests {
         assert!(m.clone().centred_at(vec![f64::NAN; b.n_points()]).is_err());
         let sim = simulate(Scenario::S1, &b, 41, 3).unwrap();
         assert!(m.summarize(&sim.curves).is_err());
-        assert!(m.privatize(&[0.0; 5], &mut NoiseRng::seeded(1)).is_err());
+        assert!(m.privatize(&[0.0; 5], &mut NoiseRng::seeded(1), Charge::unaccounted()).is_err());
     }
 
     /// Rough counts-like records on a 60-point grid: rate `a (4 + 3 sin 2πt)` plus Laplace noise of
@@ -2064,7 +2065,7 @@ mod tests {
             let total: f64 = streams
                 .iter_mut()
                 .map(|rng| {
-                    let release = m.privatize(&summary, rng).unwrap();
+                    let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
                     assert!(release.curve().iter().all(|v| (0.0..=30.0).contains(v)));
                     let stages = &release.metadata().stages;
                     binned += stages.iter().any(|s| s.stage == "family" && s.outcome.contains("binned")) as usize;

@@ -14,6 +14,7 @@
 //! every τ the candidate's summary by at most its own Δ₁ (Laplace) or Δ₂ (Gaussian) (§17.2): by
 //! sequential composition the pipeline is `(ε_b + ε_r, δ)`-DP, whatever τ the first stage picks.
 
+use fdp_core::Charge;
 use fdp_core::state::{fixed_scale, from_fixed, to_fixed};
 use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Release, Stage, StageRecord, SummaryState, Tuning,
@@ -290,7 +291,7 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
         Ok(self.summary_of(&self.sums(curves)?))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Covariance>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Covariance>> {
         self.check_summary(summary)?;
         let mut records = Vec::new();
         let g = if self.eps_bound > 0.0 {
@@ -309,7 +310,7 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
         let block = self.block();
         let candidate = &self.candidates[g];
         let (output, mut metadata) =
-            candidate.privatize(&summary[1 + g * block..1 + (g + 1) * block], rng)?.into_parts();
+            candidate.privatize(&summary[1 + g * block..1 + (g + 1) * block], rng, charge)?.into_parts();
         let release = candidate.guarantee();
         records.push(StageRecord {
             stage: "release".into(),

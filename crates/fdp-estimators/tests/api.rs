@@ -3,6 +3,7 @@
 mod common;
 
 use common::{basis, in_norm};
+use fdp_core::Charge;
 use fdp_data::{CurveSet, Scenario, simulate};
 use fdp_estimators::{
     BasisMean, BernsteinMean, EstimatorError, MeanMechanism, MeanSetup, Mechanism, PlugIn, private_cross_validation,
@@ -66,7 +67,7 @@ fn shapes_are_checked_and_bad_records_never_panic_or_change_n() {
     rows[3][7] = f64::NAN;
     let (curves, report) = CurveSet::from_rows(b.grid().clone(), &rows, None).unwrap();
     assert_eq!((curves.n(), report.defaulted), (5, 2));
-    let release = m.release(&curves, &mut rng).unwrap();
+    let release = m.release(&curves, &mut rng, Charge::unaccounted()).unwrap();
     assert!(release.curve().iter().all(|v| v.is_finite()));
     // Records whose projections overflow are clipped to the centre, never turned into NaN.
     let summary = m.summarize(&curves).unwrap();
@@ -75,9 +76,9 @@ fn shapes_are_checked_and_bad_records_never_panic_or_change_n() {
     assert!(l1 <= 5.0 * 1.0 / 5.0 + 1e-9, "each of 5 records contributes at most τ/n in l1: {l1}");
     // n and the grid are public and checked.
     let (four, _) = CurveSet::from_rows(b.grid().clone(), &rows[..4], None).unwrap();
-    assert!(matches!(m.release(&four, &mut rng), Err(EstimatorError::Shape { .. })));
+    assert!(matches!(m.release(&four, &mut rng, Charge::unaccounted()), Err(EstimatorError::Shape { .. })));
     let other = CurveSet::from_rows(Grid::midpoint(0.0, 2.0, k).unwrap(), &rows, None).unwrap().0;
-    assert!(matches!(m.release(&other, &mut rng), Err(EstimatorError::GridMismatch)));
+    assert!(matches!(m.release(&other, &mut rng, Charge::unaccounted()), Err(EstimatorError::GridMismatch)));
 }
 
 #[test]
@@ -90,7 +91,7 @@ fn releases_carry_metadata_and_evaluate_off_the_grid() {
     let setup = MeanSetup::new(200, Epsilon::new(1.0).unwrap(), bound).unwrap().centred_at(reference).unwrap();
     let p = PlugIn::new(&b, &setup).unwrap();
     let m = BasisMean::iclp_rkhs(&b, in_norm(&setup, ClipNorm::CoefficientL1), p.rkhs).unwrap();
-    let release = m.release(&sim.curves, &mut NoiseRng::seeded(8)).unwrap();
+    let release = m.release(&sim.curves, &mut NoiseRng::seeded(8), Charge::unaccounted()).unwrap();
     let meta = release.metadata();
     assert_eq!(
         (meta.mechanism.as_str(), meta.n, meta.guarantee.epsilon(), meta.guarantee.delta()),
@@ -118,7 +119,7 @@ fn releases_carry_metadata_and_evaluate_off_the_grid() {
     assert!(worst < 1e-6, "off-grid evaluation differs by {worst}");
     // The same for Bernstein.
     let bern = BernsteinMean::new(b.grid(), in_norm(&setup, ClipNorm::Sup), 12).unwrap();
-    let r = bern.release(&sim.curves, &mut NoiseRng::from_os().unwrap()).unwrap();
+    let r = bern.release(&sim.curves, &mut NoiseRng::from_os().unwrap(), Charge::unaccounted()).unwrap();
     assert!(!r.metadata().rng.is_seeded());
     let at = r.evaluate(b.grid().points()).unwrap();
     assert!(at.iter().zip(r.curve()).all(|(a, c)| (a - c).abs() < 1e-9));
@@ -164,7 +165,7 @@ fn closed_form_noise_level_matches_sampled_releases() {
         let draws = 3000;
         let sq: Vec<f64> = (0..draws)
             .map(|_| {
-                let r = m.privatize(&s, &mut rng).unwrap();
+                let r = m.privatize(&s, &mut rng, Charge::unaccounted()).unwrap();
                 let d: Vec<f64> = r.curve().iter().zip(&est).map(|(a, b)| a - b).collect();
                 b.grid().inner(&d, &d).unwrap()
             })

@@ -1,6 +1,7 @@
 //! [`BasisOutput`], the release half of every mechanism that adds noise to Mercer-basis
 //! coefficients, and [`pointwise_noise_sd`], the band it states.
 
+use fdp_core::Charge;
 use fdp_core::{Accuracy, Release, ReleaseMetadata, Result};
 use fdp_mercer::{Grid, MercerBasis};
 use fdp_noise::{ComponentNoise, NoiseRng};
@@ -72,7 +73,7 @@ impl<N: ComponentNoise> BasisOutput<N> {
     }
 
     /// The private release of a summary given by its coefficients on the released block.
-    pub fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Curve>> {
+    pub fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Curve>> {
         let coefficients = self.sampler.privatize(summary, rng)?;
         let representation = Representation::Basis { basis: self.sampler.basis().clone(), coefficients };
         let metadata = ReleaseMetadata { rng: rng.provenance(), ..self.metadata.clone() };

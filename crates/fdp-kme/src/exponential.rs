@@ -10,6 +10,7 @@
 //! the guarantee.
 
 use faer::Mat;
+use fdp_core::Charge;
 use rayon::prelude::*;
 
 use fdp_core::state::{fixed_scale, to_fixed_scaled};
@@ -311,15 +312,14 @@ pub fn family_size(pool: usize, size: usize) -> f64 {
 /// the chosen candidate as a [`WeightedSample`].
 ///
 /// ```
-/// use fdp_core::Mechanism;
 /// use fdp_kme::{CandidateFamily, PointSet};
 /// use fdp_mercer::Stationary;
-/// use fdp_noise::{Epsilon, NoiseRng};
+/// use fdp_noise::Epsilon;
 /// let kernel = Stationary::gaussian(1.0)?;
 /// let pool = PointSet::new(1, vec![-1.0, 0.0, 1.0, 2.0])?;
 /// let family = CandidateFamily::new(kernel, pool, 3)?; // C(6, 3) = 20 datasets of 3 points
 /// let data = PointSet::new(1, (0..500).map(|i| (i % 7) as f64 / 3.0 - 1.0).collect())?;
-/// let release = family.mechanism(500, Epsilon::new(1.0)?)?.release(&data, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::pure(Epsilon::new(1.0)?)?.release(&family.mechanism(500, Epsilon::new(1.0)?)?, &data)?;
 /// assert!((release.output().weights.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -375,7 +375,7 @@ impl Mechanism<PointSet> for ExponentialSynthetic {
         self.family.statistics(data)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<WeightedSample>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<WeightedSample>> {
         let chosen = self.selection.sample(&self.levels(summary)?, rng)?;
         let output = self.family.candidate(chosen)?;
         let metadata = ReleaseMetadata {
@@ -467,7 +467,11 @@ mod tests {
         assert!(CandidateFamily::new(kernel, two.clone(), CandidateFamily::MAX_SIZE + 1).is_err());
         let family = CandidateFamily::new(kernel, two, CandidateFamily::MAX_SIZE).unwrap();
         let data = PointSet::new(1, vec![0.2, 0.7, 0.9]).unwrap();
-        let release = family.mechanism(3, Epsilon::new(1.0).unwrap()).unwrap().release(&data, &mut NoiseRng::seeded(2));
+        let release = family.mechanism(3, Epsilon::new(1.0).unwrap()).unwrap().release(
+            &data,
+            &mut NoiseRng::seeded(2),
+            Charge::unaccounted(),
+        );
         assert!(release.is_ok());
         let wide = PointSet::new(1, (0..20_000).map(|i| i as f64).collect()).unwrap();
         assert!(CandidateFamily::new(kernel, wide, 1).is_err(), "a 20000 x 20000 Gram matrix is 3.2 GB");
@@ -495,15 +499,23 @@ mod tests {
         let mechanism = family.mechanism(data.len(), Epsilon::new(1e4).unwrap()).unwrap();
         let mut rng = NoiseRng::seeded(5);
         for _ in 0..5 {
-            assert_eq!(mechanism.release(&data, &mut rng).unwrap().output(), &family.candidate(best).unwrap());
+            assert_eq!(
+                mechanism.release(&data, &mut rng, Charge::unaccounted()).unwrap().output(),
+                &family.candidate(best).unwrap()
+            );
         }
-        let release = mechanism.release(&data, &mut rng).unwrap();
+        let release = mechanism.release(&data, &mut rng, Charge::unaccounted()).unwrap();
         assert_eq!(release.metadata().mechanism, "kme_exponential");
         assert!(mechanism.accuracy().expected_sq_error > 0.0);
-        assert!(mechanism.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), &mut rng).is_err(), "n is public");
-        assert!(mechanism.release(&PointSet::new(1, vec![0.0; 120]).unwrap(), &mut rng).is_err());
-        assert!(mechanism.privatize(&[0.0; 3], &mut rng).is_err());
-        assert!(mechanism.privatize(&[f64::NAN, 0.0, 0.0, 0.0, 0.0], &mut rng).is_err());
+        assert!(
+            mechanism.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), &mut rng, Charge::unaccounted()).is_err(),
+            "n is public"
+        );
+        assert!(
+            mechanism.release(&PointSet::new(1, vec![0.0; 120]).unwrap(), &mut rng, Charge::unaccounted()).is_err()
+        );
+        assert!(mechanism.privatize(&[0.0; 3], &mut rng, Charge::unaccounted()).is_err());
+        assert!(mechanism.privatize(&[f64::NAN, 0.0, 0.0, 0.0, 0.0], &mut rng, Charge::unaccounted()).is_err());
         assert!(family.mechanism(0, Epsilon::new(1.0).unwrap()).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! Random Fourier features with `||φ(x)||₂ = 1` exactly, Balog et al.'s Algorithm 2 (the Gaussian
 //! mechanism on the mean feature vector), and its reduced-set fit back to weighted points.
 
+use fdp_core::Charge;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -147,7 +148,7 @@ impl Mechanism<PointSet> for FeatureMean {
         self.rff.mean_features(data)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Coefficients>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Coefficients>> {
         let metadata = ReleaseMetadata {
             components: self.rff.len(),
             kernel: Some(self.rff.kernel_description.clone()),

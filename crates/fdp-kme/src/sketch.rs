@@ -13,6 +13,7 @@
 
 use faer::linalg::solvers::Solve;
 use faer::{Mat, Side};
+use fdp_core::Charge;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal, Uniform};
@@ -173,12 +174,11 @@ impl FeatureMap {
 /// sequential composition. The released [`Sketch`] holds `S = (Σ Φ + ξ)/(n + ζ)` with `n + ζ >= 1`.
 ///
 /// ```
-/// use fdp_core::Mechanism;
 /// use fdp_kme::{FeatureMap, PointSet, PrivateSketch};
-/// use fdp_noise::{Epsilon, NoiseRng};
+/// use fdp_noise::{Epsilon, NeighbourRelation};
 /// let sketch = PrivateSketch::new(FeatureMap::hist(2, 10)?, Epsilon::new(1.0)?)?;
 /// let data = PointSet::new(2, vec![0.1, 0.2, 0.8, 0.9])?;
-/// let release = sketch.release(&data, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::new(NeighbourRelation::AddRemoveOne, Epsilon::new(1.0)?, None)?.release(&sketch, &data)?;
 /// assert_eq!(release.output().sketch.len(), 20);
 /// assert!(release.metadata().n.is_none()); // add/remove: n is not public
 /// # Ok::<(), fdp_core::Error>(())
@@ -265,7 +265,7 @@ impl Mechanism<PointSet> for PrivateSketch {
         self.summary_from(&sums, data.len() as u64)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Sketch>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Sketch>> {
         let m = self.map.len();
         if summary.len() != m + 1 {
             return Err(KmeError::Shape { what: "sketch summary", expected: m + 1, got: summary.len() });
@@ -676,7 +676,10 @@ mod tests {
         let map = FeatureMap::hist(1, 10).unwrap();
         let mut noise = NoiseRng::seeded(8);
         let mechanism = PrivateSketch::new(map, Epsilon::new(10.0).unwrap()).unwrap();
-        let (sp, sn) = (mechanism.release(&pos, &mut noise).unwrap(), mechanism.release(&neg, &mut noise).unwrap());
+        let (sp, sn) = (
+            mechanism.release(&pos, &mut noise, Charge::unaccounted()).unwrap(),
+            mechanism.release(&neg, &mut noise, Charge::unaccounted()).unwrap(),
+        );
         let prior = uniform_prior(1, 2000, 9).unwrap();
         let (mp, mn) = (
             M2mEstimator::new(&mechanism, &sp, prior.clone()).unwrap(),
@@ -713,7 +716,7 @@ mod tests {
         let data = PointSet::new(2, (0..20000).map(|_| u.sample(&mut rng)).collect()).unwrap();
         let map = FeatureMap::hist(2, 20).unwrap();
         let mechanism = PrivateSketch::new(map, Epsilon::new(100.0).unwrap()).unwrap();
-        let sketch = mechanism.release(&data, &mut NoiseRng::seeded(2)).unwrap();
+        let sketch = mechanism.release(&data, &mut NoiseRng::seeded(2), Charge::unaccounted()).unwrap();
         let m2m = M2mEstimator::new(&mechanism, &sketch, uniform_prior(2, 4000, 3).unwrap()).unwrap();
         let mean0 = m2m.estimate(|x| x[0]);
         assert!((mean0 - 0.4).abs() < 0.02, "{mean0}");

@@ -2,6 +2,7 @@
 //! embedding onto the span of public synthetic points, released as a weighted synthetic dataset.
 
 use faer::Mat;
+use fdp_core::Charge;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -50,15 +51,14 @@ use crate::points::{PointSet, check_public_n, fixed_row_sums};
 /// that Gram matrix reliably (spread the points or raise the jitter).
 ///
 /// ```
-/// use fdp_core::Mechanism;
 /// use fdp_kme::{PointSet, SyntheticSubspace};
 /// use fdp_mercer::Stationary;
-/// use fdp_noise::{Delta, Epsilon, NoiseRng};
+/// use fdp_noise::{Delta, Epsilon, NeighbourRelation};
 /// let kernel = Stationary::gaussian(1.0)?;
 /// let synthetic = SyntheticSubspace::from_wide_gaussian(kernel, &[0.0, 0.0], 3.0, 30, 7)?;
 /// let data = PointSet::new(2, (0..2000).map(|i| ((i * 37) % 101) as f64 / 25.0 - 2.0).collect())?;
 /// let mechanism = synthetic.mechanism(data.len(), Epsilon::new(1.0)?, Delta::new(1e-6)?)?;
-/// let release = mechanism.release(&data, &mut NoiseRng::from_os()?)?;
+/// let release = fdp_core::Session::new(NeighbourRelation::ReplaceOne, Epsilon::new(1.0)?, Some(Delta::new(1e-6)?))?.release(&mechanism, &data)?;
 /// assert_eq!(release.output().weights.len(), 30);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -354,7 +354,7 @@ impl Mechanism<PointSet> for SyntheticData {
         self.subspace.coordinates(data)
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<WeightedSample>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<WeightedSample>> {
         let beta = self.noise.release(summary, rng)?;
         let z = &self.subspace.z;
         let output = WeightedSample { dim: z.dim(), points: z.data().to_vec(), weights: self.subspace.weights(&beta) };
@@ -427,7 +427,7 @@ mod tests {
         let s = SyntheticSubspace::new(kernel, PointSet::new(1, vec![-1.0, 0.0, 1.0]).unwrap(), 1e-8).unwrap();
         let data = PointSet::new(1, vec![-0.5, 0.5]).unwrap();
         let mechanism = s.mechanism(2, Epsilon::new(0.5).unwrap(), Delta::new(1e-6).unwrap()).unwrap();
-        let release = mechanism.release(&data, &mut NoiseRng::seeded(3)).unwrap();
+        let release = mechanism.release(&data, &mut NoiseRng::seeded(3), Charge::unaccounted()).unwrap();
         let reg = s.l1_regularised(&release, 1.0, 500).unwrap();
         assert!(reg.output().weights.iter().map(|w| w.abs()).sum::<f64>() <= 1.0 + 1e-12);
         // Weights already inside the ball are a fixed point.
@@ -501,8 +501,11 @@ mod tests {
         let data = PointSet::new(1, vec![0.1, 0.2]).unwrap();
         let mut rng = NoiseRng::seeded(1);
         let mechanism = s.mechanism(2, Epsilon::new(1.0).unwrap(), Delta::new(1e-6).unwrap()).unwrap();
-        assert!(mechanism.release(&data, &mut rng).is_ok());
-        assert!(mechanism.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), &mut rng).is_err());
-        assert!(mechanism.release(&PointSet::new(1, vec![0.0; 3]).unwrap(), &mut rng).is_err(), "wrong n");
+        assert!(mechanism.release(&data, &mut rng, Charge::unaccounted()).is_ok());
+        assert!(mechanism.release(&PointSet::new(2, vec![0.0; 4]).unwrap(), &mut rng, Charge::unaccounted()).is_err());
+        assert!(
+            mechanism.release(&PointSet::new(1, vec![0.0; 3]).unwrap(), &mut rng, Charge::unaccounted()).is_err(),
+            "wrong n"
+        );
     }
 }
