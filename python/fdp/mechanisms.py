@@ -26,6 +26,16 @@ __all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "S
 MeanMethod = Literal["iclp_rkhs", "iclp_l1", "iid_laplace", "gaussian_process", "bernstein"]
 
 
+def _default(mechanism: str, param: str) -> Any:
+    """The Rust registry's default of ``param`` for ``mechanism`` (a JSON list as a tuple). The
+    classes below show it in their signatures but do not own it: defaults live in the registry."""
+    value = _DEFAULTS[mechanism][param]
+    return tuple(value) if isinstance(value, list) else value
+
+
+_DEFAULTS = {e["mechanism"]: {p["name"]: p["default"] for p in e["params"]} for e in json.loads(_fdp.registered())}
+
+
 class Mechanism:
     """A built mechanism: what it guarantees, how it is charged, and how accurate it will be.
 
@@ -235,10 +245,10 @@ class MeanCurve:
     (50,)
     """
 
-    kernel: str = "matern32:0.1"
+    kernel: str = _default("mean", "kernel")
     bound: str | tuple[float, float] | None = None
-    mechanism: MeanMethod = "iclp_rkhs"
-    tuning: Literal["private", "plug_in"] = "private"
+    mechanism: MeanMethod = _default("mean", "method")
+    tuning: Literal["private", "plug_in"] = _default("mean", "tuning")
     centre: float | None = None
     range: tuple[float, float] | None = None
     delta: float | None = None
@@ -295,8 +305,8 @@ class Fpca:
     """
 
     range: tuple[float, float]
-    components: int = 6
-    kernel: str = "matern32:0.1"
+    components: int = _default("fpca", "components")
+    kernel: str = _default("fpca", "kernel")
     centre: float | None = None
     delta: float | None = None
 
@@ -329,12 +339,12 @@ class Density:
     number: the centre). ``bandwidth=None`` takes the public ``0.15 (hi - lo) n^{-1/5}``.
     """
 
-    domain: tuple[float, float] = (0.0, 1.0)
-    mechanism: Literal["iclp", "gaussian_process", "iid_laplace", "bernstein"] = "iclp"
-    kernel: Literal["gaussian", "exponential"] = "gaussian"
+    domain: tuple[float, float] = _default("kde", "domain")
+    mechanism: Literal["iclp", "gaussian_process", "iid_laplace", "bernstein"] = _default("kde", "method")
+    kernel: Literal["gaussian", "exponential"] = _default("kde", "kernel")
     bandwidth: float | None = None
-    grid_points: int = 200
-    eta: float = 1.25
+    grid_points: int = _default("kde", "grid_points")
+    eta: float = _default("kde", "eta")
     delta: float | None = None
     components: int | None = None
     degree: int | None = None
@@ -362,9 +372,9 @@ class SyntheticDataset:
 
     centre: Sequence[float]
     scale: float
-    rho: float = 1.0
-    synthetic_points: int = 100
-    points_seed: int = 0
+    rho: float = _default("kme", "rho")
+    synthetic_points: int = _default("kme", "synthetic_points")
+    points_seed: int = _default("kme", "points_seed")
 
     def build(self, n: int, epsilon: float, delta: float) -> Mechanism:
         """The mechanism for ``n`` records (public)."""
@@ -386,11 +396,11 @@ class Sketch:
     """
 
     dim: int
-    map: Literal["hist", "rff", "race"] = "hist"
-    size: int = 10
-    width: float = 0.3
-    buckets: int = 16
-    map_seed: int = 0
+    map: Literal["hist", "rff", "race"] = _default("sketch", "map")
+    size: int = _default("sketch", "size")
+    width: float = _default("sketch", "width")
+    buckets: int = _default("sketch", "buckets")
+    map_seed: int = _default("sketch", "map_seed")
 
     def build(self, epsilon: float) -> Mechanism:
         """The mechanism at ``epsilon``."""

@@ -141,7 +141,8 @@ def test_point_mechanisms_refuse_a_person_unit_and_sketches_take_any_count() -> 
 
 
 def test_the_classes_defaults_are_the_registry_s() -> None:
-    """The friendly classes write specs; where they show a default it is the registry's own."""
+    """The friendly classes write specs; the defaults they show are read from the registry at import
+    (``_default``), so this checks that each field reads the parameter it writes."""
     import dataclasses
 
     defaults = {e["mechanism"]: {p["name"]: p["default"] for p in e["params"]} for e in fdp.registered()}
