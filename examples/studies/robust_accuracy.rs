@@ -24,6 +24,9 @@
 //! [-- --only A,B] [-- --releases N]` writes `reports/robust_accuracy/`. `--only` keeps the cells
 //! whose data label contains one of the comma-separated strings and `--releases` sets the seeded
 //! releases a cell (for iterating on a subset; the tables in `docs/design-notes` are full runs).
+//! `--bound-factor C` fixes the bound rule's factor at C (τ = C × the private geometric mean, for
+//! the default and every tuned competitor) instead of the n ε rule: the *realised* counterpart of
+//! `bound_gain` (`docs/design-notes/qbound.md`).
 //! rcst, growth, medfly, weather, tecator, phoneme and all-days Adelaide are held out (never used
 //! here).
 
@@ -113,7 +116,9 @@ fn main() -> AnyResult<()> {
     let dir = flag_value("--data-dir").map(std::path::PathBuf::from);
     let only: Vec<String> = flag_value("--only").map_or_else(Vec::new, |s| s.split(',').map(str::to_string).collect());
     let releases = flag_value("--releases").map(|r| r.parse::<usize>()).transpose()?;
-    run(quick_flag(), dir.as_deref(), &only, releases)
+    let search =
+        flag_value("--bound-factor").map(|c| -> AnyResult<BoundSearch> { Ok(BoundSearch::new(10.0, c.parse()?)?) });
+    run(quick_flag(), dir.as_deref(), &only, releases, search.transpose()?)
 }
 
 fn basis_on(grid: Grid) -> AnyResult<MercerBasis> {
@@ -273,7 +278,8 @@ fn problems(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Proble
 }
 
 /// The privately tuned default of `kind` (the library's default for that mechanism) in the frame.
-fn tuned(kind: TunedKind, p: &Problem, epsilon: Epsilon) -> AnyResult<TunedMean> {
+/// With `search`, the bound search (a fixed factor) replaces the default's.
+fn tuned(kind: TunedKind, p: &Problem, epsilon: Epsilon, search: Option<BoundSearch>) -> AnyResult<TunedMean> {
     let b = &p.bounds;
     let ceiling = match kind {
         TunedKind::IclpRkhs => ClippingBound::coefficient_l1(b.coefficient_l1)?,
@@ -282,7 +288,11 @@ fn tuned(kind: TunedKind, p: &Problem, epsilon: Epsilon) -> AnyResult<TunedMean>
     };
     let m =
         TunedMean::new(kind, &p.basis, p.curves.n(), epsilon, ceiling)?.within(p.centre - p.half, p.centre + p.half)?;
-    Ok(if p.centred { m.centred_at(vec![p.centre; p.basis.n_points()])? } else { m })
+    let m = if p.centred { m.centred_at(vec![p.centre; p.basis.n_points()])? } else { m };
+    Ok(match search {
+        Some(search) => m.with_bound_search(search)?,
+        None => m,
+    })
 }
 
 /// The release's own estimate of its squared error, if it carries one.
@@ -354,13 +364,13 @@ fn binned_mse(p: &Problem, epsilon: f64, target: &[f64], releases: usize, seed: 
     Ok(errors.iter().sum::<f64>() / releases as f64)
 }
 
-fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize) -> AnyResult<Cell> {
+fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, search: Option<BoundSearch>) -> AnyResult<Cell> {
     let epsilon = Epsilon::new(eps)?;
     let target = p.curves.mean_curve();
     let seed = (p_index as u64) * 100 + (eps * 16.0) as u64;
     let centre = vec![p.centre; target.len()];
     let centre_mse = sq_dist(p.curves.grid(), &centre, &target);
-    let default = tuned(TunedKind::IclpRkhs, p, epsilon)?;
+    let default = tuned(TunedKind::IclpRkhs, p, epsilon, search)?;
     let [default_mse, default_se, out_of_range, est] = run_releases(&default, p, &target, releases, seed)?;
     let preview = default.accuracy();
     let binned = binned_mse(p, eps, &target, releases, seed + 1)?;
@@ -376,7 +386,7 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize) -> AnyResult
             .into_iter()
             .enumerate()
     {
-        let m = tuned(kind, p, epsilon)?;
+        let m = tuned(kind, p, epsilon, search)?;
         let mse = run_releases(&m, p, &target, releases, seed + 2 + i as u64)?[0];
         if mse < best_other.0 {
             best_other = (mse, name.to_string());
@@ -403,7 +413,13 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize) -> AnyResult
     })
 }
 
-pub fn run(quick: bool, data: Option<&std::path::Path>, only: &[String], releases: Option<usize>) -> AnyResult<()> {
+pub fn run(
+    quick: bool,
+    data: Option<&std::path::Path>,
+    only: &[String],
+    releases: Option<usize>,
+    search: Option<BoundSearch>,
+) -> AnyResult<()> {
     // Many draws for statistics, nothing published about a person: variable-time sampling, the
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
@@ -416,8 +432,10 @@ pub fn run(quick: bool, data: Option<&std::path::Path>, only: &[String], release
         .filter(|&i| kept(&problems[i]))
         .flat_map(|i| [0.25, 1.0, 4.0].into_iter().map(move |e| (i, e)))
         .collect();
-    let cells: Vec<Cell> =
-        jobs.par_iter().map(|&(i, eps)| evaluate(&problems[i], i, eps, releases)).collect::<AnyResult<Vec<Cell>>>()?;
+    let cells: Vec<Cell> = jobs
+        .par_iter()
+        .map(|&(i, eps)| evaluate(&problems[i], i, eps, releases, search))
+        .collect::<AnyResult<Vec<Cell>>>()?;
     let mut md = String::from("# Robust accuracy (issue 23)\n\n");
     md.push_str(
         "E‖μ̃ − μ̂‖² against the sample mean, Matérn 3/2 (ρ = 0.1), mean over seeded releases. **default**: privately tuned ICLP-RKHS in the public frame (with the public range it states, the pointwise-clipped binned family where the bound stage's release says the records are rough, n ε < 166). **centre**: publishing the public centre. **binned**: pointwise-clipped binned Laplace mean, K′ = round((nε)^{1/3}). **best other**: the best of the privately tuned ICLP-l1, IID Laplace, Bernstein. **oracle**: the best of the centre and every family's oracle (exact bound statistic, best parameter knowing μ̂, full ε; not private). Targets: default ≤ 1.1x min(centre, binned, other); ≤ 2x oracle (3x where nε < 20); never out of range; own estimate within 2x; preview within 3x or an upper bound.\n\n",
