@@ -984,7 +984,7 @@ fn long_records<C: Copy + TryInto<usize>>(
 }
 
 /// **A long table as sparse curves** on the public `domain` (the data's units): the `records`
-/// records of [`long_records`]' grouping, read by [`SparseCurves::new`](fdp_data::SparseCurves::new)
+/// records grouped by their codes, read by [`SparseCurves::new`](fdp_data::SparseCurves::new)
 /// (observations outside the domain or not finite are dropped and counted, never an error).
 pub fn long_to_sparse<C: Copy + TryInto<usize>>(
     codes: &[C],

@@ -26,9 +26,9 @@ NULL
 }
 
 .spec_json <- function(spec) {
-  params <- lapply(spec$params, .plain)
-  # Scalars stay scalars; vectors of length > 1 (a range, a centre) become arrays.
-  params <- lapply(params, function(v) if (length(v) == 1L) jsonlite::unbox(v) else v)
+  params <- lapply(spec$params, function(v) if (inherits(v, "AsIs")) structure(.plain(unclass(v)), class = "AsIs") else .plain(v))
+  # Scalars stay scalars; vectors of length > 1 (a range, a centre) and I(x) become arrays.
+  params <- lapply(params, function(v) if (length(v) == 1L && !inherits(v, "AsIs")) jsonlite::unbox(v) else v)
   body <- list(mechanism = jsonlite::unbox(spec$mechanism), params = if (length(params)) params else structure(list(), names = character()))
   as.character(jsonlite::toJSON(body, digits = NA, auto_unbox = FALSE, null = "null"))
 }

@@ -67,11 +67,13 @@ fdp_density <- function(epsilon, domain = NULL, method = NULL, kernel = NULL, ba
            grid_points = grid_points, eta = eta, delta = delta, components = components, degree = degree)
 }
 
-#' @describeIn fdp_spec A synthetic weighted dataset from a private kernel mean embedding (`kme`).
+#' @describeIn fdp_spec A synthetic weighted dataset from a private kernel mean embedding (`kme`);
+#'   `centre` is the points' public centre (one number per dimension). In `fdp_spec()`, wrap a
+#'   list parameter of one number in `I()` to send it as a list.
 #' @param scale,rho,synthetic_points,points_seed The synthetic dataset's parameters.
 #' @export
 fdp_synthetic <- function(epsilon, delta, centre, scale, rho = NULL, synthetic_points = NULL, points_seed = NULL) {
-  fdp_spec("kme", epsilon = epsilon, delta = delta, centre = centre, scale = scale, rho = rho,
+  fdp_spec("kme", epsilon = epsilon, delta = delta, centre = I(as.double(centre)), scale = scale, rho = rho,
            synthetic_points = synthetic_points, points_seed = points_seed)
 }
 

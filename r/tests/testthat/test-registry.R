@@ -105,3 +105,12 @@ test_that("a report is written by fdp's own report writer", {
   expect_true(file.exists(path))
   expect_true(all(file.exists(file.path(out, c("release.json", "curves.svg", "report.md")))))
 })
+
+test_that("a one-dimensional synthetic dataset takes its centre as a list of one number", {
+  set.seed(28)
+  x <- runif(300)
+  expect_match(fdpriv:::.spec_json(fdp_synthetic(1, delta = 1e-6, centre = 0.5, scale = 0.3)), '"centre":\\[0.5\\]')
+  expect_match(fdpriv:::.spec_json(fdp_spec("kde", epsilon = 1, domain = c(0, 1))), '"epsilon":1,"domain":\\[0,1\\]')
+  r <- release(fdp_session(1, delta = 1e-6, seed = 1), fdp_synthetic(1, delta = 1e-6, centre = 0.5, scale = 0.3, synthetic_points = 10), x)
+  expect_equal(r$dim, 1)
+})

@@ -126,7 +126,7 @@ fn bytes<'a>(x: &'a Robj, name: &str) -> Out<&'a [u8]> {
     x.as_raw_slice().ok_or_else(|| fail(format!("{name} must be a raw vector")))
 }
 
-fn element<'a>(list: &'a List, name: &str) -> Out<Robj> {
+fn element(list: &List, name: &str) -> Out<Robj> {
     list.iter().find(|(n, _)| *n == name).map(|(_, v)| v).ok_or_else(|| fail(format!("the data lack {name}")))
 }
 
