@@ -936,3 +936,119 @@ fn release_tables(metadata: &fdp_core::ReleaseMetadata, session: &Session, notes
     }
     md
 }
+
+// ------------------------------------------------------------------ what the language bindings share
+
+/// **The grid of curves observed at `points`** (in the data's units, increasing): trapezoid weights,
+/// as for a CSV's numeric column names; a single point weighs 1. The bindings (Python, R) build every
+/// curve grid they are handed with it, so a curve set has the same grid, and a release the same
+/// bytes, at every door.
+pub fn observation_grid(points: &[f64]) -> Result<Grid> {
+    let grid = if points.len() == 1 {
+        Grid::with_weights(points.to_vec(), vec![1.0])
+    } else {
+        Grid::trapezoid_points(points.to_vec())
+    };
+    Ok(grid?)
+}
+
+/// A long table's observations grouped by record: `codes[r]` (in `0..records`) is the record of
+/// observation `r`, at time `t[r]` (the data's units) with value `y[r]`; a record without
+/// observations stays a record (empty). An error only for columns of different lengths or a code
+/// outside `0..records` — public shape checks, never about a value (codes are the binding's own
+/// numbering of the ids, in order of first appearance).
+fn long_records<C: Copy + TryInto<usize>>(
+    codes: &[C],
+    t: &[f64],
+    y: &[f64],
+    records: usize,
+) -> Result<Vec<(Vec<f64>, Vec<f64>)>> {
+    if t.len() != codes.len() || y.len() != codes.len() {
+        return Err(Error::BadParameter {
+            name: "the long table",
+            value: ParamValue::Count(codes.len()),
+            reason: "ids, t and y must have the same length",
+        });
+    }
+    let mut grouped = vec![(Vec::new(), Vec::new()); records];
+    for ((&code, &t), &y) in codes.iter().zip(t).zip(y) {
+        let record = code.try_into().ok().filter(|&c| c < records).ok_or(Error::BadParameter {
+            name: "a record code",
+            value: ParamValue::Count(records),
+            reason: "record codes must lie in 0..n (the number of records)",
+        })?;
+        grouped[record].0.push(t);
+        grouped[record].1.push(y);
+    }
+    Ok(grouped)
+}
+
+/// **A long table as sparse curves** on the public `domain` (the data's units): the `records`
+/// records grouped by their codes, read by [`SparseCurves::new`](fdp_data::SparseCurves::new)
+/// (observations outside the domain or not finite are dropped and counted, never an error).
+pub fn long_to_sparse<C: Copy + TryInto<usize>>(
+    codes: &[C],
+    t: &[f64],
+    y: &[f64],
+    records: usize,
+    domain: (f64, f64),
+) -> Result<fdp_data::SparseCurves> {
+    Ok(fdp_data::SparseCurves::new(domain, &long_records(codes, t, y, records)?)?)
+}
+
+/// **A long table on the public grid `points`**: one row per record (`0..records`), each record's
+/// observations interpolated onto the grid by [`onto_grid`](fdp_data::onto_grid) (NaN where a record
+/// has no usable observation, repaired later like any missing value); row-major `records x K`. The
+/// grid is the curator's, never the observation times (private).
+pub fn long_onto_grid<C: Copy + TryInto<usize>>(
+    codes: &[C],
+    t: &[f64],
+    y: &[f64],
+    points: &[f64],
+    records: usize,
+) -> Result<Vec<f64>> {
+    let grouped = long_records(codes, t, y, records)?;
+    Ok(grouped.iter().flat_map(|(t, y)| fdp_data::onto_grid(t, y, points)).collect())
+}
+
+#[cfg(test)]
+mod binding_tests {
+    use super::*;
+
+    #[test]
+    fn the_observation_grid_is_the_trapezoid_grid_and_one_point_weighs_one() -> Result<()> {
+        let points = vec![1.0, 2.0, 4.0];
+        let grid = observation_grid(&points)?;
+        let trapezoid = Grid::trapezoid_points(points)?;
+        assert_eq!((grid.points(), grid.weights()), (trapezoid.points(), trapezoid.weights()));
+        assert_eq!(observation_grid(&[3.0])?.weights(), &[1.0]);
+        assert!(observation_grid(&[2.0, 1.0]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn a_long_table_is_grouped_by_record_code_whatever_the_code_type() -> Result<()> {
+        let (t, y) = ([0.0, 1.0, 0.5, 0.1, 0.1], [1.0, 3.0, 7.0, 1.0, 3.0]);
+        // Record 0 observed at 0 and 1, record 1 at 0.5, record 2 twice at 0.1 (averaged), record 3 never.
+        let rows = long_onto_grid(&[0_i32, 0, 1, 2, 2], &t, &y, &[0.0, 0.5, 1.0], 4)?;
+        let wide = long_onto_grid(&[0_i64, 0, 1, 2, 2], &t, &y, &[0.0, 0.5, 1.0], 4)?;
+        assert_eq!(rows[..9], [1.0, 2.0, 3.0, 7.0, 7.0, 7.0, 2.0, 2.0, 2.0]);
+        assert!(rows[9..].iter().all(|v| v.is_nan()));
+        assert_eq!(rows.len(), wide.len());
+        let sparse = long_to_sparse(&[0_i32, 0, 1, 2, 2], &t, &y, 4, (0.0, 1.0))?;
+        assert_eq!(sparse.n(), 4);
+        assert_eq!(sparse.record(1), (&[0.5][..], &[7.0][..]));
+        assert!(sparse.record(3).0.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn a_long_table_with_a_code_out_of_range_or_ragged_columns_is_refused() {
+        let shape = long_onto_grid(&[0_i32, 1], &[0.0], &[1.0, 2.0], &[0.0, 1.0], 2).map(|_| ());
+        assert!(shape.is_err_and(|e| e.to_string().contains("same length")));
+        for codes in [[0_i32, 2], [0, -1]] {
+            let out = long_to_sparse(&codes, &[0.0, 1.0], &[1.0, 2.0], 2, (0.0, 1.0)).map(|_| ());
+            assert!(out.is_err_and(|e| e.to_string().contains("0..n")));
+        }
+    }
+}

@@ -26,7 +26,7 @@ from docblocks import ROOT, cli, code_blocks, run_python, run_shell
 GUIDE = ROOT / "docs" / "guide"
 PAGES = sorted(GUIDE.glob("*.md"))
 EXECUTED = {"python", "bash", "console"}
-NOT_EXECUTED = {"sh", "text"}
+NOT_EXECUTED = {"sh", "text", "r"}  # r: run by the R package's tests (r/tests/testthat/test-docs.R)
 
 # What a page leaves in its working directory: the tutorial's report folder, the CLI's release.
 PRODUCES = {

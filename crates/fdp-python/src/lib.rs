@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use fdp::data::{CurveSet, SparseCurves, onto_grid};
+use fdp::data::{CurveSet, SparseCurves};
 use fdp::estimators::covariance::Covariance;
 use fdp::functional::{Curve, CurveReleaseExt};
 use fdp::kme::M2mEstimator;
@@ -60,14 +60,9 @@ fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
     array.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous array")))
 }
 
-/// The grid of a curve set: the points with trapezoid weights (as for a CSV's numeric column names).
+/// The grid of a curve set ([`fdp::front::observation_grid`], shared with the R package).
 fn trapezoid_grid(points: &[f64]) -> PyResult<Grid> {
-    let grid = if points.len() == 1 {
-        Grid::with_weights(points.to_vec(), vec![1.0])
-    } else {
-        Grid::trapezoid_points(points.to_vec())
-    };
-    grid.map_err(|e| PyValueError::new_err(format!("grid: {e}")))
+    fdp::front::observation_grid(points).map_err(py_err)
 }
 
 /// A privacy session: the total budget, the randomness and the ledger of one dataset.
@@ -270,19 +265,7 @@ fn long_onto_grid<'py>(
     records: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (codes, t, y, points) = (slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, slice(&points, "grid")?);
-    if t.len() != codes.len() || y.len() != codes.len() {
-        return Err(PyValueError::new_err("ids, t and y must have the same length"));
-    }
-    let mut observations: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); records];
-    for ((&code, &t), &y) in codes.iter().zip(t).zip(y) {
-        let record = usize::try_from(code).ok().filter(|&c| c < records);
-        let Some(record) = record else {
-            return Err(PyValueError::new_err(format!("record code {code} is not in 0..{records}")));
-        };
-        observations[record].0.push(t);
-        observations[record].1.push(y);
-    }
-    let values: Vec<f64> = observations.iter().flat_map(|(t, y)| onto_grid(t, y, points)).collect();
+    let values = fdp::front::long_onto_grid(codes, t, y, points, records).map_err(py_err)?;
     Ok(PyArray1::from_vec(py, values))
 }
 
@@ -349,19 +332,8 @@ impl RegisteredMechanism {
     /// the data's units with value `y[r]`; a record without observations stays a record), on the
     /// domain of the grid the mechanism was built for.
     fn records(&self, codes: &[i64], t: &[f64], y: &[f64], n: usize) -> PyResult<SparseCurves> {
-        if t.len() != codes.len() || y.len() != codes.len() {
-            return Err(PyValueError::new_err("codes, t and y must have the same length"));
-        }
         let domain = self.domain.ok_or_else(|| PyValueError::new_err("this mechanism does not read sparse curves"))?;
-        let mut records = vec![(Vec::new(), Vec::new()); n];
-        for ((code, t), y) in codes.iter().zip(t).zip(y) {
-            let record = usize::try_from(*code).ok().filter(|c| *c < n).ok_or_else(|| {
-                PyValueError::new_err(format!("record codes must lie in 0..{n} (the number of records)"))
-            })?;
-            records[record].0.push(*t);
-            records[record].1.push(*y);
-        }
-        SparseCurves::new(domain, &records).map_err(data_err)
+        fdp::front::long_to_sparse(codes, t, y, n, domain).map_err(py_err)
     }
 }
 

@@ -1,0 +1,4 @@
+library(testthat)
+library(fdpriv)
+
+test_check("fdpriv")
