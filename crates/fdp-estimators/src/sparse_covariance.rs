@@ -109,7 +109,7 @@ impl SparseCovariance {
         components: usize,
         ridge: f64,
     ) -> Result<Self> {
-        let centre = Some(frame.centre().to_vec());
+        let centre = Self::centre_of(&frame, basis)?;
         let tuned = TunedCovariance::laplace(basis, n, epsilon, ceiling, components, centre)?;
         Self::new(tuned, basis, n, frame, ridge)
     }
@@ -126,14 +126,13 @@ impl SparseCovariance {
         components: usize,
         ridge: f64,
     ) -> Result<Self> {
-        let centre = Some(frame.centre().to_vec());
+        let centre = Self::centre_of(&frame, basis)?;
         let tuned = TunedCovariance::gaussian(basis, n, epsilon, delta, ceiling, components, centre)?;
         Self::new(tuned, basis, n, frame, ridge)
     }
 
-    /// Every check before a mechanism exists (so before any charge): the frame's grid is the basis',
-    /// no stated design, the ridge finite and > 0 with every `ρ λ_1/λ_a` finite.
-    fn new(tuned: TunedCovariance, basis: &MercerBasis, n: usize, frame: SparseFrame, ridge: f64) -> Result<Self> {
+    /// The frame's checks, before the covariance is built: its grid is the basis', no stated design.
+    fn centre_of(frame: &SparseFrame, basis: &MercerBasis) -> Result<Option<Vec<f64>>> {
         if frame.grid() != basis.grid() {
             return Err(EstimatorError::GridMismatch);
         }
@@ -144,6 +143,12 @@ impl SparseCovariance {
                 reason: "the sparse covariance fits each record on its own and uses no design: leave it unstated",
             });
         }
+        Ok(Some(frame.centre().to_vec()))
+    }
+
+    /// Every check before a mechanism exists (so before any charge): the frame ([`Self::centre_of`]),
+    /// the ridge finite and > 0 with every `ρ λ_1/λ_a` finite (J and the ceiling: [`TunedCovariance`]).
+    fn new(tuned: TunedCovariance, basis: &MercerBasis, n: usize, frame: SparseFrame, ridge: f64) -> Result<Self> {
         let j = tuned.components();
         let values = &basis.eigenvalues()[..j];
         let penalty: Vec<f64> = values.iter().map(|l| ridge * (values[0] / l)).collect();
