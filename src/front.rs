@@ -791,9 +791,7 @@ impl FpcaRequest {
         let (basis, ceiling, centre) = self.frame(grid)?;
         let frame = SparseFrame::new(grid, self.range)?.centred_at(vec![centre; grid.len()])?;
         match self.delta {
-            Some(d) => {
-                SparseCovariance::gaussian(&basis, n, self.epsilon, d, frame, ceiling, self.components, ridge)
-            }
+            Some(d) => SparseCovariance::gaussian(&basis, n, self.epsilon, d, frame, ceiling, self.components, ridge),
             None => SparseCovariance::laplace(&basis, n, self.epsilon, frame, ceiling, self.components, ridge),
         }
     }

@@ -21,8 +21,7 @@ use fdp::data::{CurveSet, Scenario, SparseCurves, simulate};
 use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
     Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseCovariance, SparseFrame,
-    TunedCovariance,
-    TunedMean, density_kernel,
+    TunedCovariance, TunedMean, density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};

@@ -906,7 +906,8 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
             (notes, local, Input::Sparse(data), frame, "sparse_fpca")
         }
         (None, Some(records)) => {
-            let frame = Frame::new(records.curves.n(), Some(records.curves.grid().clone())).protecting(records.unit.clone());
+            let frame =
+                Frame::new(records.curves.n(), Some(records.curves.grid().clone())).protecting(records.unit.clone());
             (records.notes.clone(), records.local.clone(), Input::Curves(&records.curves), frame, "fpca")
         }
         (None, None) => return Err("no curves were read".into()),

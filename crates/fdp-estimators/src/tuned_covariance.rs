@@ -173,9 +173,14 @@ impl TunedCovariance {
     fn sums(&self, curves: &CurveSet) -> Result<Vec<i128>> {
         let rows = self.row_sums();
         let basis = self.candidates[0].basis();
-        record_sums(Some(basis), curves, self.reference.as_deref(), self.components(), self.width(), |acc, row, _raw| {
-            rows.add(acc, row)
-        })
+        record_sums(
+            Some(basis),
+            curves,
+            self.reference.as_deref(),
+            self.components(),
+            self.width(),
+            |acc, row, _raw| rows.add(acc, row),
+        )
     }
 
     /// The accumulator of one record's coefficient row into every part of the summary (its clamped
