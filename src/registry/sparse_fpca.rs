@@ -1,8 +1,8 @@
 //! `sparse_fpca`: the private covariance operator of sparse curves (each record's own kernel-ridge
-//! fit onto the basis), FPCA by post-processing ([`front::FpcaRequest::build_sparse`]).
+//! fit onto the basis), FPCA by post-processing ([`crate::front::FpcaRequest::build_sparse`]).
 
+use super::fpca::{CENTRE, COMPONENTS, KERNEL, request};
 use super::{Built, DELTA, EPSILON, Entry, Frame, InputKind, Param, Params};
-use crate::front::FpcaRequest;
 use fdp_core::Result;
 
 pub(super) const ENTRY: Entry = Entry {
@@ -12,9 +12,9 @@ pub(super) const ENTRY: Entry = Entry {
     params: &[
         EPSILON,
         Param::required("range", "[lo, hi], the public range of the values"),
-        Param::with_default("components", "6", "J, the basis components the covariance is released in"),
-        Param::with_default("kernel", "\"matern32:0.1\"", "SHAPE:RHO, the basis"),
-        Param::with_default("centre", "null", "a public constant the records are centred at (default: mid-range)"),
+        COMPONENTS,
+        KERNEL,
+        CENTRE,
         Param::with_default("ridge", "1.0", "the public ridge of each record's own fit onto the basis (> 0)"),
         DELTA,
     ],
@@ -23,15 +23,7 @@ pub(super) const ENTRY: Entry = Entry {
 };
 
 fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
-    let request = FpcaRequest {
-        kernel: p.text("kernel")?.parse()?,
-        range: p.pair("range")?,
-        centre: p.opt_f64("centre")?,
-        components: p.usize("components")?,
-        epsilon: p.epsilon()?,
-        delta: p.delta()?,
-    };
     let domain = frame.grid()?.domain()[0];
-    let mechanism = request.build_sparse(&frame.unit_grid()?, frame.n, p.f64("ridge")?)?;
+    let mechanism = request(p)?.build_sparse(&frame.unit_grid()?, frame.n, p.f64("ridge")?)?;
     Ok(Built::sparse(mechanism, domain, frame))
 }
