@@ -19,7 +19,8 @@ use fdp_estimators::covariance::Covariance;
 use fdp_estimators::frame::{RANGE_SEARCH_FLOOR_RATIO, ceiling_from_range, range_radius};
 use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
-    PlugIn, SparseBinnedMean, SparseFrame, TunedCovariance, TunedKind, TunedMean, density_kernel, plug_in_bandwidth,
+    PlugIn, SparseBinnedMean, SparseCovariance, SparseFrame, TunedCovariance, TunedKind, TunedMean, density_kernel,
+    plug_in_bandwidth,
 };
 use fdp_functional::{Curve, CurveReleaseExt};
 use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
@@ -775,16 +776,34 @@ pub struct FpcaRequest {
 impl FpcaRequest {
     /// The mechanism for `n` curves on `grid` (after the grid rule, [`unit_grid`]); public only.
     pub fn build(&self, grid: &Grid, n: usize) -> Result<TunedCovariance> {
-        let (lo, hi) = self.range;
-        let centre = self.centre.unwrap_or(lo + (hi - lo) / 2.0);
-        range_radius(lo, hi, Some(centre))?;
-        let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
-        let ceiling = ceiling_from_range(ClipNorm::L2, &basis, lo, hi, Some(centre))?;
+        let (basis, ceiling, centre) = self.frame(grid)?;
         let reference = Some(vec![centre; grid.len()]);
         match self.delta {
             Some(d) => TunedCovariance::gaussian(&basis, n, self.epsilon, d, ceiling, self.components, reference),
             None => TunedCovariance::laplace(&basis, n, self.epsilon, ceiling, self.components, reference),
         }
+    }
+
+    /// **The same request for sparse curves** ([`SparseCovariance`]): each record's own kernel-ridge
+    /// fit (public `ridge`) onto the J components, then the same stages, in the same frame (the
+    /// range, the centre, the ceiling). `grid` after the grid rule; public only.
+    pub fn build_sparse(&self, grid: &Grid, n: usize, ridge: f64) -> Result<SparseCovariance> {
+        let (basis, ceiling, centre) = self.frame(grid)?;
+        let frame = SparseFrame::new(grid, self.range)?.centred_at(vec![centre; grid.len()])?;
+        match self.delta {
+            Some(d) => SparseCovariance::gaussian(&basis, n, self.epsilon, d, frame, ceiling, self.components, ridge),
+            None => SparseCovariance::laplace(&basis, n, self.epsilon, frame, ceiling, self.components, ridge),
+        }
+    }
+
+    /// The basis on `grid`, the L2 ceiling from the range, the centre (checked inside the range).
+    fn frame(&self, grid: &Grid) -> Result<(MercerBasis, ClippingBound, f64)> {
+        let (lo, hi) = self.range;
+        let centre = self.centre.unwrap_or(lo + (hi - lo) / 2.0);
+        range_radius(lo, hi, Some(centre))?;
+        let basis = MercerBasis::build(self.kernel, grid.clone(), BasisOptions::default())?;
+        let ceiling = ceiling_from_range(ClipNorm::L2, &basis, lo, hi, Some(centre))?;
+        Ok((basis, ceiling, centre))
     }
 }
 

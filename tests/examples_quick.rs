@@ -103,6 +103,11 @@ fn sparse_and_fpca_quick() {
         );
     }
     assert!(results.sparse_rate_slope < 0.0, "the sparse mean's error must fall with n: {}", results.sparse_rate_slope);
+    assert!(results.sparse_fpca.iter().any(|c| c.data == "S-2-n1000"));
+    for c in &results.sparse_fpca {
+        assert!((0.0..=1.0 + 1e-9).contains(&c.subspace_dist) && c.nonprivate_subspace_dist <= 1.0 + 1e-9, "{c:?}");
+        assert!(c.eigval_rel_err.is_finite() && c.tuned_tau > 0.0, "{c:?}");
+    }
     for c in cells {
         assert!(c.subspace_dist.is_finite() && (0.0..=1.0 + 1e-9).contains(&c.subspace_dist), "{c:?}");
         assert!(c.nonprivate_subspace_dist <= 1.0 + 1e-9 && c.eigval_rel_err.is_finite(), "{c:?}");

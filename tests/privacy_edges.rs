@@ -59,15 +59,21 @@ fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
             assert!(records.iter().any(|r| r.mechanism == name), "{name}");
         }
     }
-    // The sparse default, with and without a stated design, and the tuned covariance: covered, and
+    // The sparse default, with and without a stated design, the tuned and the sparse covariance:
+    // covered, and
     // their release stages reached by the adversarial pairs (not only the bound stage, which is tight
     // by construction).
-    let release_stages =
-        ["sparse_binned_mean", "sparse_binned_mean_stated_design"].map(String::from).into_iter().chain(
-            [1, 2, 5]
-                .into_iter()
-                .flat_map(|j| [format!("tuned_covariance_laplace_j{j}"), format!("tuned_covariance_gaussian_j{j}")]),
-        );
+    let release_stages = ["sparse_binned_mean", "sparse_binned_mean_stated_design"]
+        .map(String::from)
+        .into_iter()
+        .chain([1, 2, 5].into_iter().flat_map(|j| {
+            [
+                format!("tuned_covariance_laplace_j{j}"),
+                format!("tuned_covariance_gaussian_j{j}"),
+                format!("sparse_covariance_laplace_j{j}"),
+                format!("sparse_covariance_gaussian_j{j}"),
+            ]
+        }));
     for name in release_stages {
         assert!(records.iter().any(|r| r.mechanism == name), "{name}");
         let stage = records.iter().find(|r| r.mechanism == format!("{name}_release_stage")).unwrap();

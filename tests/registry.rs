@@ -218,6 +218,8 @@ fn every_registered_mechanism_passes_the_exact_loss_edge_suite() {
         ("mean", serde_json::json!({"tuning": "plug_in", "bound": "l1:1", "range": null, "centre": 0.5})),
         ("mean", serde_json::json!({"tuning": "plug_in", "method": "bernstein", "bound": "sup:1", "range": null})),
         ("fpca", serde_json::json!({"delta": 1e-6})),
+        ("sparse_fpca", serde_json::json!({"delta": 1e-6})),
+        ("sparse_fpca", serde_json::json!({"components": 1, "ridge": 1e-3})),
         ("kde", serde_json::json!({"method": "gaussian_process", "delta": 1e-6})),
         ("kde", serde_json::json!({"method": "iid_laplace"})),
         ("kde", serde_json::json!({"method": "bernstein"})),

@@ -20,8 +20,8 @@ use std::error::Error;
 use fdp::data::{CurveSet, Scenario, SparseCurves, simulate};
 use fdp::estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
-    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseFrame, TunedCovariance,
-    TunedMean, density_kernel,
+    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseCovariance, SparseFrame,
+    TunedCovariance, TunedMean, density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -151,25 +151,22 @@ fn covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
     Ok(())
 }
 
-/// The sparse default ([`SparseBinnedMean`], unknown and stated design): the background is a
-/// simulation cut to 3-7 points per curve; record 0 is replaced by sparse records an adversary
-/// would try (one point at each end, ±f64::MAX, 1e300 repeated at one time, NaN/∞ times and
-/// values, times outside the domain, 4000 points, an empty record) and by the grid values of the
-/// adversarial curves at 5 points each. Losses per stage from the lattice indices
-/// ([`SparseBinnedMean::stage_losses`], the release's maximised over every τ of the bound grid).
-fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
-    let n = 60;
-    let basis = MercerBasis::build(Stationary::matern32(0.2)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
-    let dense = simulate(Scenario::S2, &basis, n, 11)?.curves;
+/// A sparse record: its times and values.
+type SparseRecord = (Vec<f64>, Vec<f64>);
+
+/// The sparse background (a simulation cut to 3-7 points per curve) and the adversarial sparse
+/// records of [`sparse_edges`] and [`sparse_covariance_edges`].
+fn sparse_neighbours(basis: &MercerBasis, n: usize) -> Result<(Vec<SparseRecord>, Vec<SparseRecord>)> {
+    let dense = simulate(Scenario::S2, basis, n, 11)?.curves;
     let points = basis.grid().points();
-    let background: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
+    let background: Vec<SparseRecord> = (0..n)
         .map(|i| {
             let picked: Vec<usize> = (0..3 + i % 5).map(|j| (i * 7 + j * 11) % 30).collect();
             (picked.iter().map(|g| points[*g]).collect(), picked.iter().map(|g| dense.row(i)[*g]).collect())
         })
         .collect();
     let many: Vec<f64> = (0..4000).map(|j| j as f64 / 4000.0).collect();
-    let mut records: Vec<(Vec<f64>, Vec<f64>)> = vec![
+    let mut records: Vec<SparseRecord> = vec![
         (vec![0.0], vec![-8.0]),
         (vec![1.0], vec![8.0]),
         (vec![0.5], vec![f64::MAX]),
@@ -180,12 +177,78 @@ fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         (many.clone(), many.iter().map(|t| if *t < 0.5 { 8.0 } else { -8.0 }).collect()),
         (vec![], vec![]),
     ];
-    for curve in adversarial_curves(&basis) {
+    for curve in adversarial_curves(basis) {
         records.push((
             [0, 7, 14, 21, 29].iter().map(|g| points[*g]).collect(),
             [0, 7, 14, 21, 29].iter().map(|g| curve[*g]).collect(),
         ));
     }
+    Ok((background, records))
+}
+
+/// The summaries of `background` with record 0 replaced by each of `records`.
+fn sparse_summaries<M: Mechanism<SparseCurves>>(
+    mechanism: &M,
+    background: &[SparseRecord],
+    records: &[SparseRecord],
+) -> Result<Vec<Vec<f64>>> {
+    records
+        .iter()
+        .map(|r| {
+            let mut data = background.to_vec();
+            data[0] = r.clone();
+            Ok(mechanism.summarize(&SparseCurves::new((0.0, 1.0), &data)?)?)
+        })
+        .collect()
+}
+
+/// The sparse covariance ([`SparseCovariance`]: each record's own ridge fit, then the tuned
+/// covariance's stages), Laplace and Gaussian, J = 1, 2, 5, on the sparse neighbours of
+/// [`sparse_edges`] plus records aimed at its constants (one point at each end at the range's edges,
+/// two points at opposite edges): every stage at every τ of the bound grid, and the release stage
+/// alone.
+fn sparse_covariance_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 60;
+    let basis = MercerBasis::build(Stationary::matern32(0.2)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let (background, mut records) = sparse_neighbours(&basis, n)?;
+    records.extend([
+        (vec![0.0], vec![8.0]),
+        (vec![1.0], vec![-8.0]),
+        (vec![0.2, 0.8], vec![8.0, -8.0]),
+        (vec![0.2, 0.8], vec![-8.0, 8.0]),
+        (vec![0.5; 3], vec![8.0; 3]),
+    ]);
+    let ceiling = ClippingBound::l2(8.0)?;
+    for j in [1, 2, 5] {
+        for delta in [None, Some(Delta::new(1e-6)?)] {
+            let frame = SparseFrame::new(basis.grid(), (-8.0, 8.0))?;
+            let eps = Epsilon::new(1.0)?;
+            let mechanism = match delta {
+                Some(d) => SparseCovariance::gaussian(&basis, n, eps, d, frame, ceiling, j, 1.0)?,
+                None => SparseCovariance::laplace(&basis, n, eps, frame, ceiling, j, 1.0)?,
+            };
+            let s = sparse_summaries(&mechanism, &background, &records)?;
+            let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+                Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+            };
+            out.push(EdgeRecord::new(&format!("{}_j{j}", mechanism.name()), worst_pair(&s, worst)?));
+            let release = |a: &[f64], b: &[f64]| -> Result<f64> { Ok(mechanism.stage_losses(a, b)?[1].1) };
+            out.push(EdgeRecord::new(&format!("{}_j{j}_release_stage", mechanism.name()), worst_pair(&s, release)?));
+        }
+    }
+    Ok(())
+}
+
+/// The sparse default ([`SparseBinnedMean`], unknown and stated design): the background is a
+/// simulation cut to 3-7 points per curve; record 0 is replaced by sparse records an adversary
+/// would try (one point at each end, ±f64::MAX, 1e300 repeated at one time, NaN/∞ times and
+/// values, times outside the domain, 4000 points, an empty record) and by the grid values of the
+/// adversarial curves at 5 points each. Losses per stage from the lattice indices
+/// ([`SparseBinnedMean::stage_losses`], the release's maximised over every τ of the bound grid).
+fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
+    let n = 60;
+    let basis = MercerBasis::build(Stationary::matern32(0.2)?, Grid::midpoint(0.0, 1.0, 30)?, BasisOptions::default())?;
+    let (background, records) = sparse_neighbours(&basis, n)?;
     let stated = vec![1.0 / 30.0; 30];
     for (tag, design) in [("", None), ("_stated_design", Some(&stated))] {
         let frame = SparseFrame::new(basis.grid(), (-8.0, 8.0))?;
@@ -194,14 +257,7 @@ fn sparse_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             None => frame,
         };
         let mechanism = SparseBinnedMean::new(&basis, n, Epsilon::new(1.0)?, frame)?;
-        let summaries: Vec<Vec<f64>> = records
-            .iter()
-            .map(|r| {
-                let mut data = background.clone();
-                data[0] = r.clone();
-                Ok(mechanism.summarize(&SparseCurves::new((0.0, 1.0), &data)?)?)
-            })
-            .collect::<Result<_>>()?;
+        let summaries = sparse_summaries(&mechanism, &background, &records)?;
         let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
             Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
         };
@@ -664,6 +720,7 @@ pub fn run() -> Result<Vec<EdgeRecord>> {
     kme_edges(&mut out)?;
     covariance_edges(&mut out)?;
     sparse_edges(&mut out)?;
+    sparse_covariance_edges(&mut out)?;
     Ok(out)
 }
 

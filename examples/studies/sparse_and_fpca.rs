@@ -51,7 +51,7 @@ use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag};
 use fdp::data::SparseCurves;
 use fdp::data::{CurveSet, Scenario, data_dir, simulate};
 use fdp::estimators::sparse::{SparseBinnedMean, SparseFrame, SparseMean};
-use fdp::estimators::{MeanSetup, Mechanism, PrivateCovariance, TunedCovariance};
+use fdp::estimators::{MeanSetup, Mechanism, PrivateCovariance, SparseCovariance, TunedCovariance};
 use fdp::front::{MeanMethod, MeanRequest};
 use fdp::mercer::linalg::{symmetric_eigen, symmetric_eigenvalues};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -114,6 +114,30 @@ pub struct Results {
     pub sparse: Vec<SparseCell>,
     /// The log-log slope of the sparse mean's error against n (simulation, m = 5, ε = 1).
     pub sparse_rate_slope: f64,
+    /// The sparse FPCA beside the dense private FPCA.
+    pub sparse_fpca: Vec<SparseFpcaCell>,
+}
+
+/// One cell of the sparse FPCA ([`SparseCovariance`], Laplace, private end to end).
+#[derive(Debug, Clone, Serialize)]
+pub struct SparseFpcaCell {
+    pub data: String,
+    pub m: usize,
+    pub n: usize,
+    pub epsilon: f64,
+    pub k: usize,
+    pub components: usize,
+    pub ridge: f64,
+    /// Mean over releases (each on a fresh subsample) of ‖P̃ − P‖₂ against the full-data FPCA.
+    pub subspace_dist: f64,
+    pub subspace_dist_se: f64,
+    pub eigval_rel_err: f64,
+    /// The same smoother without clipping or noise: the covariance of the records' own fits.
+    pub nonprivate_subspace_dist: f64,
+    /// The dense private FPCA ([`TunedCovariance`], the same J and ε) on the full curves.
+    pub dense_subspace_dist: f64,
+    /// The released bound (mean).
+    pub tuned_tau: f64,
 }
 
 /// A dataset with its public centre and bound.
@@ -133,6 +157,16 @@ const DELTA: f64 = 1e-6;
 
 fn main() -> AnyResult<()> {
     let dir = flag_value("--data-dir").map(std::path::PathBuf::from);
+    if std::env::args().any(|a| a == "--sparse-fpca-only") {
+        let problems = problems(quick_flag(), dir.as_deref())?;
+        let mut md = String::new();
+        sparse_fpca_half(quick_flag(), &problems, Stationary::matern32(0.1)?, &mut md)?;
+        return Ok(());
+    }
+    if std::env::args().any(|a| a == "--centred-only") {
+        centred_at_private_mean(quick_flag(), &problems(quick_flag(), dir.as_deref())?, Stationary::matern32(0.1)?)?;
+        return Ok(());
+    }
     run(quick_flag(), dir.as_deref()).map(|_| ())
 }
 
@@ -273,17 +307,10 @@ fn oracle_bound(curves: &CurveSet, block: &MercerBasis, reference: Option<&[f64]
     Ok(norms[(0.9 * (norms.len() - 1) as f64) as usize].max(1e-6))
 }
 
-pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Results> {
-    // Many draws for statistics, nothing published about a person: variable-time sampling
-    // (the same draws as the padded samplers; docs/DESIGN.md 15.5).
-    fdp::noise::timing::allow_variable_time_for_simulation();
-    let start = std::time::Instant::now();
-    let out = ReportDir::create(common::report_path("sparse_and_fpca", quick))?;
-    let releases = if quick { 5 } else { 50 };
-    let epsilons: &[f64] = if quick { &[1.0] } else { &[0.25, 1.0, 4.0, 16.0] };
-    let components: &[usize] = if quick { &[4] } else { &[3, 4, 6, 8] };
+/// The datasets (DTI cca and Adelaide Mondays when ../shared/data holds them) and the simulated
+/// scenarios, each with its public frame.
+fn problems(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Problem>> {
     let kernel = Stationary::matern32(0.1)?;
-
     let mut problems = Vec::new();
     let data = data_dir(data);
     for frame in &FRAMES {
@@ -314,6 +341,22 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Results> {
             },
         });
     }
+
+    Ok(problems)
+}
+
+pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Results> {
+    // Many draws for statistics, nothing published about a person: variable-time sampling
+    // (the same draws as the padded samplers; docs/DESIGN.md 15.5).
+    fdp::noise::timing::allow_variable_time_for_simulation();
+    let start = std::time::Instant::now();
+    let out = ReportDir::create(common::report_path("sparse_and_fpca", quick))?;
+    let releases = if quick { 5 } else { 50 };
+    let epsilons: &[f64] = if quick { &[1.0] } else { &[0.25, 1.0, 4.0, 16.0] };
+    let components: &[usize] = if quick { &[4] } else { &[3, 4, 6, 8] };
+    let kernel = Stationary::matern32(0.1)?;
+
+    let problems = problems(quick, data)?;
 
     let mut md = String::from("# Private FPCA (issue 25, dense curves)\n\n");
     md.push_str(
@@ -400,7 +443,8 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Results> {
         md.push('\n');
     }
     let (sparse, sparse_rate_slope) = sparse_half(quick, &problems, kernel, &out, &mut md)?;
-    let results = Results { fpca: cells, sparse, sparse_rate_slope };
+    let sparse_fpca = sparse_fpca_half(quick, &problems, kernel, &mut md)?;
+    let results = Results { fpca: cells, sparse, sparse_rate_slope, sparse_fpca };
     finish_report(&out, &mut md, &results, start)?;
     Ok(results)
 }
@@ -570,6 +614,188 @@ fn sparse_half(
     .write_svg(&out.file("sparse_rate.svg"), 720, 480)?;
     cells.extend(rate);
     Ok((cells, slope))
+}
+
+/// The sparse FPCA ([`SparseCovariance`], Laplace, private end to end: its bound stage, then the
+/// covariance of the records' own kernel-ridge fits) on each problem made sparse at m points per
+/// curve (a fresh seeded subsample per release), beside the dense private FPCA
+/// ([`TunedCovariance`]) at the same J and ε on the full curves; against the full-data FPCA.
+fn sparse_fpca_half(
+    quick: bool,
+    problems: &[Problem],
+    kernel: Stationary,
+    md: &mut String,
+) -> AnyResult<Vec<SparseFpcaCell>> {
+    let releases = if quick { 3 } else { 20 };
+    let ms: &[usize] = if quick { &[5] } else { &[3, 5, 10] };
+    let components: &[usize] = if quick { &[4] } else { &[3, 6] };
+    let ridges: &[f64] = if quick { &[SparseCovariance::DEFAULT_RIDGE] } else { &[0.1, 1.0, 10.0] };
+    md.push_str(
+        "\n# Private FPCA of sparse curves\n\nEach curve kept at m random grid points (a fresh seeded subsample per \
+         release). `SparseCovariance` (Laplace, ε in total: the private bound, then the covariance): each record's own \
+         kernel-ridge fit onto the J components (ridge ρ), clipped in L2, the covariance of the fits. `subspace` = \
+         ‖P̃ − P‖₂ of the top-3 projectors against the full-data non-private FPCA; `non-private sparse` = the \
+         covariance of the records' fits without clipping or noise; `dense` = `TunedCovariance` on the full curves at \
+         the same J and ε.\n\n| data | n | m | ε | J | ρ | subspace ± se | eigval | non-private sparse | dense | τ̂ |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut cells = Vec::new();
+    let eps = 1.0;
+    for problem in problems {
+        let curves = &problem.curves;
+        let (n, grid) = (curves.n(), curves.grid().clone());
+        let (values, truth) = grid_fpca(curves)?;
+        let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+        let frame = match &problem.reference {
+            Some(r) => SparseFrame::new(&grid, problem.range)?.centred_at(r.clone())?,
+            None => SparseFrame::new(&grid, problem.range)?,
+        };
+        for &j in components {
+            let (_, dense_dists, _) = tuned_releases("laplace", problem, &basis, j, eps, releases, &values, &truth)?;
+            let dense = dense_dists.iter().sum::<f64>() / dense_dists.len() as f64;
+            for &m in ms {
+                for &ridge in ridges {
+                    let ceiling = ClippingBound::l2(problem.tau)?;
+                    let mechanism =
+                        SparseCovariance::laplace(&basis, n, Epsilon::new(eps)?, frame.clone(), ceiling, j, ridge)?;
+                    let mut rng = NoiseRng::seeded(31 + m as u64);
+                    let mut sub_rng = rand::rngs::StdRng::seed_from_u64(8_000 + m as u64);
+                    let (mut dists, mut errs, mut taus, mut np) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                    for _ in 0..releases {
+                        let data = SparseCurves::subsample(curves, m, &mut sub_rng)?;
+                        let release = mechanism.release(&data, &mut rng)?;
+                        let fpca = release.output().fpca(K)?;
+                        taus.push(release.metadata().clipping.map_or(f64::NAN, |c| c.value()));
+                        dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
+                        let num: f64 = fpca.eigenvalues().iter().zip(&values).map(|(a, b)| (a - b).powi(2)).sum();
+                        errs.push((num / values.iter().map(|b| b * b).sum::<f64>()).sqrt());
+                        np.push(projector_distance(&whitened(&grid, &fits_fpca(&mechanism, &basis, &data)?), &truth)?);
+                    }
+                    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                    let dist = mean(&dists);
+                    let se = (dists.iter().map(|d| (d - dist).powi(2)).sum::<f64>()
+                        / (dists.len() as f64 * (dists.len() as f64 - 1.0)).max(1.0))
+                    .sqrt();
+                    let c = SparseFpcaCell {
+                        data: problem.label.clone(),
+                        m,
+                        n,
+                        epsilon: eps,
+                        k: K,
+                        components: j,
+                        ridge,
+                        subspace_dist: dist,
+                        subspace_dist_se: se,
+                        eigval_rel_err: mean(&errs),
+                        nonprivate_subspace_dist: mean(&np),
+                        dense_subspace_dist: dense,
+                        tuned_tau: mean(&taus),
+                    };
+                    println!(
+                        "fpca data={} sparse m={m} n={n} epsilon={eps} k={K} J={j} ridge={ridge} eigval_rel_err={:.4} \
+                         subspace_dist={:.4} nonprivate_subspace_dist={:.4} dense_private_subspace_dist={:.4} tuned_tau={:.4}",
+                        c.data,
+                        c.eigval_rel_err,
+                        c.subspace_dist,
+                        c.nonprivate_subspace_dist,
+                        c.dense_subspace_dist,
+                        c.tuned_tau
+                    );
+                    writeln!(
+                        md,
+                        "| {} | {n} | {m} | {eps} | {j} | {ridge} | {:.3} ± {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                        c.data,
+                        c.subspace_dist,
+                        c.subspace_dist_se,
+                        c.eigval_rel_err,
+                        c.nonprivate_subspace_dist,
+                        c.dense_subspace_dist,
+                        c.tuned_tau
+                    )?;
+                    cells.push(c);
+                }
+            }
+        }
+    }
+    Ok(cells)
+}
+
+/// DESIGN 17.6's first suggestion for the dense FPCA: centre at a **privately released mean**
+/// instead of the frame's centre — a first release (the dense default, `MeanRequest::in_range`, at
+/// a share `s` of ε), then [`TunedCovariance`] centred at it at `(1 − s) ε` (sequential
+/// composition: private end to end), beside the frame's centre at the whole ε and (NOT private, a
+/// benchmark) the sample mean as the centre. Rows `fpca data=... centred=... epsilon=... J=...`.
+fn centred_at_private_mean(quick: bool, problems: &[Problem], kernel: Stationary) -> AnyResult<()> {
+    let releases = if quick { 3 } else { 20 };
+    let components: &[usize] = if quick { &[4] } else { &[3, 4, 6, 8] };
+    let eps = 1.0;
+    for problem in problems {
+        let curves = &problem.curves;
+        let (n, grid) = (curves.n(), curves.grid().clone());
+        let (values, truth) = grid_fpca(curves)?;
+        let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+        let (lo, hi) = problem.range;
+        for &j in components {
+            for share in [0.0, 0.1, 0.25] {
+                let mut rng = NoiseRng::seeded(77 + j as u64);
+                let mut dists = Vec::new();
+                let mut taus = Vec::new();
+                for _ in 0..releases {
+                    let reference = if share > 0.0 {
+                        let mean = MeanRequest::in_range(
+                            MeanMethod::IclpRkhs,
+                            kernel,
+                            problem.range,
+                            Epsilon::new(eps * share)?,
+                        )
+                        .build(&grid, n)?;
+                        let released = mean.release(curves, &mut rng)?;
+                        Some(released.curve().iter().map(|v| v.clamp(lo, hi)).collect::<Vec<f64>>())
+                    } else {
+                        problem.reference.clone()
+                    };
+                    let ceiling = ClippingBound::l2(problem.tau)?;
+                    let covariance =
+                        TunedCovariance::laplace(&basis, n, Epsilon::new(eps * (1.0 - share))?, ceiling, j, reference)?;
+                    let release = covariance.release(curves, &mut rng)?;
+                    let fpca = release.output().fpca(K)?;
+                    dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
+                    taus.push(release.metadata().clipping.map_or(f64::NAN, |c| c.value()));
+                }
+                let p = Problem {
+                    label: problem.label.clone(),
+                    curves: curves.clone(),
+                    reference: Some(curves.mean_curve()),
+                    tau: problem.tau,
+                    range: problem.range,
+                };
+                let (_, oracle, _) = tuned_releases("laplace", &p, &basis, j, eps, releases, &values, &truth)?;
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                println!(
+                    "fpca data={} centred={} mean_share={share} epsilon={eps} k={K} J={j} subspace_dist={:.4} tuned_tau={:.4} \
+                     sample_mean_centre_subspace_dist={:.4}",
+                    problem.label,
+                    if share > 0.0 { "private_mean" } else { "public_centre" },
+                    mean(&dists),
+                    mean(&taus),
+                    mean(&oracle)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// NOT PRIVATE (the benchmark): the top-k eigenfunctions of the covariance of the records' own fits
+/// ([`SparseCovariance::coefficients`]), without clipping or noise.
+fn fits_fpca(mechanism: &SparseCovariance, basis: &MercerBasis, data: &SparseCurves) -> AnyResult<Vec<Vec<f64>>> {
+    let j = mechanism.components();
+    let x: Vec<Vec<f64>> = (0..data.n()).map(|i| mechanism.coefficients(data.record(i).0, data.record(i).1)).collect();
+    let n = x.len() as f64;
+    let mean: Vec<f64> = (0..j).map(|a| x.iter().map(|r| r[a]).sum::<f64>() / n).collect();
+    let c = faer::Mat::from_fn(j, j, |a, b| x.iter().map(|r| (r[a] - mean[a]) * (r[b] - mean[b])).sum::<f64>() / n);
+    let (_, vectors) = symmetric_eigen(c.as_ref())?;
+    let block = basis.truncated(j)?;
+    (0..K).map(|c| Ok(block.synthesize(&(0..j).map(|a| vectors[(a, c)]).collect::<Vec<_>>())?)).collect()
 }
 
 /// The least-squares slope of `y` on `x`.

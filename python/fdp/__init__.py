@@ -22,7 +22,7 @@ from .data import Curves, as_points
 from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset, registered
 from .releases import Accuracy, CoefficientsRelease, CovarianceRelease, CurveRelease, FpcaResult, M2mEstimates, SketchRelease, WeightedSampleRelease
 from .session import Session
-from .sparse import SparseCurves, SparseMean
+from .sparse import SparseCurves, SparseFpca, SparseMean
 
 __all__ = [
     "Accuracy",
@@ -41,6 +41,7 @@ __all__ = [
     "Sketch",
     "SketchRelease",
     "SparseCurves",
+    "SparseFpca",
     "SparseMean",
     "SummaryState",
     "SyntheticDataset",

@@ -28,13 +28,14 @@ from .data import Curves
 from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
 from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease
 from .session import Session
-from .sparse import SparseCurves, SparseMean
+from .sparse import SparseCurves, SparseFpca, SparseMean
 
 __all__ = [
     "summary_state",
     "release",
     "release_mean",
     "release_sparse_mean",
+    "release_sparse_fpca",
     "release_fpca",
     "release_density",
     "release_synthetic",
@@ -92,7 +93,11 @@ def release(
     if not mechanism._inner.mergeable():
         raise ValueError(f"{mechanism.name} has no mergeable summary state: it cannot be released from partitions")
     if mechanism._inner.input() == "sparse_curves":
-        raise ValueError("sparse curves come as a long frame: use fdp.spark.release_sparse_mean")
+        if len(columns) != 3:
+            raise ValueError(f"sparse curves come as a long frame: columns=(id, t, y), got {list(columns)!r}")
+        id, t, y = columns
+        points = mechanism._grid if grid is None else grid
+        return _release_sparse(session, mechanism, frame, np.asarray(points, dtype=np.float64), id, t, y)
     if grid is None and mechanism._inner.input() == "curves":
         grid = mechanism._grid
     return session.release_state(mechanism, summary_state(mechanism, frame, columns, grid))
@@ -229,17 +234,44 @@ def release_sparse_mean(
     each id is one record, the privacy unit), for ``n`` ids (public), charged to ``session`` at a
     total ``epsilon``: the same release as :class:`fdp.SparseMean` on the same data in memory, bit
     for bit at a fixed seed, whatever the partitioning. The domain is the ends of ``mean.grid``."""
+    points = np.ascontiguousarray(np.asarray(mean.grid, dtype=np.float64).reshape(-1))
+    released: CurveRelease = _release_sparse(session, mean.build_for(points, n, epsilon, id), frame, points, id, t, y)
+    return released
+
+
+def release_sparse_fpca(
+    session: Session,
+    fpca: SparseFpca,
+    frame: Any,
+    *,
+    n: int,
+    epsilon: float,
+    id: str = "id",
+    t: str = "t",
+    y: str = "y",
+) -> CovarianceRelease:
+    """The private covariance and principal components of the sparse curves in a long ``frame`` (one
+    observation ``(id, t, y)`` per row; each id is one record), for ``n`` ids (public), charged to
+    ``session`` at a total ``epsilon``: the same release as :class:`fdp.SparseFpca` in memory, bit for
+    bit at a fixed seed, whatever the partitioning. The domain is the ends of ``fpca.grid``."""
+    points = np.ascontiguousarray(np.asarray(fpca.grid, dtype=np.float64).reshape(-1))
+    mechanism = fpca.build_for(points, n, epsilon, id)
+    released: CovarianceRelease = _release_sparse(session, mechanism, frame, points, id, t, y)
+    return released
+
+
+def _release_sparse(session: Session, mechanism: Mechanism, frame: Any, points: np.ndarray, id: str, t: str, y: str) -> Any:
+    """A sparse-curve mechanism released from a long frame: grouped by ``id`` (a record is never
+    split between partitions), partial states on the executors, the noise once on the driver."""
     from pyspark.sql import functions as F
 
-    points = np.ascontiguousarray(np.asarray(mean.grid, dtype=np.float64).reshape(-1))
-    mechanism = mean.build_for(points, n, epsilon, id)
+    points = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1))
     observation = F.struct(F.col(t).cast("double").alias("t"), F.col(y).cast("double").alias("y"))
     grouped = frame.groupBy(id).agg(F.collect_list(observation).alias("_observations"))
     domain = (float(points[0]), float(points[-1]))
     states = grouped.mapInArrow(_sparse_states(mechanism, domain, id), "state binary")
     merged = states.rdd.map(lambda row: SummaryState(bytes(row.state))).treeReduce(lambda a, b: a.merge(b))
-    released: CurveRelease = session.release_state(mechanism, merged)  # type: ignore[assignment]
-    return released
+    return session.release_state(mechanism, merged)
 
 
 def release_density(session: Session, density: Density, frame: Any, *, column: str, n: int, epsilon: float) -> CurveRelease:

@@ -5,6 +5,8 @@ measured at different ages per child, clinic visits, a wearable with gaps); the 
 whole record. Nothing is interpolated: :class:`SparseMean` sums each record's deviations from a
 public centre in bins of a public grid, with a private bound and the bins' observation counts
 released too, then smooths by Stein's unbiased risk estimate (docs/DESIGN.md section 18).
+:class:`SparseFpca` fits each record on its own onto a public basis (kernel ridge) and releases the
+covariance of those fits and its principal components, with a private bound in the same ε.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from . import _fdp
 from .data import _codes, _grid_array
 from .mechanisms import Mechanism, _build
 
-__all__ = ["SparseCurves", "SparseMean"]
+__all__ = ["SparseCurves", "SparseFpca", "SparseMean"]
 
 
 class SparseCurves:
@@ -152,6 +154,19 @@ class SparseCurves:
         return f"SparseCurves(n={self.n}, observations={self.observations}, domain=[{self.domain[0]:g}, {self.domain[1]:g}]{unit})"
 
 
+def _checked_grid(grid: Any, curves: SparseCurves) -> NDArray[np.float64]:
+    """The public grid as an array, checked against the sparse curves' domain (its ends)."""
+    if not isinstance(curves, SparseCurves):
+        raise TypeError(f"curves must be fdp.SparseCurves, got {type(curves).__name__}")
+    points = _grid_array(np.asarray(grid, dtype=np.float64).reshape(-1), np.asarray(grid).size)
+    if (float(points[0]), float(points[-1])) != curves.domain:
+        raise ValueError(
+            f"the grid spans [{points[0]:g}, {points[-1]:g}] but the curves' domain is "
+            f"[{curves.domain[0]:g}, {curves.domain[1]:g}]: give a grid over the domain"
+        )
+    return points
+
+
 @dataclass(frozen=True)
 class SparseMean:
     """The private mean of sparse curves (pure ε-DP, privately tuned; docs/DESIGN.md section 18).
@@ -187,15 +202,7 @@ class SparseMean:
     def build(self, curves: SparseCurves, epsilon: float) -> Mechanism:
         """The mechanism for ``curves``' n and privacy unit at a total ``epsilon`` (the observations
         are not read). The curves' domain must be the grid's."""
-        if not isinstance(curves, SparseCurves):
-            raise TypeError(f"curves must be fdp.SparseCurves, got {type(curves).__name__}")
-        points = _grid_array(np.asarray(self.grid, dtype=np.float64).reshape(-1), np.asarray(self.grid).size)
-        if (float(points[0]), float(points[-1])) != curves.domain:
-            raise ValueError(
-                f"the grid spans [{points[0]:g}, {points[-1]:g}] but the curves' domain is "
-                f"[{curves.domain[0]:g}, {curves.domain[1]:g}]: give a grid over the domain"
-            )
-        return self.build_for(points, curves.n, epsilon, curves.person_id)
+        return self.build_for(_checked_grid(self.grid, curves), curves.n, epsilon, curves.person_id)
 
     def build_for(self, grid: ArrayLike, n: int, epsilon: float, id: str | None = None) -> Mechanism:
         """The mechanism for ``n`` records (public) on ``grid`` at a total ``epsilon``."""
@@ -208,3 +215,57 @@ class SparseMean:
             centre=self.centre, design=design,
         )
         return _build("sparse_mean", params, n, points, id, points.size)
+
+
+@dataclass(frozen=True)
+class SparseFpca:
+    """The private covariance operator and principal components of sparse curves (docs/DESIGN.md
+    sections 17-18; docs/design-notes/sparsecov.md).
+
+    Each record's observations are snapped to the public ``grid`` (in the data's units; its ends are
+    the domain), clamped to ``range`` and centred at ``centre`` (default: the middle of the range),
+    then fitted **on their own** onto the ``components`` (J) leading eigenfunctions of ``kernel``'s
+    basis by kernel ridge with the public ``ridge`` (one point, every point at one time or none
+    each give a finite fit). The fits are clipped in L2 at a private bound (first stage, a share of
+    ε) and their mean and second moments released with Laplace noise (pure ε) or, with ``delta``,
+    Gaussian noise: one record, whatever its number of observations, moves the summary by at most
+    ``(√J + 1)² τ²/n`` in l1 or ``3τ²/(√2 n)`` in l2. The covariance and its eigenfunctions are
+    post-processing; the release is a :class:`fdp.CovarianceRelease` (``.fpca(k)``, ``.mean``).
+
+    Examples
+    --------
+    >>> import numpy as np, fdp
+    >>> rng = np.random.default_rng(0)
+    >>> ids = np.repeat(np.arange(400), 5)
+    >>> t = rng.uniform(0, 1, ids.size)
+    >>> y = 0.5 + rng.normal(0, 0.15, 400)[ids] * np.sin(np.pi * t) + rng.normal(0, 0.02, ids.size)
+    >>> curves = fdp.SparseCurves.from_long(ids, t, y, domain=(0, 1))
+    >>> fpca = fdp.SparseFpca(range=(0, 1), grid=np.linspace(0, 1, 40), components=4)
+    >>> release = fdp.Session(1.0).release(fpca.build(curves, epsilon=1.0), curves)
+    >>> release.fpca(2).functions.shape
+    (2, 40)
+    """
+
+    range: tuple[float, float]
+    grid: Any
+    components: int = 6
+    kernel: str = "matern32:0.1"
+    centre: float | None = None
+    ridge: float = 1.0
+    delta: float | None = None
+
+    def build(self, curves: SparseCurves, epsilon: float) -> Mechanism:
+        """The mechanism for ``curves``' n and privacy unit at a total ``epsilon`` (the observations
+        are not read). The curves' domain must be the grid's."""
+        return self.build_for(_checked_grid(self.grid, curves), curves.n, epsilon, curves.person_id)
+
+    def build_for(self, grid: ArrayLike, n: int, epsilon: float, id: str | None = None) -> Mechanism:
+        """The mechanism for ``n`` records (public) on ``grid`` at a total ``epsilon``."""
+        points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
+        if len(self.range) != 2:
+            raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
+        params = dict(
+            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),
+            kernel=self.kernel, centre=self.centre, ridge=float(self.ridge), delta=self.delta,
+        )
+        return _build("sparse_fpca", params, n, points, id, points.size)

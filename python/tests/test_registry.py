@@ -57,7 +57,7 @@ def _fixture(entry: dict[str, Any], tmp: Path) -> tuple[list[str], Any, dict[str
 
 def test_the_registry_lists_every_mechanism_with_its_parameters() -> None:
     names = [e["mechanism"] for e in fdp.registered()]
-    for name in ["mean", "sparse_mean", "fpca", "kde", "kme", "kme_features", "kme_exponential", "sketch", "erm"]:
+    for name in ["mean", "sparse_mean", "fpca", "sparse_fpca", "kde", "kme", "kme_features", "kme_exponential", "sketch", "erm"]:
         assert name in names
     for entry in fdp.registered():
         assert any(p["name"] == "epsilon" for p in entry["params"])
@@ -153,6 +153,7 @@ def test_the_classes_defaults_are_the_registry_s() -> None:
         (fdp.SyntheticDataset, "kme", {"rho": "rho", "synthetic_points": "synthetic_points", "points_seed": "points_seed"}),
         (fdp.Sketch, "sketch", {"map": "map", "size": "size", "width": "width", "buckets": "buckets", "map_seed": "map_seed"}),
         (fdp.SparseMean, "sparse_mean", {"kernel": "kernel"}),
+        (fdp.SparseFpca, "sparse_fpca", {"components": "components", "kernel": "kernel", "ridge": "ridge"}),
     ]
     for cls, name, fields in pairs:
         shown = {f.name: f.default for f in dataclasses.fields(cls)}

@@ -148,6 +148,29 @@ def test_sparse_long_frames_release_the_in_memory_bits(spark: Any) -> None:
         fdp.spark.release_sparse_mean(fdp.Session(1.0), mean, frame, n=299, epsilon=1.0, id="child", t="age", y="height")
 
 
+def test_sparse_fpca_long_frames_release_the_in_memory_bits(spark: Any) -> None:
+    """fdp.spark.release_sparse_fpca and fdp.spark.release (columns = id, t, y): the same bytes as in
+    memory at a seed, whatever the partitioning."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(300):
+        score = rng.normal(0, 10)
+        for age in np.sort(rng.uniform(1, 18, 1 + i % 6)):
+            rows.append((f"c{i}", float(age), float(75 + 6 * age + score * np.sin(age / 6) + rng.normal(0, 2))))
+    rows += [("c3", None, 90.0), ("c4", 40.0, 120.0), ("c5", 7.0, 1e300)]
+    ids, t, y = (list(v) for v in zip(*rows))
+    t = [np.nan if v is None else v for v in t]
+    with pytest.warns(UserWarning, match="LOCAL INFORMATION"):
+        curves = fdp.SparseCurves.from_long(ids, t, y, domain=(1, 18), id="child")
+    fpca = fdp.SparseFpca(range=(40, 210), grid=np.linspace(1, 18, 35), components=4)
+    local = fdp.Session(1.0, seed=8).release(fpca.build(curves, 1.0), curves)
+    frame = spark.createDataFrame(rows, schema="child string, age double, height double").repartition(5)
+    remote = fdp.spark.release_sparse_fpca(fdp.Session(1.0, seed=8), fpca, frame, n=300, epsilon=1.0, id="child", t="age", y="height")
+    assert json.loads(remote.to_json())["output"] == json.loads(local.to_json())["output"]
+    generic = fdp.spark.release(fdp.Session(1.0, seed=8), fpca.build(curves, 1.0), frame, columns=["child", "age", "height"])
+    assert json.loads(generic.to_json())["output"] == json.loads(local.to_json())["output"]
+
+
 def test_fpca_on_spark_equals_the_in_process_release(spark: Any) -> None:
     values, grid = data(800, 16)
     curves = fdp.Curves(values, grid)
@@ -168,7 +191,7 @@ def test_every_mergeable_registered_mechanism_releases_the_in_memory_bits_from_s
     for entry in fdp.registered():
         example = dict(entry["example"])
         if entry["input"] in ("sparse_curves", "labelled"):
-            continue  # sparse long frames: fdp.spark.release_sparse_mean (test above); a regression is a solve, not a sum
+            continue  # sparse long frames: the tests above (columns id, t, y); a regression is a solve, not a sum
         if entry["input"] == "curves":
             mechanism = fdp.Mechanism.from_spec(entry["mechanism"], 300, grid=grid, **example)
             data_in, (df, columns) = fdp.Curves(values, grid), frame(spark, values, 5)

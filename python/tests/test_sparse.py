@@ -137,3 +137,56 @@ def test_from_fdatairregular_reads_scikit_fda_objects() -> None:
     curves = fdp.SparseCurves.from_fdatairregular(irregular, domain=(1, 18))
     assert curves.n == 3 and curves.domain == (1.0, 18.0)
     assert list(curves.codes) == [0, 0, 1, 1, 1, 2]
+
+
+def test_sparse_fpca_from_arrays_equals_the_command_line_and_merged_parts(tmp_path: Path) -> None:
+    """fdp.SparseFpca: from (ids, t, y) arrays, the same bytes as `fdp fpca --sparse` at a seed and as
+    the release of merged part states; its release is a CovarianceRelease with FPCA."""
+    ids, t, y = long_table()
+    curves = fdp.SparseCurves.from_long(np.array(ids), np.array(t), np.array(y), domain=(1, 18), id="id")
+    fpca = fdp.SparseFpca(range=(40, 210), grid=np.linspace(1, 18, 35), components=4)
+    mechanism = fpca.build(curves, epsilon=1.0)
+    assert mechanism.name == "sparse_covariance_laplace" and [s for s, _, _ in mechanism.stages] == ["bound", "release"]
+    session = fdp.Session(1.0, seed=5)
+    release = session.release(mechanism, curves)
+    assert session.spent == pytest.approx((1.0, 0.0))
+    result = release.fpca(3)
+    assert result.functions.shape == (3, 35) and bool(np.all(np.isfinite(result.values)))
+    cuts = [0, 100, 301, len(ids)]
+    cuts = [next(r for r in range(c, len(ids) + 1) if r == len(ids) or r == 0 or ids[r] != ids[r - 1]) for c in cuts]
+    state = mechanism.empty_state()
+    for lo, hi in reversed(list(zip(cuts, cuts[1:]))):
+        state = state.merge(mechanism.summarize_part(fdp.SparseCurves.from_long(ids[lo:hi], t[lo:hi], y[lo:hi], domain=(1, 18))))
+    merged = fdp.Session(1.0, seed=5).release_state(mechanism, state)
+    assert json.loads(merged.to_json())["output"] == json.loads(release.to_json())["output"]
+    cli = docblocks.cli()
+    if cli is None:
+        pytest.skip("the fdp command line is not built (cargo build -p fdp-cli) and FDP_CLI is not set")
+    (tmp_path / "long.csv").write_text("id,age,height\n" + "".join(f"{i},{a!r},{h!r}\n" for i, a, h in zip(ids, t, y)))
+    subprocess.run(
+        [str(cli), "fpca", "--sparse", "--csv", str(tmp_path / "long.csv"), "--long", "id,age,height", "--grid", "1,18,35",
+         "--range", "40,210", "--components", "4", "--epsilon", "1", "--seed", "5", "--out", str(tmp_path / "cli"), "--quiet"],
+        check=True,
+    )
+    from_cli = json.loads((tmp_path / "cli" / "release.json").read_text())
+    assert json.loads(release.to_json())["output"] == from_cli["output"]
+    assert (tmp_path / "cli" / "fpca.svg").exists()
+
+
+def test_sparse_fpca_refuses_bad_parameters_before_any_charge() -> None:
+    ids, t, y = long_table(40)
+    curves = fdp.SparseCurves.from_long(ids, t, y, domain=(1, 18))
+    grid = np.linspace(1, 18, 35)
+    for bad in [dict(ridge=0.0), dict(ridge=float("nan")), dict(components=0), dict(components=65), dict(range=(210, 40)),
+                dict(delta=2.0)]:
+        with pytest.raises(ValueError):
+            fdp.SparseFpca(**{**dict(range=(40, 210), grid=grid), **bad}).build(curves, epsilon=1.0)
+    with pytest.raises(ValueError, match="domain"):
+        fdp.SparseFpca(range=(40, 210), grid=np.linspace(0, 18, 35)).build(curves, epsilon=1.0)
+    session = fdp.Session(1.0)
+    mechanism = fdp.SparseFpca(range=(40, 210), grid=grid).build(curves, epsilon=1.0)
+    with pytest.raises(ValueError, match="n = 40"):
+        session.release(mechanism, fdp.SparseCurves.from_long(ids[:20], t[:20], y[:20], domain=(1, 18)))
+    assert session.spent == (0.0, 0.0)
+    gaussian = fdp.SparseFpca(range=(40, 210), grid=grid, delta=1e-6).build(curves, epsilon=1.0)
+    assert gaussian.name == "sparse_covariance_gaussian"

@@ -40,6 +40,7 @@ mod kme_exponential;
 mod kme_features;
 mod mean;
 mod sketch;
+mod sparse_fpca;
 mod sparse_mean;
 
 use std::fmt;
@@ -67,6 +68,7 @@ pub const REGISTRY: &[Entry] = &[
     mean::ENTRY,
     sparse_mean::ENTRY,
     fpca::ENTRY,
+    sparse_fpca::ENTRY,
     kde::ENTRY,
     kme::ENTRY,
     kme_features::ENTRY,

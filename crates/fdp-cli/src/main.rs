@@ -298,6 +298,14 @@ struct FpcaArgs {
     /// A public constant the curves are centred at (default: the middle of the range).
     #[arg(long, allow_hyphen_values = true)]
     centre: Option<f64>,
+    /// Long layout: keep each id's observations at their own times (sparse or irregular curves)
+    /// and release the sparse covariance (each record's own kernel-ridge fit onto the basis, then
+    /// the same private bound and covariance). Needs --long and --grid (its LO,HI is the domain).
+    #[arg(long, requires = "long")]
+    sparse: bool,
+    /// --sparse only: the public ridge of each record's fit (default: the registry's).
+    #[arg(long, requires = "sparse")]
+    ridge: Option<f64>,
     /// The figure's x-axis label, with units (default: the column prefix, or the long layout's t).
     #[arg(long)]
     x_label: Option<String>,
@@ -553,6 +561,18 @@ fn with_given(spec: Spec, name: &str, value: Option<serde_json::Value>) -> Spec 
     }
 }
 
+/// A number flag as a spec value: JSON has no NaN or ∞ (`serde_json` turns them into `null`, which
+/// would take the parameter's default), so they cross as the registry's text `"nan"`, `"inf"`,
+/// `"-inf"` and meet the parameter's own check.
+fn number(value: f64) -> serde_json::Value {
+    match value {
+        v if v.is_nan() => "nan".into(),
+        v if v == f64::INFINITY => "inf".into(),
+        v if v == f64::NEG_INFINITY => "-inf".into(),
+        v => v.into(),
+    }
+}
+
 /// What a mechanism of the expected kind released (a registry entry's output kind is fixed).
 fn unexpected(released: &Released) -> Failure {
     format!("the mechanism released {} numbers of another kind than this command reports", released.values().len())
@@ -719,8 +739,8 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
     spec = with_given(spec, "tuning", args.tuning.clone().map(serde_json::Value::from));
     spec = with_given(spec, "bound", args.bound.clone().map(serde_json::Value::from));
     spec = with_given(spec, "range", args.range.map(|(lo, hi)| serde_json::json!([lo, hi])));
-    spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
-    spec = with_given(spec, "psi", args.psi.map(serde_json::Value::from));
+    spec = with_given(spec, "centre", args.centre.map(number));
+    spec = with_given(spec, "psi", args.psi.map(number));
     spec = with_given(spec, "components", args.components.map(serde_json::Value::from));
     spec = with_given(spec, "degree", args.degree.map(serde_json::Value::from));
     let frame = Frame::new(n, Some(records.curves.grid().clone())).protecting(records.unit.clone());
@@ -803,7 +823,7 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     let n = data.n();
     let spec = spec_with_budget("sparse_mean", &args.privacy).with("range", serde_json::json!([range.0, range.1]));
     let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
-    let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
+    let spec = with_given(spec, "centre", args.centre.map(number));
     let frame = Frame::new(n, Some(grid.clone())).protecting(PrivacyUnit::person(*id));
     let mechanism = build(&spec, &frame)?;
     if preview {
@@ -822,14 +842,7 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     bar.set_message("releasing");
     let (session, released) = release_committed(&args.privacy, &mechanism, Input::Sparse(&data))?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
-    let repairs = data.repairs();
-    let local = vec![
-        format!("{n} records (ids) read from {}, {} observations kept", args.source.csv.display(), data.observations()),
-        format!(
-            "dropped: {} observations with a non-finite time or value, {} outside the domain [{}, {}]; {} records left empty (they count in n)",
-            repairs.non_finite, repairs.outside_domain, domain.0, domain.1, repairs.empty_records
-        ),
-    ];
+    let local = sparse_local_log(&args.source.csv, &data);
     let notes = vec![
         format!("sparse layout: each {id:?}'s observations of {y:?} kept at their own times {t:?} (snapped to the public grid of {} points); nothing interpolated", grid.len()),
         format!("privacy unit: one person — every row with the same {id:?} is one record; n = {n} persons (public)"),
@@ -850,19 +863,62 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
     Ok(())
 }
 
+/// What was read from a sparse long table and dropped (for local-log.txt only: it describes the
+/// private data).
+fn sparse_local_log(csv: &Path, data: &fdp::data::SparseCurves) -> Vec<String> {
+    let (n, repairs, domain) = (data.n(), data.repairs(), data.domain());
+    vec![
+        format!("{n} records (ids) read from {}, {} observations kept", csv.display(), data.observations()),
+        format!(
+            "dropped: {} observations with a non-finite time or value, {} outside the domain [{}, {}]; {} records left empty (they count in n)",
+            repairs.non_finite, repairs.outside_domain, domain.0, domain.1, repairs.empty_records
+        ),
+    ]
+}
+
 /// `fdp fpca`: the privately tuned covariance (one Session call: the bound, then the covariance) and
-/// its leading principal components.
+/// its leading principal components; with `--sparse`, of the long table's records at their own times.
 fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     bar.set_message(format!("reading {}", args.source.csv.display()));
-    let mut records = load_curves(&args.source)?;
-    records.note_outside(args.range);
-    let curves = &records.curves;
-    let n = curves.n();
-    let spec = spec_with_budget("fpca", &args.privacy).with("range", serde_json::json!([args.range.0, args.range.1]));
+    let names = args.source.long_names();
+    let sparse = match (args.sparse, names.as_slice()) {
+        (false, _) => None,
+        (true, [id, t, y]) => {
+            let grid = args.source.grid.clone().ok_or("--sparse needs the public grid: --grid LO,HI,K")?;
+            let (data, _ids) = read_sparse_csv(&args.source.csv, id, t, y, grid.domain()[0])?;
+            Some((data, grid, [*id, *t, *y]))
+        }
+        (true, _) => return Err("--long takes three column names, ID,T,Y".into()),
+    };
+    let mut dense = if args.sparse { None } else { Some(load_curves(&args.source)?) };
+    if let Some(records) = dense.as_mut() {
+        records.note_outside(args.range);
+    }
+    let (mut notes, local, input, frame, name) = match (&sparse, &dense) {
+        (Some((data, grid, [id, t, y])), _) => {
+            let (n, local) = (data.n(), sparse_local_log(&args.source.csv, data));
+            let notes = vec![
+                format!("sparse layout: each {id:?}'s observations of {y:?} kept at their own times {t:?} (snapped to the public grid of {} points); each record's coefficients are its own kernel-ridge fit onto the basis", grid.len()),
+                format!("privacy unit: one person — every row with the same {id:?} is one record; n = {n} persons (public)"),
+                "observations with a missing time or value, or outside the grid's domain, were dropped; the counts describe the private data and are in local-log.txt, not here".into(),
+            ];
+            let frame = Frame::new(n, Some(grid.clone())).protecting(PrivacyUnit::person(*id));
+            (notes, local, Input::Sparse(data), frame, "sparse_fpca")
+        }
+        (None, Some(records)) => {
+            let frame =
+                Frame::new(records.curves.n(), Some(records.curves.grid().clone())).protecting(records.unit.clone());
+            (records.notes.clone(), records.local.clone(), Input::Curves(&records.curves), frame, "fpca")
+        }
+        (None, None) => return Err("no curves were read".into()),
+    };
+    let spec = spec_with_budget(name, &args.privacy).with("range", serde_json::json!([args.range.0, args.range.1]));
     let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "components", args.components.map(serde_json::Value::from));
-    let spec = with_given(spec, "centre", args.centre.map(serde_json::Value::from));
-    let frame = Frame::new(n, Some(curves.grid().clone())).protecting(records.unit.clone());
+    let spec = with_given(spec, "centre", args.centre.map(number));
+    let spec = with_given(spec, "ridge", args.ridge.map(number));
+    let n = frame.n;
+    let grid = frame.grid.clone().ok_or("the curves' grid")?;
     bar.set_message(format!("building the covariance of {n} curves"));
     let mechanism = build(&spec, &frame)?;
     // --k (a report setting) against J, before anything is charged.
@@ -871,10 +927,9 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
         return Err(format!("--k must be between 1 and --components ({components}), got {}", args.k).into());
     }
     bar.set_message("releasing");
-    let (session, released) = release_committed(&args.privacy, &mechanism, Input::Curves(curves))?;
+    let (session, released) = release_committed(&args.privacy, &mechanism, input)?;
     let Released::Covariance(release) = released else { return Err(unexpected(&released)) };
     let kernel = mechanism.spec().params["kernel"].as_str().unwrap_or_default().to_string();
-    let mut notes = records.notes.clone();
     notes.push(format!(
         "the covariance is released in the {components} leading components of the {} basis; the principal components are its \
          eigenfunctions (post-processing), orthonormal on the grid mapped onto [0, 1]",
@@ -884,11 +939,11 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let axes = FigureAxes {
         x_label: args.x_label.clone().unwrap_or_else(|| args.source.argument_name()),
         y_label: "principal component".into(),
-        x: Some(records.curves.grid().points().to_vec()),
+        x: Some(grid.points().to_vec()),
     };
     let title = format!("Private principal components, ε = {}", args.privacy.epsilon.get());
     let report = write_fpca_report(&args.privacy.out, &title, &release, args.k, session.session(), &notes, &axes)?;
-    let log = write_local_log(&args.privacy.out, &records.local)?;
+    let log = write_local_log(&args.privacy.out, &local)?;
     eprintln!("fdp: what was read and repaired (NOT FOR PUBLICATION) is in {}", log.display());
     bar.finish_and_clear();
     announce(session.session(), release.metadata().mechanism.as_str(), &report);
@@ -1012,8 +1067,8 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = with_given(spec, "method", args.mechanism.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "grid_points", args.grid_points.map(serde_json::Value::from));
-    let spec = with_given(spec, "eta", args.eta.map(serde_json::Value::from));
-    let spec = with_given(spec, "bandwidth", args.bandwidth.map(serde_json::Value::from));
+    let spec = with_given(spec, "eta", args.eta.map(number));
+    let spec = with_given(spec, "bandwidth", args.bandwidth.map(number));
     let mechanism = build(&spec, &Frame::new(points.len(), None))?;
     bar.set_message("releasing");
     let (session, released) = release_committed(&args.privacy, &mechanism, points.input())?;
@@ -1044,7 +1099,7 @@ fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
         return Err(format!("--centre has {} numbers, the data have {} columns", args.centre.len(), points.dim).into());
     }
     let spec = spec_with_budget("kme", &args.privacy).with("centre", args.centre.clone()).with("scale", args.scale);
-    let spec = with_given(spec, "rho", args.rho.map(serde_json::Value::from));
+    let spec = with_given(spec, "rho", args.rho.map(number));
     let spec = with_given(spec, "synthetic_points", args.synthetic_points.map(serde_json::Value::from));
     let spec = with_given(spec, "points_seed", args.points_seed.map(serde_json::Value::from));
     bar.set_message(format!("building the synthetic subspace and releasing from {} points", points.len()));
@@ -1071,7 +1126,7 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = spec_with_budget("sketch", &args.privacy).with("dim", points.dim);
     let spec = with_given(spec, "map", args.map.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "size", args.size.map(serde_json::Value::from));
-    let spec = with_given(spec, "width", args.width.map(serde_json::Value::from));
+    let spec = with_given(spec, "width", args.width.map(number));
     let spec = with_given(spec, "buckets", args.buckets.map(serde_json::Value::from));
     let spec = with_given(spec, "map_seed", args.map_seed.map(serde_json::Value::from));
     // The M2M estimates are computed after the release: their prior must be valid before the charge.

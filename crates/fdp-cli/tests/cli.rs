@@ -802,6 +802,63 @@ fn sparse_long_table_release_and_refusals() {
     assert!(!o.status.success() && text(&o).contains("--range"), "{}", text(&o));
 }
 
+/// `fdp fpca --sparse` on a long table with bad rows: the sparse covariance's report (fpca.svg, one
+/// ledger of ε over its two stages), the same bytes at a seed and as `fdp release sparse_fpca`; bad
+/// parameters refused before any ledger exists.
+#[test]
+fn sparse_fpca_releases_the_same_bytes_as_the_registry_and_refuses_before_charging() {
+    let dir = scratch("sparse_fpca");
+    let mut long = String::from("id,age,height\n");
+    for i in 0..150 {
+        for j in 0..(1 + i % 5) {
+            let t = ((i * 7 + j * 5) % 18) as f64 + 1.0;
+            long += &format!("c{i},{t},{}\n", 75.0 + 6.0 * t + (i % 9) as f64 * (t / 6.0).sin());
+        }
+    }
+    long += "c3,NaN,90\nc4,40,120\nc5,7,1e300\nc6,8,\n";
+    std::fs::write(dir.join("long.csv"), long).unwrap();
+    let csv = dir.join("long.csv").to_str().unwrap().to_string();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let common = ["--csv", &csv, "--long", "id,age,height", "--grid", "1,18,35", "--epsilon", "1", "--seed", "5"];
+    let fpca = |out: &str, extra: &[&str]| {
+        let args = [&["fpca", "--sparse", "--range", "40,210", "--components", "4"][..], &common[..]].concat();
+        let (ledger, out) = (path(&format!("{out}.json")), path(out));
+        fdp(&[&args[..], extra, &["--out", &out, "--ledger", &ledger]].concat())
+    };
+    let o = fpca("a", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("mechanism=sparse_covariance_laplace spent_epsilon=1.0000"), "{}", text(&o));
+    assert!(dir.join("a/fpca.svg").exists());
+    let ledger = std::fs::read_to_string(path("a.json")).unwrap();
+    assert!(ledger.contains("bound") && ledger.contains("release"), "{ledger}");
+    let o = fpca("b", &[]);
+    assert!(o.status.success());
+    let bytes = |out: &str| std::fs::read(dir.join(out).join("release.json")).unwrap();
+    assert_eq!(bytes("a"), bytes("b"), "a fixed seed gives the same bytes");
+    let r = path("r");
+    let args = [
+        &["release", "sparse_fpca", "--param", "range=[40,210]", "--param", "components=4"][..],
+        &common[..],
+        &["--out", &r],
+    ]
+    .concat();
+    let o = fdp(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(bytes("a"), bytes("r"), "fdp fpca --sparse and fdp release sparse_fpca: the same mechanism");
+    // Refused before any charge: no ledger is written.
+    for (extra, says) in [
+        (&["--ridge", "0"][..], "ridge"),
+        (&["--ridge", "nan"][..], "ridge"),
+        (&["--centre", "nan"][..], "centre"),
+        (&["--k", "5"][..], "--k"),
+        (&["--components", "65"][..], "components"),
+    ] {
+        let o = fpca("c", extra);
+        assert!(!o.status.success() && text(&o).contains(says), "{extra:?}: {}", text(&o));
+        assert!(!dir.join("c.json").exists(), "{extra:?}: a refused run leaves no ledger");
+    }
+}
+
 /// The rest of the traps at the shell: a bound without its norm or given as a range, column names
 /// that carry no grid (and a file that is likely transposed), a value column of text, values outside
 /// the stated range (counted in the local log, never in the report), a large δ, a δ on a pure

@@ -17,6 +17,8 @@
 //!   through the ICLP or the Gaussian process;
 //! - [`sparse`]: means of irregular and sparse curves — each record's inverse-probability-weighted
 //!   pseudo-curve released by any mean mechanism ([`SparseMean`], [`SparseFrame`]);
+//! - [`sparse_covariance`]: the covariance operator and FPCA of sparse curves — each record's own
+//!   kernel-ridge fit onto the basis, then the tuned covariance's stages ([`SparseCovariance`]);
 //! - [`tuned`]: **private tuning end to end** — a private clipping bound, ψ/M/degree chosen under
 //!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]);
 //! - [`tuned_covariance`]: the covariance with its private bound as the first stage of one
@@ -31,6 +33,7 @@ pub mod frame;
 pub mod mean;
 pub mod mechanism;
 pub mod sparse;
+pub mod sparse_covariance;
 mod sums;
 pub mod tuned;
 pub mod tuned_covariance;
@@ -50,6 +53,7 @@ pub use fdp_functional::{BasisOutput, Curve, CurveReleaseExt};
 pub use mean::{BasisMean, BernsteinMean, GaussianMean, LaplaceMean, MeanCurve, MeanKind, MeanMechanism, MeanSetup};
 pub use mechanism::CurveMechanism;
 pub use sparse::{SparseBinnedMean, SparseFrame, SparseMean};
+pub use sparse_covariance::SparseCovariance;
 pub use tuned::{BoundSearch, BudgetSplit, FamilyChoice, TunedChoice, TunedKind, TunedMean};
 pub use tuned_covariance::TunedCovariance;
 pub use tuning::{PcvChoice, PlugIn, private_cross_validation};

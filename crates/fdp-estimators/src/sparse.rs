@@ -194,7 +194,7 @@ impl SparseFrame {
 
     /// The data's public domain must lie inside the grid's (a time beyond the grid would be
     /// snapped to its end): a shape error otherwise.
-    fn check_domain(&self, data: &SparseCurves) -> Result<()> {
+    pub(crate) fn check_domain(&self, data: &SparseCurves) -> Result<()> {
         let (a, b) = data.domain();
         let (ga, gb) = self.grid.domain()[0];
         if a < ga || b > gb {
@@ -931,7 +931,7 @@ impl MergeableMechanism<SparseCurves> for SparseBinnedMean {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use fdp_core::Session;
     use fdp_functional::CurveReleaseExt;
@@ -947,7 +947,7 @@ mod tests {
     }
 
     /// n ordinary sparse records: 2-6 points of a smooth curve plus a record-level shift.
-    fn ordinary(n: usize) -> Vec<(Vec<f64>, Vec<f64>)> {
+    pub(crate) fn ordinary(n: usize) -> Vec<(Vec<f64>, Vec<f64>)> {
         (0..n)
             .map(|i| {
                 let m = 2 + i % 5;
@@ -960,7 +960,7 @@ mod tests {
 
     /// The records an adversary would try (huge values, NaN/∞, one point, all points at one time, a
     /// very large m, outside the domain, empty).
-    fn adversarial() -> Vec<(Vec<f64>, Vec<f64>)> {
+    pub(crate) fn adversarial() -> Vec<(Vec<f64>, Vec<f64>)> {
         let many: Vec<f64> = (0..5000).map(|j| j as f64 / 5000.0).collect();
         vec![
             (vec![0.5], vec![1.0]),

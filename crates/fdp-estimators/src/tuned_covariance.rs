@@ -163,18 +163,33 @@ impl TunedCovariance {
     }
 
     /// The layout: the log sum, then each candidate's sums.
-    fn block(&self) -> usize {
+    pub(crate) fn block(&self) -> usize {
         summary_len(self.components())
     }
 
-    fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         1 + self.taus.len() * self.block()
     }
 
     fn sums(&self, curves: &CurveSet) -> Result<Vec<i128>> {
-        let (lo, hi) = self.search.log_range(self.ceiling());
-        let e_log = self.search.log_exponent(self.ceiling());
-        let scales: Vec<(f64, f64)> = self
+        let rows = self.row_sums();
+        let basis = self.candidates[0].basis();
+        record_sums(
+            Some(basis),
+            curves,
+            self.reference.as_deref(),
+            self.components(),
+            self.width(),
+            |acc, row, _raw| rows.add(acc, row),
+        )
+    }
+
+    /// The accumulator of one record's coefficient row into every part of the summary (its clamped
+    /// log norm, then each candidate's sums): what a record contributes whatever produced its row
+    /// (a dense curve's projection here, a sparse record's own smoother in
+    /// [`crate::sparse_covariance`]).
+    pub(crate) fn row_sums(&self) -> RowSums<'_> {
+        let scales = self
             .candidates
             .iter()
             .map(|c| {
@@ -182,20 +197,15 @@ impl TunedCovariance {
                 (fixed_scale(m), fixed_scale(p))
             })
             .collect();
-        let (j, block) = (self.components(), self.block());
-        let basis = self.candidates[0].basis();
-        record_sums(Some(basis), curves, self.reference.as_deref(), j, self.width(), |acc, row, _raw| {
-            let size = ClipNorm::L2.norm(row);
-            let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
-            // ln 0 = −∞ and an unusable record count as the floor.
-            acc[0] += to_fixed(if usable { size.ln().clamp(lo, hi) } else { lo }, e_log);
-            for (g, (candidate, scale)) in self.candidates.iter().zip(&scales).enumerate() {
-                candidate.add_record(&mut acc[1 + g * block..1 + (g + 1) * block], row, *scale);
-            }
-        })
+        RowSums {
+            tuned: self,
+            scales,
+            log_range: self.search.log_range(self.ceiling()),
+            e_log: self.search.log_exponent(self.ceiling()),
+        }
     }
 
-    fn summary_of(&self, sums: &[i128]) -> Vec<f64> {
+    pub(crate) fn summary_of(&self, sums: &[i128]) -> Vec<f64> {
         let block = self.block();
         let mut out = vec![from_fixed(sums[0], self.search.log_exponent(self.ceiling())) / self.n as f64];
         for (g, candidate) in self.candidates.iter().enumerate() {
@@ -204,7 +214,7 @@ impl TunedCovariance {
         out
     }
 
-    fn fingerprint(&self) -> u64 {
+    pub(crate) fn fingerprint(&self) -> u64 {
         let words = self.candidates.iter().map(|c| c.empty_state().fingerprint());
         fdp_core::state::fingerprint_of(words.chain([self.eps_bound.to_bits(), 0x7475_6e65_6463_6f76]))
     }
@@ -252,6 +262,32 @@ impl TunedCovariance {
             release = release.max(ratio);
         }
         Ok(vec![("bound", bound), ("release", release)])
+    }
+}
+
+/// One record's contribution to a [`TunedCovariance`] summary, from its coefficient row `x_i ∈ R^J`
+/// ([`TunedCovariance::row_sums`]): `clamp(ln ‖x_i‖, ln f, ln F)` (an unusable row — a non-finite
+/// entry or norm — counts as `ln f`) and, for every τ of the grid, the candidate's clipped
+/// `[x̃_i ; U(x̃_i x̃_iᵀ)]` in fixed point (an unusable row adds 0, the centre of every ball).
+pub(crate) struct RowSums<'a> {
+    tuned: &'a TunedCovariance,
+    scales: Vec<(f64, f64)>,
+    log_range: (f64, f64),
+    e_log: i32,
+}
+
+impl RowSums<'_> {
+    /// Adds the row `row` (length J) to `acc` (the summary's layout, [`TunedCovariance::width`]).
+    pub(crate) fn add(&self, acc: &mut [i128], row: &[f64]) {
+        let (lo, hi) = self.log_range;
+        let block = self.tuned.block();
+        let size = ClipNorm::L2.norm(row);
+        let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
+        // ln 0 = −∞ and an unusable record count as the floor.
+        acc[0] += to_fixed(if usable { size.ln().clamp(lo, hi) } else { lo }, self.e_log);
+        for (g, (candidate, scale)) in self.tuned.candidates.iter().zip(&self.scales).enumerate() {
+            candidate.add_record(&mut acc[1 + g * block..1 + (g + 1) * block], row, *scale);
+        }
     }
 }
 
