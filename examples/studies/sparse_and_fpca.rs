@@ -662,7 +662,7 @@ fn sparse_fpca_half(
                     let (mut dists, mut errs, mut taus, mut np) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
                     for _ in 0..releases {
                         let data = SparseCurves::subsample(curves, m, &mut sub_rng)?;
-                        let release = mechanism.release(&data, &mut rng)?;
+                        let release = mechanism.release(&data, &mut rng, Charge::unaccounted())?;
                         let fpca = release.output().fpca(K)?;
                         taus.push(release.metadata().clipping.map_or(f64::NAN, |c| c.value()));
                         dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
@@ -748,7 +748,7 @@ fn centred_at_private_mean(quick: bool, problems: &[Problem], kernel: Stationary
                             Epsilon::new(eps * share)?,
                         )
                         .build(&grid, n)?;
-                        let released = mean.release(curves, &mut rng)?;
+                        let released = mean.release(curves, &mut rng, Charge::unaccounted())?;
                         Some(released.curve().iter().map(|v| v.clamp(lo, hi)).collect::<Vec<f64>>())
                     } else {
                         problem.reference.clone()
@@ -756,7 +756,7 @@ fn centred_at_private_mean(quick: bool, problems: &[Problem], kernel: Stationary
                     let ceiling = ClippingBound::l2(problem.tau)?;
                     let covariance =
                         TunedCovariance::laplace(&basis, n, Epsilon::new(eps * (1.0 - share))?, ceiling, j, reference)?;
-                    let release = covariance.release(curves, &mut rng)?;
+                    let release = covariance.release(curves, &mut rng, Charge::unaccounted())?;
                     let fpca = release.output().fpca(K)?;
                     dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
                     taus.push(release.metadata().clipping.map_or(f64::NAN, |c| c.value()));

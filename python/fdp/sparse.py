@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
 from .data import _codes, _grid_array
-from .mechanisms import Mechanism, _build
+from .mechanisms import Mechanism, _build, _default
 
 __all__ = ["SparseCurves", "SparseFpca", "SparseMean"]
 
@@ -195,7 +195,7 @@ class SparseMean:
 
     range: tuple[float, float]
     grid: Any
-    kernel: str = "matern32:0.1"
+    kernel: str = _default("sparse_mean", "kernel")
     centre: float | None = None
     design: Any = None
 
@@ -248,10 +248,10 @@ class SparseFpca:
 
     range: tuple[float, float]
     grid: Any
-    components: int = 6
-    kernel: str = "matern32:0.1"
+    components: int = _default("sparse_fpca", "components")
+    kernel: str = _default("sparse_fpca", "kernel")
     centre: float | None = None
-    ridge: float = 1.0
+    ridge: float = _default("sparse_fpca", "ridge")
     delta: float | None = None
 
     def build(self, curves: SparseCurves, epsilon: float) -> Mechanism:

@@ -15,7 +15,11 @@ pub(super) const ENTRY: Entry = Entry {
         COMPONENTS,
         KERNEL,
         CENTRE,
-        Param::with_default("ridge", "1.0", "the public ridge of each record's own fit onto the basis (> 0)"),
+        Param::with_default(
+            "ridge",
+            "1.0",
+            "the public ridge of each record's own fit onto the basis (>= 1e-6; a small ridge lets one-point fits exceed the ceiling, so they are clipped)",
+        ),
         DELTA,
     ],
     example: r#"{"epsilon": 1.0, "range": [0.0, 1.0], "components": 3}"#,

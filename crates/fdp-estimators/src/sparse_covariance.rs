@@ -28,9 +28,11 @@
 //! `Δ₁ = (√J + 1)² τ²/n` (Laplace, pure ε) and `Δ₂ = 3τ²/(√2 n)` (Gaussian, (ε, δ)), and the bound
 //! stage's clamped mean log norm by `ln(F/f)/n`. The number of a record's observations does not
 //! enter: a record with 5000 points and one with a single point are each one clipped vector (the
-//! privacy unit is the whole record, user-level). A row that is not finite (not reachable: the
-//! values are clamped and the system is positive definite, but checked) adds 0 and counts at the
-//! floor of the bound search. By sequential composition the pipeline is `(ε, δ)`-DP, as
+//! privacy unit is the whole record, user-level). A row that is not finite (a factorisation that
+//! fails in floating point: not seen at ridges >= `MIN_RIDGE`, but checked) adds 0 and counts at the
+//! floor of the bound search. Unlike a dense projection, a fit's norm is **not** bounded by the
+//! range-derived ceiling (a one-point record's fit at a small ridge can exceed it): such records are
+//! clipped at every τ, a bias, never a privacy loss, since clipping precedes the sums. By sequential composition the pipeline is `(ε, δ)`-DP, as
 //! [`TunedCovariance`].
 //!
 //! **Release.** The bound stage picks τ on the public 64-point grid, the release stage adds Laplace
@@ -46,7 +48,7 @@
 
 use faer::Mat;
 
-use fdp_core::{Accuracy, ClippingBound, Mechanism, MergeableMechanism, Release, Stage, SummaryState};
+use fdp_core::{Accuracy, Charge, ClippingBound, Mechanism, MergeableMechanism, Release, Stage, SummaryState};
 use fdp_data::{CurveSet, SparseCurves};
 use fdp_mercer::MercerBasis;
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee};
@@ -146,17 +148,25 @@ impl SparseCovariance {
         Ok(Some(frame.centre().to_vec()))
     }
 
+    /// The smallest ridge accepted. Below it the per-record systems of one- and two-point records
+    /// stop factorising in floating point (an independent review found every such record of a
+    /// 30-point grid failing at 1e-300), and such a record would silently drop out of the estimate
+    /// (a non-finite row adds 0); at 1e-8 the fits already reach 275x the range's ceiling, so they
+    /// are all clipped. 1e-6 keeps both away from the public choices a user can make.
+    pub const MIN_RIDGE: f64 = 1e-6;
+
     /// Every check before a mechanism exists (so before any charge): the frame ([`Self::centre_of`]),
-    /// the ridge finite and > 0 with every `ρ λ_1/λ_a` finite (J and the ceiling: [`TunedCovariance`]).
+    /// the ridge finite and >= [`Self::MIN_RIDGE`] with every `ρ λ_1/λ_a` finite (J and the ceiling:
+    /// [`TunedCovariance`]).
     fn new(tuned: TunedCovariance, basis: &MercerBasis, n: usize, frame: SparseFrame, ridge: f64) -> Result<Self> {
         let j = tuned.components();
         let values = &basis.eigenvalues()[..j];
         let penalty: Vec<f64> = values.iter().map(|l| ridge * (values[0] / l)).collect();
-        if !(ridge.is_finite() && ridge > 0.0) || penalty.iter().any(|p| !(p.is_finite() && *p > 0.0)) {
+        if !(ridge.is_finite() && ridge >= Self::MIN_RIDGE) || penalty.iter().any(|p| !(p.is_finite() && *p > 0.0)) {
             return Err(EstimatorError::BadParameter {
                 name: "ridge",
                 value: ridge.into(),
-                reason: "must be finite and > 0, with ridge * lambda_1 / lambda_J finite",
+                reason: "must be finite and >= 1e-6, with ridge * lambda_1 / lambda_J finite",
             });
         }
         let f = basis.eigenfunctions();
@@ -222,8 +232,8 @@ impl SparseCovariance {
         if !seen {
             return vec![0.0; j];
         }
-        // Positive definite (ρP ⪰ ρI); a failed factorisation (not reachable) gives a non-finite row,
-        // which adds 0 to every sum.
+        // Positive definite (ρP ⪰ ρI); a factorisation that fails in floating point (not seen at
+        // ridges >= MIN_RIDGE) gives a non-finite row, which adds 0 to every sum.
         fdp_mercer::linalg::solve_spd(gram.as_ref(), &rhs).unwrap_or_else(|| vec![f64::NAN; j])
     }
 
@@ -274,8 +284,9 @@ impl Mechanism<SparseCurves> for SparseCovariance {
         Ok(self.tuned.summary_of(&self.sums(data)?))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng) -> Result<Release<Covariance>> {
-        let (output, mut metadata) = Mechanism::<CurveSet<'_>>::privatize(&self.tuned, summary, rng)?.into_parts();
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Covariance>> {
+        let (output, mut metadata) =
+            Mechanism::<CurveSet<'_>>::privatize(&self.tuned, summary, rng, charge)?.into_parts();
         metadata.mechanism = self.name().into();
         if let Some(release) = metadata.stages.last_mut() {
             release.outcome += &format!(", each record's coefficients its own kernel-ridge fit (ridge {})", self.ridge);
@@ -465,7 +476,7 @@ mod tests {
         let frame = SparseFrame::new(b.grid(), (0.0, 1.0)).unwrap();
         let eps = Epsilon::new(1e9).unwrap();
         let m = SparseCovariance::laplace(&b, 2000, eps, frame, ClippingBound::l2(1.0).unwrap(), 3, 1.0).unwrap();
-        let release = m.release(&data, &mut NoiseRng::seeded(1)).unwrap();
+        let release = m.release(&data, &mut NoiseRng::seeded(1), Charge::unaccounted()).unwrap();
         let rows: Vec<Vec<f64>> = (0..2000).map(|i| m.coefficients(data.record(i).0, data.record(i).1)).collect();
         let tau = release.metadata().clipping.unwrap().value();
         assert!(rows.iter().all(|r| ClipNorm::L2.norm(r) < tau), "no record is clipped at {tau}");
@@ -489,9 +500,10 @@ mod tests {
         let make = |frame: SparseFrame, ceiling: ClippingBound, j: usize, ridge: f64| {
             SparseCovariance::laplace(&b, 50, eps, frame, ceiling, j, ridge)
         };
-        for ridge in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::MAX] {
+        for ridge in [0.0, -1.0, 5e-324, 1e-300, 9.9e-7, f64::NAN, f64::INFINITY, f64::MAX] {
             assert!(make(frame.clone(), ceiling, 3, ridge).is_err(), "ridge {ridge}");
         }
+        assert!(make(frame.clone(), ceiling, 3, SparseCovariance::MIN_RIDGE).is_ok());
         assert!(make(frame.clone().with_design(&[1.0 / 40.0; 40]).unwrap(), ceiling, 3, 1.0).is_err());
         assert!(make(frame.clone(), ceiling, 0, 1.0).is_err());
         assert!(make(frame.clone(), ceiling, 65, 1.0).is_err());

@@ -27,7 +27,7 @@ example_data <- function(entry, n = 200) {
 test_that("every registered mechanism releases from R through the one registry", {
   entries <- fdp_mechanisms()
   expect_setequal(vapply(entries, function(e) e$mechanism, ""),
-                  c("mean", "sparse_mean", "fpca", "kde", "kme", "kme_features", "kme_exponential", "sketch", "erm"))
+                  c("mean", "sparse_mean", "fpca", "sparse_fpca", "kde", "kme", "kme_features", "kme_exponential", "sketch", "erm"))
   for (entry in entries) {
     spec <- do.call(fdp_spec, c(list(entry$mechanism), entry$example))
     input <- example_data(entry)
