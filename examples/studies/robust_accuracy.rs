@@ -26,7 +26,7 @@
 //! releases a cell (for iterating on a subset; the tables in `docs/design-notes` are full runs).
 //! `--bound-factor C` fixes the bound rule's factor at C (τ = C × the private geometric mean, for
 //! the default and every tuned competitor) instead of the n ε rule: the *realised* counterpart of
-//! `bound_gain` (`docs/design-notes/qbound.md`).
+//! `bound_gain` (docs/DESIGN.md §16.6).
 //! rcst, growth, medfly, weather, tecator, phoneme and all-days Adelaide are held out (never used
 //! here).
 

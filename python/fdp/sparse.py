@@ -220,7 +220,7 @@ class SparseMean:
 @dataclass(frozen=True)
 class SparseFpca:
     """The private covariance operator and principal components of sparse curves (docs/DESIGN.md
-    sections 17-18; docs/design-notes/sparsecov.md).
+    sections 17-18; docs/DESIGN.md §18.6).
 
     Each record's observations are snapped to the public ``grid`` (in the data's units; its ends are
     the domain), clamped to ``range`` and centred at ``centre`` (default: the middle of the range),

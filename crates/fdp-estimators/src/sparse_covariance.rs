@@ -43,7 +43,7 @@
 //!
 //! **What the covariance estimates.** `Cov(c_i)`: for sparse records the covariance of the shrunk
 //! scores, not of the curves — its eigenvalues are biased down and the subspace tilted towards the
-//! components the prior favours, less as `m_i` grows (docs/design-notes/sparsecov.md measures it
+//! components the prior favours, less as `m_i` grows (docs/DESIGN.md §18.6 measures it
 //! against the full-data FPCA).
 
 use faer::Mat;
@@ -175,7 +175,7 @@ impl SparseCovariance {
     }
 
     /// The default ridge ρ (chosen on DTI cca, Adelaide Mondays and S-2 at m = 5, ε = 1:
-    /// docs/design-notes/sparsecov.md).
+    /// docs/DESIGN.md §18.6).
     pub const DEFAULT_RIDGE: f64 = 1.0;
 
     /// The ridge ρ.
