@@ -298,6 +298,27 @@ fn the_registry_maps_a_grid_in_the_data_units_onto_the_unit_interval() {
 }
 
 #[test]
+fn a_state_made_for_another_interval_is_refused_though_the_unit_grids_agree() {
+    // [0, 10] and [0, 1] map onto the same unit grid, so the mechanisms agree bit for bit; a state is
+    // still tied to the frame it was made for (its fingerprint mixes in the grid in the data's units).
+    let mean = registry::entry("mean").unwrap();
+    let spec = Spec::example(mean).unwrap();
+    let Fixture::Curves(on_ten) = fixture(mean, &spec, 0..N) else { unreachable!() };
+    let unit = Grid::trapezoid_points((0..K).map(|i| i as f64 / (K - 1) as f64).collect()).unwrap();
+    let on_unit = CurveSet::from_flat(unit.clone(), on_ten.values().to_vec(), None).unwrap().0;
+    let a = registry::build(&spec, &Frame::new(N, Some(grid()))).unwrap();
+    let b = registry::build(&spec, &Frame::new(N, Some(unit))).unwrap();
+    let state_a = a.part_state(Input::Curves(&on_ten)).unwrap();
+    let mut s = session(&b, 5);
+    assert!(b.release_state(&mut s, &state_a).is_err(), "a state from another frame must be refused");
+    assert_eq!(s.ledger().len(), 0, "refused before anything is charged");
+    let state_b = b.part_state(Input::Curves(&on_unit)).unwrap();
+    let from_state = b.release_state(&mut session(&b, 5), &state_b).unwrap();
+    let from_data = b.release(&mut session(&b, 5), Input::Curves(&on_unit)).unwrap();
+    assert_eq!(bits(&from_state), bits(&from_data));
+}
+
+#[test]
 fn every_entry_describes_its_parameters_with_defaults_that_parse() {
     for entry in REGISTRY {
         let described = entry.describe();

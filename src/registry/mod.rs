@@ -579,6 +579,8 @@ trait Erased: Send + Sync {
     fn release(&self, session: &mut Session, input: Input<'_>) -> Result<Released>;
     fn part_state(&self, input: Input<'_>) -> Result<SummaryState>;
     fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released>;
+    /// The fingerprint of the mechanism's own (empty) state; refused when not mergeable.
+    fn state_fingerprint(&self) -> Result<u64>;
     fn mergeable(&self) -> bool;
     fn as_any(&self) -> &dyn std::any::Any;
 }
@@ -645,6 +647,9 @@ where
     }
     fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released> {
         Ok(O::wrap(session.release_state(&self.mechanism, state)?))
+    }
+    fn state_fingerprint(&self) -> Result<u64> {
+        Ok(MergeableMechanism::<CurveSet<'_>>::empty_state(&self.mechanism).fingerprint())
     }
     fn mergeable(&self) -> bool {
         true
@@ -732,12 +737,17 @@ impl Reader<fdp_estimators::Labelled> for SnappedLabelled {
 /// The state functions of a mergeable `M` on `D`, instantiated where that bound is known.
 struct MergeFns<M: Mechanism<D>, D: ?Sized + 'static> {
     part: fn(&M, &D) -> Result<SummaryState>,
+    empty: fn(&M) -> SummaryState,
     release: StateRelease<M, D>,
 }
 
 impl<M: MergeableMechanism<D>, D: ?Sized + 'static> MergeFns<M, D> {
     fn new() -> Self {
-        Self { part: part_of::<D, M>, release: |session, mechanism, state| session.release_state(mechanism, state) }
+        Self {
+            part: part_of::<D, M>,
+            empty: |mechanism| mechanism.empty_state(),
+            release: |session, mechanism, state| session.release_state(mechanism, state),
+        }
     }
 }
 
@@ -772,6 +782,10 @@ where
     fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released> {
         let merge = self.merge.as_ref().ok_or_else(not_mergeable)?;
         Ok(RegisteredOutput::wrap((merge.release)(session, &self.mechanism, state)?))
+    }
+    fn state_fingerprint(&self) -> Result<u64> {
+        let merge = self.merge.as_ref().ok_or_else(not_mergeable)?;
+        Ok((merge.empty)(&self.mechanism).fingerprint())
     }
     fn mergeable(&self) -> bool {
         self.merge.is_some()
@@ -993,12 +1007,33 @@ impl Built {
     /// any number of records, of the mechanism's kind, dimension and grid.
     pub fn part_state(&self, input: Input<'_>) -> Result<SummaryState> {
         self.check_part(input)?;
-        self.inner.part_state(input)
+        let state = self.inner.part_state(input)?;
+        let fingerprint = self.frame_fingerprint(state.fingerprint());
+        Ok(state.relabelled(fingerprint))
     }
 
-    /// Releases from the complete, merged state: the same release as on the whole data.
+    /// Releases from the complete, merged state: the same release as on the whole data. A state
+    /// made for another frame (e.g. the same shape of grid on another interval in the data's units,
+    /// which maps onto the same unit grid) is refused before anything is charged.
     pub fn release_state(&self, session: &mut Session, state: &SummaryState) -> Result<Released> {
-        self.inner.release_state(session, state)
+        let inner = self.inner.state_fingerprint()?;
+        let expected = self.frame_fingerprint(inner);
+        if state.fingerprint() != expected {
+            return Err(Error::BadState(format!(
+                "the state was made by another mechanism or for another frame (fingerprint {:016x}, this one is {expected:016x})",
+                state.fingerprint()
+            )));
+        }
+        self.inner.release_state(session, &state.clone().relabelled(inner))
+    }
+
+    /// The mechanism's own state fingerprint with the frame's grids in the data's units mixed in:
+    /// two mechanisms built for grids of the same shape on different intervals map both onto
+    /// [0, 1] and would otherwise accept each other's states.
+    fn frame_fingerprint(&self, inner: u64) -> u64 {
+        let grids = [self.display.as_ref(), self.expected.grid.as_ref()];
+        let words = grids.into_iter().flatten().flat_map(|g| g.points().iter().chain(g.weights()).map(|v| v.to_bits()));
+        fdp_core::state::fingerprint_of(std::iter::once(inner).chain(words))
     }
 
     /// **Post-processing of a released sketch**: M2M estimates (means, covariance) read off

@@ -43,6 +43,15 @@ impl SummaryState {
         self.fingerprint
     }
 
+    /// The same records and sums under another fingerprint: for a layer that adds public facts the
+    /// mechanism's own fingerprint does not cover (the registry adds the frame's grid in the data's
+    /// units), and takes it off again before the mechanism reads the state. A fingerprint tells
+    /// states of different mechanisms apart; it is not a security boundary (anyone can build a state).
+    pub fn relabelled(mut self, fingerprint: u64) -> Self {
+        self.fingerprint = fingerprint;
+        self
+    }
+
     /// How many records the state has summed.
     pub fn records(&self) -> u64 {
         self.records
