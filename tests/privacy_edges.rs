@@ -83,8 +83,16 @@ fn every_mechanism_holds_its_guarantee_against_adversarial_records() {
             stage.worst_loss_over_eps
         );
     }
-    let gaussian = records.iter().find(|r| r.mechanism == "private_covariance_gaussian_j5").unwrap();
-    assert!(gaussian.worst_loss_over_eps > 0.99, "{}", gaussian.worst_loss_over_eps);
+    // The Gaussian releases are tight on these pairs (the loss ratio scales with 1/σ): noise even 1%
+    // below its calibration would show a ratio above 1.
+    for name in [
+        "private_covariance_gaussian_j5",
+        "sparse_covariance_gaussian_j2_release_stage",
+        "sparse_covariance_gaussian_j5_release_stage",
+    ] {
+        let gaussian = records.iter().find(|r| r.mechanism == name).unwrap();
+        assert!(gaussian.worst_loss_over_eps > 0.99, "{name}: {}", gaussian.worst_loss_over_eps);
+    }
 }
 
 /// The same exact-loss computation flags a mechanism calibrated to half its sensitivity: the suite
