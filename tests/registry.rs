@@ -282,9 +282,8 @@ fn a_regression_on_a_domain_in_the_data_units_releases_and_is_shown_there() {
     assert!(shown.points()[0] > 20.0 && shown.points()[shown.len() - 1] < 80.0);
 }
 
-#[test]
-fn the_registry_maps_a_grid_in_the_data_units_onto_the_unit_interval() {
-    // The same curves on [0, 10] and on [0, 1] give the same release at a seed: one grid rule.
+/// The example mean built for the fixture's curves on [0, 10] and for the same values on [0, 1].
+fn mean_on_ten_and_on_unit() -> (CurveSet<'static>, CurveSet<'static>, Built, Built) {
     let mean = registry::entry("mean").unwrap();
     let spec = Spec::example(mean).unwrap();
     let Fixture::Curves(on_ten) = fixture(mean, &spec, 0..N) else { unreachable!() };
@@ -292,6 +291,13 @@ fn the_registry_maps_a_grid_in_the_data_units_onto_the_unit_interval() {
     let on_unit = CurveSet::from_flat(unit.clone(), on_ten.values().to_vec(), None).unwrap().0;
     let a = registry::build(&spec, &Frame::new(N, Some(grid()))).unwrap();
     let b = registry::build(&spec, &Frame::new(N, Some(unit))).unwrap();
+    (on_ten, on_unit, a, b)
+}
+
+#[test]
+fn the_registry_maps_a_grid_in_the_data_units_onto_the_unit_interval() {
+    // The same curves on [0, 10] and on [0, 1] give the same release at a seed: one grid rule.
+    let (on_ten, on_unit, a, b) = mean_on_ten_and_on_unit();
     let ra = a.release(&mut session(&a, 5), Input::Curves(&on_ten)).unwrap();
     let rb = b.release(&mut session(&b, 5), Input::Curves(&on_unit)).unwrap();
     assert_eq!(bits(&ra), bits(&rb));
@@ -301,13 +307,7 @@ fn the_registry_maps_a_grid_in_the_data_units_onto_the_unit_interval() {
 fn a_state_made_for_another_interval_is_refused_though_the_unit_grids_agree() {
     // [0, 10] and [0, 1] map onto the same unit grid, so the mechanisms agree bit for bit; a state is
     // still tied to the frame it was made for (its fingerprint mixes in the grid in the data's units).
-    let mean = registry::entry("mean").unwrap();
-    let spec = Spec::example(mean).unwrap();
-    let Fixture::Curves(on_ten) = fixture(mean, &spec, 0..N) else { unreachable!() };
-    let unit = Grid::trapezoid_points((0..K).map(|i| i as f64 / (K - 1) as f64).collect()).unwrap();
-    let on_unit = CurveSet::from_flat(unit.clone(), on_ten.values().to_vec(), None).unwrap().0;
-    let a = registry::build(&spec, &Frame::new(N, Some(grid()))).unwrap();
-    let b = registry::build(&spec, &Frame::new(N, Some(unit))).unwrap();
+    let (on_ten, on_unit, a, b) = mean_on_ten_and_on_unit();
     let state_a = a.part_state(Input::Curves(&on_ten)).unwrap();
     let mut s = session(&b, 5);
     assert!(b.release_state(&mut s, &state_a).is_err(), "a state from another frame must be refused");
