@@ -93,7 +93,7 @@ mod sparse_and_fpca;
 fn sparse_and_fpca_quick() {
     // Without ../shared/data only the simulated scenario runs.
     let results = sparse_and_fpca::run(true, shared_data().as_deref()).unwrap();
-    assert_files("sparse_and_fpca", &["report.md", "results.json", "sparse_rate.svg"]);
+    assert_files("sparse_and_fpca", &["report.md", "results.json", "sparse_rate.svg", "eigenfunctions_s_2_n1000.svg"]);
     let cells = &results.fpca;
     assert!(cells.iter().any(|c| c.data == "S-2-n1000"));
     for c in &results.sparse {

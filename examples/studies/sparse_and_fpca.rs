@@ -291,6 +291,62 @@ fn tuned_releases(
     Ok((taus.iter().sum::<f64>() / releases as f64, dists, errs))
 }
 
+/// The components of the figures: J = 4 (in both the quick and the full grid of J).
+const FIGURE_COMPONENTS: usize = 4;
+
+/// `eigenfunctions_<data>.svg`: the top-3 eigenfunctions of one private release (`TunedCovariance`,
+/// Laplace, ε = 1, J = 4, seeded; private end to end) as solid lines beside the full-data
+/// non-private FPCA's (dashed, the same colour), each private one signed to agree with its
+/// non-private one (an eigenfunction's sign is arbitrary).
+fn eigenfunction_figure(
+    problem: &Problem,
+    basis: &MercerBasis,
+    truth: &[Vec<f64>],
+    out: &ReportDir,
+    md: &mut String,
+) -> AnyResult<()> {
+    let curves = &problem.curves;
+    let grid = curves.grid();
+    let mechanism = TunedCovariance::laplace(
+        basis,
+        curves.n(),
+        Epsilon::new(1.0)?,
+        ClippingBound::l2(problem.tau)?,
+        FIGURE_COMPONENTS,
+        problem.reference.clone(),
+    )?;
+    let release = mechanism.release(curves, &mut NoiseRng::seeded(2501), Charge::unaccounted())?;
+    let fpca = release.output().fpca(K)?;
+    let nonprivate: Vec<Vec<f64>> =
+        truth.iter().map(|f| f.iter().zip(grid.weights()).map(|(v, w)| v / w.sqrt()).collect()).collect();
+    let mut series = Vec::new();
+    for (c, (private, reference)) in fpca.eigenfunctions().iter().zip(&nonprivate).enumerate() {
+        let agree: f64 = private.iter().zip(reference).zip(grid.weights()).map(|((a, b), w)| a * b * w).sum();
+        let sign = if agree < 0.0 { -1.0 } else { 1.0 };
+        let color = fdp::report::PALETTE[c % fdp::report::PALETTE.len()];
+        series.push(fdp::report::Series::new(
+            format!("private {}", c + 1),
+            private.iter().map(|v| sign * v).collect(),
+            color,
+        ));
+        series.push(fdp::report::Series::new(format!("non-private {}", c + 1), reference.clone(), color).dashed());
+    }
+    let slug: String =
+        problem.label.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    let file = format!("eigenfunctions_{slug}.svg");
+    fdp::report::CurveFigure {
+        title: format!("{}: top-3 eigenfunctions, private (ε = 1, J = {FIGURE_COMPONENTS}) and not", problem.label),
+        x_label: "t".into(),
+        y_label: "eigenfunction".into(),
+        grid: grid.points().to_vec(),
+        background: Vec::new(),
+        series,
+    }
+    .write_svg(&out.file(&file), 720, 480)?;
+    writeln!(md, "![the top-3 eigenfunctions, private beside non-private]({file})\n")?;
+    Ok(())
+}
+
 /// NOT PRIVATE (a benchmark only): the 0.9 quantile of the centred projected record norms.
 fn oracle_bound(curves: &CurveSet, block: &MercerBasis, reference: Option<&[f64]>) -> AnyResult<f64> {
     let offset = match reference {
@@ -440,6 +496,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Results> {
                 });
             }
         }
+        eigenfunction_figure(problem, &basis, &truth, &out, &mut md)?;
         md.push('\n');
     }
     let (sparse, sparse_rate_slope) = sparse_half(quick, &problems, kernel, &out, &mut md)?;
