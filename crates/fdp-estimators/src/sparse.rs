@@ -937,7 +937,8 @@ pub(crate) mod tests {
     use fdp_functional::CurveReleaseExt;
     use fdp_mercer::{BasisOptions, Stationary};
 
-    fn basis() -> MercerBasis {
+    /// The tests' basis: Matérn 3/2 (ρ = 0.1) on 40 midpoints of [0, 1] (also the sparse covariance's).
+    pub(crate) fn basis() -> MercerBasis {
         MercerBasis::build(
             Stationary::matern32(0.1).unwrap(),
             Grid::midpoint(0.0, 1.0, 40).unwrap(),

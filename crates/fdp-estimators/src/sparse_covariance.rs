@@ -322,18 +322,9 @@ impl MergeableMechanism<SparseCurves> for SparseCovariance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sparse::tests::{adversarial, ordinary};
+    use crate::sparse::tests::{adversarial, basis, ordinary};
     use fdp_core::{ClipNorm, Session};
-    use fdp_mercer::{BasisOptions, Grid, Stationary};
-
-    fn basis() -> MercerBasis {
-        MercerBasis::build(
-            Stationary::matern32(0.1).unwrap(),
-            Grid::midpoint(0.0, 1.0, 40).unwrap(),
-            BasisOptions::default(),
-        )
-        .unwrap()
-    }
+    use fdp_mercer::Grid;
 
     fn build(b: &MercerBasis, n: usize, delta: Option<f64>, ceiling: f64, j: usize) -> SparseCovariance {
         let frame = SparseFrame::new(b.grid(), (0.0, 1.0)).unwrap();
