@@ -19,8 +19,8 @@ use fdp_estimators::covariance::Covariance;
 use fdp_estimators::frame::{RANGE_SEARCH_FLOOR_RATIO, ceiling_from_range, range_radius};
 use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
-    PlugIn, SparseBinnedMean, SparseCovariance, SparseFrame, TunedCovariance, TunedKind, TunedMean, density_kernel,
-    plug_in_bandwidth,
+    PlugIn, SparseBinnedMean, SparseCovariance, SparseFrame, Truncation, TunedCovariance, TunedKind, TunedMean,
+    density_kernel, plug_in_bandwidth,
 };
 use fdp_functional::{Curve, CurveReleaseExt};
 use fdp_kme::{FeatureMap, M2mEstimator, PrivateSketch, SyntheticData, SyntheticSubspace, uniform_prior};
@@ -771,6 +771,8 @@ pub struct FpcaRequest {
     pub epsilon: Epsilon,
     /// δ for the Gaussian variant; `None`: Laplace, pure ε.
     pub delta: Option<Delta>,
+    /// How the FPCA chooses its components among the J released ([`Truncation`]).
+    pub truncation: Truncation,
 }
 
 impl FpcaRequest {
@@ -778,10 +780,11 @@ impl FpcaRequest {
     pub fn build(&self, grid: &Grid, n: usize) -> Result<TunedCovariance> {
         let (basis, ceiling, centre) = self.frame(grid)?;
         let reference = Some(vec![centre; grid.len()]);
-        match self.delta {
+        let mechanism = match self.delta {
             Some(d) => TunedCovariance::gaussian(&basis, n, self.epsilon, d, ceiling, self.components, reference),
             None => TunedCovariance::laplace(&basis, n, self.epsilon, ceiling, self.components, reference),
-        }
+        };
+        Ok(mechanism?.with_truncation(self.truncation))
     }
 
     /// **The same request for sparse curves** ([`SparseCovariance`]): each record's own kernel-ridge
@@ -790,10 +793,11 @@ impl FpcaRequest {
     pub fn build_sparse(&self, grid: &Grid, n: usize, ridge: f64) -> Result<SparseCovariance> {
         let (basis, ceiling, centre) = self.frame(grid)?;
         let frame = SparseFrame::new(grid, self.range)?.centred_at(vec![centre; grid.len()])?;
-        match self.delta {
+        let mechanism = match self.delta {
             Some(d) => SparseCovariance::gaussian(&basis, n, self.epsilon, d, frame, ceiling, self.components, ridge),
             None => SparseCovariance::laplace(&basis, n, self.epsilon, frame, ceiling, self.components, ridge),
-        }
+        };
+        Ok(mechanism?.with_truncation(self.truncation))
     }
 
     /// The basis on `grid`, the L2 ceiling from the range, the centre (checked inside the range).
@@ -845,6 +849,15 @@ pub fn write_fpca_report(
     for (i, (value, share)) in fpca.eigenvalues().iter().zip(fpca.explained_variance()).enumerate() {
         md += &format!("| {} | {value:.4e} | {:.1}% |\n", i + 1, 100.0 * share);
     }
+    let released = release.output().components();
+    md += &match release.output().truncation() {
+        Truncation::Risk => format!(
+            "\nThe principal components use the leading {} of the {released} released components: the truncation \
+             with the smallest estimated error of the operator (post-processing; docs/DESIGN.md section 17.9).\n",
+            fpca.components()
+        ),
+        _ => format!("\nThe principal components use all {released} released components.\n"),
+    };
     md += "\n";
     md += &release_tables(release.metadata(), session, notes);
     dir.write_text("report.md", &md).map_err(report_err)

@@ -39,7 +39,10 @@
 //! `sparse_rate.svg`.
 //!
 //! `cargo run --release --example sparse_and_fpca [-- --quick] [-- --data-dir DIR]` writes
-//! `reports/sparse_and_fpca[_quick]/{report.md,results.json}`.
+//! `reports/sparse_and_fpca[_quick]/{report.md,results.json}`. `-- --truncation-only` prints one
+//! `truncation data=... noise=... epsilon=... fixed_J3=... ... fixed_J8=... risk_J=... risk_subspace=...`
+//! record per cell: the truncation chosen by its estimated risk (post-processing of a J = 8 release)
+//! against each fixed J released on its own (docs/DESIGN.md §17.9).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -161,6 +164,10 @@ fn main() -> AnyResult<()> {
         let problems = problems(quick_flag(), dir.as_deref())?;
         let mut md = String::new();
         sparse_fpca_half(quick_flag(), &problems, Stationary::matern32(0.1)?, &mut md)?;
+        return Ok(());
+    }
+    if std::env::args().any(|a| a == "--truncation-only") {
+        truncation_by_risk(quick_flag(), &problems(quick_flag(), dir.as_deref())?, Stationary::matern32(0.1)?)?;
         return Ok(());
     }
     if std::env::args().any(|a| a == "--centred-only") {
@@ -862,4 +869,58 @@ fn least_squares_slope(points: &[(f64, f64)]) -> f64 {
     let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
     let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
     sxy / sxx
+}
+
+/// `--truncation-only`: the truncation chosen by its estimated risk (`Covariance::risk_truncation`,
+/// post-processing) of a `TunedCovariance` released at J_max, against every fixed J <= J_max
+/// released on its own. Subspace distance (top 3) and the relative Hilbert-Schmidt error of the
+/// operator against the non-private covariance of the unclipped data in the J_max components.
+fn truncation_by_risk(quick: bool, problems: &[Problem], kernel: Stationary) -> AnyResult<()> {
+    fdp::noise::timing::allow_variable_time_for_simulation();
+    let releases = if quick { 5 } else { 20 };
+    let j_max = 8;
+    for problem in problems {
+        let curves = &problem.curves;
+        let grid = curves.grid().clone();
+        let (values, truth) = grid_fpca(curves)?;
+        let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+        for eps in [0.25, 1.0, 4.0, 16.0] {
+            for noise in ["laplace", "gaussian"] {
+                let mut line = format!("truncation data={} noise={noise} epsilon={eps}", problem.label);
+                for j in K..=j_max {
+                    let (_, dists, _) = tuned_releases(noise, problem, &basis, j, eps, releases, &values, &truth)?;
+                    write!(line, " fixed_J{j}={:.3}", dists.iter().sum::<f64>() / releases as f64)?;
+                }
+                let n = curves.n();
+                let ceiling = ClippingBound::l2(problem.tau)?;
+                let reference = problem.reference.clone();
+                let mechanism = if noise == "gaussian" {
+                    TunedCovariance::gaussian(
+                        &basis,
+                        n,
+                        Epsilon::new(eps)?,
+                        Delta::new(DELTA)?,
+                        ceiling,
+                        j_max,
+                        reference,
+                    )?
+                } else {
+                    TunedCovariance::laplace(&basis, n, Epsilon::new(eps)?, ceiling, j_max, reference)?
+                };
+                let summary = mechanism.summarize(curves)?;
+                let mut rng = NoiseRng::seeded(4250);
+                let (mut chosen, mut dists) = (Vec::new(), Vec::new());
+                for _ in 0..releases {
+                    let release = mechanism.privatize(&summary, &mut rng, Charge::unaccounted())?;
+                    let j = release.output().risk_truncation(K)?;
+                    let fpca = release.output().truncated(j)?.fpca(K)?;
+                    chosen.push(j as f64);
+                    dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
+                }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                println!("{line} risk_J={:.2} risk_subspace={:.3}", mean(&chosen), mean(&dists));
+            }
+        }
+    }
+    Ok(())
 }

@@ -306,6 +306,7 @@ class Fpca:
 
     range: tuple[float, float]
     components: int = _default("fpca", "components")
+    truncation: Literal["risk", "fixed"] = _default("fpca", "truncation")
     kernel: str = _default("fpca", "kernel")
     centre: float | None = None
     delta: float | None = None
@@ -323,7 +324,7 @@ class Fpca:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
         params = dict(
             epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),
-            kernel=self.kernel, centre=self.centre, delta=self.delta,
+            truncation=self.truncation, kernel=self.kernel, centre=self.centre, delta=self.delta,
         )
         return _build("fpca", params, n, points, id, points.size)
 

@@ -309,12 +309,15 @@ class FpcaResult:
     """The leading principal components of a private covariance (post-processing of the release):
     ``values`` (eigenvalues, the PSD projection's), ``functions`` (k x K, each on the grid, orthonormal
     in L² of the grid mapped onto [0, 1]), ``explained_variance`` (each one's share of the trace),
-    ``grid`` (the data's units)."""
+    ``grid`` (the data's units), ``components`` (how many of the J released components the
+    decomposition used: J, or fewer when the mechanism's ``truncation="risk"`` dropped trailing
+    components whose signal did not pay for their noise)."""
 
     values: NDArray[np.float64]
     functions: NDArray[np.float64]
     explained_variance: NDArray[np.float64]
     grid: NDArray[np.float64]
+    components: int
 
 
 class CovarianceRelease(_Release):
@@ -337,8 +340,8 @@ class CovarianceRelease(_Release):
 
     def fpca(self, k: int = 3) -> FpcaResult:
         """The top ``k`` principal components (1 <= k <= J): costs no privacy."""
-        values, functions, explained = self._inner.fpca(int(k))
-        return FpcaResult(np.asarray(values), np.asarray(functions), np.asarray(explained), self._grid)
+        values, functions, explained, components = self._inner.fpca(int(k))
+        return FpcaResult(np.asarray(values), np.asarray(functions), np.asarray(explained), self._grid, int(components))
 
     def write_report(self, out: str, session: Any, k: int = 3, title: str | None = None, x_label: str = "t", notes: Sequence[str] = ()) -> str:
         """Writes ``release.json``, ``fpca.svg`` (the leading ``k`` components in the data's units) and

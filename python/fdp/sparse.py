@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -249,6 +249,7 @@ class SparseFpca:
     range: tuple[float, float]
     grid: Any
     components: int = _default("sparse_fpca", "components")
+    truncation: Literal["risk", "fixed"] = _default("sparse_fpca", "truncation")
     kernel: str = _default("sparse_fpca", "kernel")
     centre: float | None = None
     ridge: float = _default("sparse_fpca", "ridge")
@@ -266,6 +267,6 @@ class SparseFpca:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
         params = dict(
             epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),
-            kernel=self.kernel, centre=self.centre, ridge=float(self.ridge), delta=self.delta,
+            truncation=self.truncation, kernel=self.kernel, centre=self.centre, ridge=float(self.ridge), delta=self.delta,
         )
         return _build("sparse_fpca", params, n, points, id, points.size)

@@ -46,6 +46,18 @@ def test_fpca_release_charges_two_stages_and_recovers_the_leading_component(tmp_
     assert len(session.ledger) == 2
 
 
+def test_the_components_are_truncated_by_their_estimated_risk_unless_fixed() -> None:
+    data = curves()
+    assert fdp.Fpca(range=(0.0, 1.0)).truncation == "risk" and fdp.Fpca(range=(0.0, 1.0)).components == 8
+    risk = fdp.Session(0.5, seed=4).release(fdp.Fpca(range=(0.0, 1.0)).build(data, 0.5), data).fpca(2)
+    fixed = fdp.Session(0.5, seed=4).release(fdp.Fpca(range=(0.0, 1.0), truncation="fixed").build(data, 0.5), data).fpca(2)
+    # Two components carry the signal; at ε = 0.5 the noise of the other six does not pay for itself.
+    assert 2 <= risk.components < 8 and fixed.components == 8
+    assert risk.functions.shape == fixed.functions.shape == (2, 30)
+    with pytest.raises(ValueError, match="truncation"):
+        fdp.Fpca(range=(0.0, 1.0), truncation="sure").build(data, 1.0)  # type: ignore[arg-type]
+
+
 def test_python_and_the_command_line_release_the_same_bytes(tmp_path: Path) -> None:
     cli = docblocks.cli()
     if cli is None:

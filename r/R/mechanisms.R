@@ -35,7 +35,7 @@ fdp_spec <- function(mechanism, ...) {
 #'   ICLP-RKHS unless `method`/`tuning` say otherwise; `range` (the public range of the values) or
 #'   `bound` (`"l1:10"`, the clipping bound in the mechanism's norm) with `centre` frame it.
 #' @param epsilon The total ε of one release (every stage included).
-#' @param range,bound,centre,kernel,method,tuning,delta,psi,components,degree The registry's
+#' @param range,bound,centre,kernel,method,tuning,delta,psi,components,degree,truncation The registry's
 #'   parameters of the mechanism (see `fdp_mechanisms()` for what each is and its default).
 #' @export
 fdp_mean <- function(epsilon, range = NULL, bound = NULL, centre = NULL, kernel = NULL, method = NULL, tuning = NULL,
@@ -54,8 +54,9 @@ fdp_sparse_mean <- function(epsilon, range, kernel = NULL, centre = NULL, design
 #' @describeIn fdp_spec A private covariance operator and, by post-processing, its principal
 #'   components (`fpca`).
 #' @export
-fdp_fpca <- function(epsilon, range, components = NULL, kernel = NULL, centre = NULL, delta = NULL) {
-  fdp_spec("fpca", epsilon = epsilon, range = range, components = components, kernel = kernel, centre = centre, delta = delta)
+fdp_fpca <- function(epsilon, range, components = NULL, kernel = NULL, centre = NULL, delta = NULL, truncation = NULL) {
+  fdp_spec("fpca", epsilon = epsilon, range = range, components = components, kernel = kernel, centre = centre, delta = delta,
+           truncation = truncation)
 }
 
 #' @describeIn fdp_spec A private density of points on a public domain (`kde`).

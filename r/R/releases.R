@@ -141,16 +141,19 @@ plot.fdp_release <- function(x, xlab = "t", ylab = "value", main = NULL, ...) {
 #' Principal components of a released covariance
 #'
 #' Post-processing (no budget): the top `k` eigenvalues, eigenfunctions on the grid and the
-#' explained variance.
+#' explained variance, from the leading `components` of the J released basis components (all J,
+#' or fewer when the mechanism's `truncation = "risk"` dropped trailing ones whose signal did not
+#' pay for their noise).
 #' @param release An `fdp_covariance_release`.
 #' @param k The number of components.
-#' @return `list(values, functions = K x k matrix, explained, grid)`.
+#' @return `list(values, functions = K x k matrix, explained, grid, components)`.
 #' @export
 fpca <- function(release, k) {
   stopifnot(inherits(release, "fdp_covariance_release"))
   out <- .rs(.Call(wrap__release_fpca, release$ptr, .count(k, "k")))
   functions <- matrix(out$functions, ncol = length(out$values))
-  list(values = out$values, functions = functions, explained = out$explained, grid = release$grid)
+  list(values = out$values, functions = functions, explained = out$explained, grid = release$grid,
+       components = out$components)
 }
 
 #' M2M estimates from a released sketch

@@ -13,6 +13,7 @@ pub(super) const ENTRY: Entry = Entry {
         EPSILON,
         Param::required("range", "[lo, hi], the public range of the values"),
         COMPONENTS,
+        TRUNCATION,
         KERNEL,
         CENTRE,
         DELTA,
@@ -21,11 +22,17 @@ pub(super) const ENTRY: Entry = Entry {
     build,
 };
 
-// J = 6 holds the top-3 principal subspace of Adelaide's Mondays to 0.28 in the truncation's own
-// distance (`examples/studies/sparse_and_fpca`); J = 3 cannot rotate within its span; J = 8 releases
-// 44 noisy numbers against 27.
+// J = 8 with the risk's truncation: the FPCA keeps the leading j >= k components whose signal pays
+// for their noise, so J is the largest truncation considered (`examples/studies/sparse_and_fpca
+// --truncation-only`, docs/DESIGN.md section 17.9: near the best fixed J in every cell, where a
+// fixed J = 6 lost up to 5x on the simulations).
 pub(super) const COMPONENTS: Param =
-    Param::with_default("components", "6", "J, the basis components the covariance is released in");
+    Param::with_default("components", "8", "J, the basis components the covariance is released in");
+pub(super) const TRUNCATION: Param = Param::with_default(
+    "truncation",
+    "\"risk\"",
+    "risk: the FPCA uses the leading j >= k components with the smallest estimated error; fixed: all J",
+);
 pub(super) const KERNEL: Param = Param::with_default("kernel", "\"matern32:0.1\"", "SHAPE:RHO, the basis");
 pub(super) const CENTRE: Param =
     Param::with_default("centre", "null", "a public constant the records are centred at (default: mid-range)");
@@ -43,5 +50,6 @@ pub(super) fn request(p: &Params<'_>) -> Result<FpcaRequest> {
         components: p.usize("components")?,
         epsilon: p.epsilon()?,
         delta: p.delta()?,
+        truncation: p.text("truncation")?.parse()?,
     })
 }

@@ -1,7 +1,7 @@
 //! `sparse_fpca`: the private covariance operator of sparse curves (each record's own kernel-ridge
 //! fit onto the basis), FPCA by post-processing ([`crate::front::FpcaRequest::build_sparse`]).
 
-use super::fpca::{CENTRE, COMPONENTS, KERNEL, request};
+use super::fpca::{CENTRE, COMPONENTS, KERNEL, TRUNCATION, request};
 use super::{Built, DELTA, EPSILON, Entry, Frame, InputKind, Param, Params};
 use fdp_core::Result;
 
@@ -13,6 +13,7 @@ pub(super) const ENTRY: Entry = Entry {
         EPSILON,
         Param::required("range", "[lo, hi], the public range of the values"),
         COMPONENTS,
+        TRUNCATION,
         KERNEL,
         CENTRE,
         Param::with_default(

@@ -292,6 +292,10 @@ struct FpcaArgs {
     /// The number of principal components reported (1 ..= J).
     #[arg(long, default_value_t = 3)]
     k: usize,
+    /// How the principal components choose among the J released components: `risk` (the leading
+    /// j >= k with the smallest estimated error) or `fixed` (all J) (default: the registry's).
+    #[arg(long, value_parser = ["risk", "fixed"])]
+    truncation: Option<String>,
     /// The kernel SHAPE:RHO of the basis, on the grid mapped to [0, 1] (default: the registry's).
     #[arg(long, value_parser = checked::<Stationary>)]
     kernel: Option<String>,
@@ -915,6 +919,7 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let spec = spec_with_budget(name, &args.privacy).with("range", serde_json::json!([args.range.0, args.range.1]));
     let spec = with_given(spec, "kernel", args.kernel.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "components", args.components.map(serde_json::Value::from));
+    let spec = with_given(spec, "truncation", args.truncation.clone().map(serde_json::Value::from));
     let spec = with_given(spec, "centre", args.centre.map(number));
     let spec = with_given(spec, "ridge", args.ridge.map(number));
     let n = frame.n;

@@ -79,6 +79,38 @@ pub enum CovarianceNoise {
     Gaussian(GaussianVector),
 }
 
+/// **How a released covariance chooses the components its FPCA uses** ([`Covariance::fpca`]);
+/// post-processing either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Truncation {
+    /// All J released components.
+    #[default]
+    Fixed,
+    /// The leading `j >= k` components with the smallest unbiased estimate of the operator's
+    /// squared Hilbert-Schmidt error ([`Covariance::risk_truncation`]): J is then the largest
+    /// truncation considered, and the noisy trailing components are dropped when their signal does
+    /// not pay for their noise.
+    Risk,
+}
+
+impl std::str::FromStr for Truncation {
+    type Err = EstimatorError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "fixed" => Ok(Self::Fixed),
+            "risk" => Ok(Self::Risk),
+            _ => Err(EstimatorError::BadParameter {
+                name: "truncation",
+                value: fdp_core::ParamValue::Missing,
+                reason: "must be \"risk\" (the leading components chosen by their estimated risk) or \"fixed\" (all J)",
+            }),
+        }
+    }
+}
+
 /// **A private covariance operator of curves in a Mercer basis** (module docs for the formula,
 /// the sensitivity and the proof): the J × J covariance of the clipped, centred coefficients,
 /// released with Laplace (pure ε) or Gaussian ((ε, δ)) noise, with FPCA by post-processing.
@@ -108,6 +140,7 @@ pub struct PrivateCovariance {
     basis_description: Descriptor,
     noise: CovarianceNoise,
     sensitivity: f64,
+    truncation: Truncation,
 }
 
 impl PrivateCovariance {
@@ -130,6 +163,7 @@ impl PrivateCovariance {
             basis,
             noise: CovarianceNoise::Laplace(noise),
             sensitivity,
+            truncation: Truncation::Fixed,
         })
     }
 
@@ -149,6 +183,7 @@ impl PrivateCovariance {
             basis,
             noise: CovarianceNoise::Gaussian(noise),
             sensitivity,
+            truncation: Truncation::Fixed,
         })
     }
 
@@ -197,6 +232,13 @@ impl PrivateCovariance {
     /// The number of components J.
     pub fn components(&self) -> usize {
         self.basis.len()
+    }
+
+    /// The same mechanism whose releases choose their FPCA's components by `truncation`
+    /// (post-processing: the noise, the guarantee and the state are unchanged).
+    pub fn with_truncation(mut self, truncation: Truncation) -> Self {
+        self.truncation = truncation;
+        self
     }
 
     /// The released basis (the J leading components).
@@ -290,6 +332,18 @@ impl PrivateCovariance {
         Ok((matrix, mean))
     }
 
+    /// The noise variances of a release's coordinates in the covariance's units (module docs):
+    /// the summary's coordinates carry variance `v` (Laplace `2b²`, Gaussian `σ²`); the mean
+    /// coefficients are the mean block divided by τ, the off-diagonal second moments of the
+    /// Gaussian variant the coordinate divided by √2.
+    fn entry_noise(&self) -> EntryNoise {
+        let (v, off) = match self.noise {
+            CovarianceNoise::Laplace(l) => (2.0 * l.scale().powi(2), 1.0),
+            CovarianceNoise::Gaussian(g) => (g.sigma().powi(2), 0.5),
+        };
+        EntryNoise { mean: v / self.tau().powi(2), diagonal: v, off_diagonal: v * off }
+    }
+
     fn fingerprint(&self) -> u64 {
         let mut words: Vec<u64> = self.name.bytes().map(u64::from).collect();
         words.extend([self.basis.len() as u64, self.tau().to_bits()]);
@@ -351,6 +405,8 @@ impl Mechanism<CurveSet<'_>> for PrivateCovariance {
         let phi = self.basis.eigenfunctions();
         let eigenfunctions = (0..phi.nrows()).flat_map(|i| (0..phi.ncols()).map(move |c| phi[(i, c)])).collect();
         let output = Covariance {
+            noise: self.entry_noise(),
+            truncation: self.truncation,
             grid: self.basis.grid().clone(),
             basis: self.basis.summary(),
             eigenfunctions,
@@ -402,6 +458,11 @@ impl MergeableMechanism<CurveSet<'_>> for PrivateCovariance {
 /// vector and costs no privacy.
 #[derive(Debug, Clone, Serialize)]
 pub struct Covariance {
+    /// The noise law of the released coordinates (public: it follows from the calibration).
+    #[serde(skip)]
+    noise: EntryNoise,
+    /// How [`Covariance::fpca`] chooses its components.
+    truncation: Truncation,
     grid: Grid,
     basis: BasisSummary,
     /// `φ_k(t_i)`, K × J row-major.
@@ -428,12 +489,33 @@ impl Output for Covariance {
     }
 }
 
+/// The variances of the independent noise on a covariance release's coordinates: each mean
+/// coefficient `m̃_a`, each diagonal second moment `S̃_aa` and each off-diagonal `S̃_ab`, `a < b`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct EntryNoise {
+    mean: f64,
+    diagonal: f64,
+    off_diagonal: f64,
+}
+
+impl EntryNoise {
+    /// The variance of the noise on `C̃_ab = S̃_ab − m̃_a m̃_b` to first order in the mean's noise,
+    /// with the plug-in `m_a² ≈ max(m̃_a² − v_m, 0)`:
+    /// `v_S + (m_a² + m_b²) v_m + (1 + [a = b]) v_m²`.
+    fn of_entry(&self, a: usize, b: usize, mean: &[f64]) -> f64 {
+        let m2 = |x: f64| (x * x - self.mean).max(0.0);
+        let (second, diagonal) = if a == b { (self.diagonal, 2.0) } else { (self.off_diagonal, 1.0) };
+        second + (m2(mean[a]) + m2(mean[b])) * self.mean + diagonal * self.mean * self.mean
+    }
+}
+
 /// **Functional principal components by post-processing**: the top k eigenvalues of the
 /// released covariance projected onto the positive semidefinite cone (negative eigenvalues set
 /// to 0), their eigenfunctions on the grid (orthonormal in the grid's L²), and the fraction of the
 /// (projected) total variance each explains.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fpca {
+    components: usize,
     eigenvalues: Vec<f64>,
     eigenfunctions: Vec<Vec<f64>>,
     explained: Vec<f64>,
@@ -441,6 +523,11 @@ pub struct Fpca {
 }
 
 impl Fpca {
+    /// The number of the release's components the decomposition used (J, or the risk's choice).
+    pub fn components(&self) -> usize {
+        self.components
+    }
+
     /// `λ_1 >= … >= λ_k >= 0`.
     pub fn eigenvalues(&self) -> &[f64] {
         &self.eigenvalues
@@ -451,12 +538,12 @@ impl Fpca {
         &self.eigenfunctions
     }
 
-    /// `λ_k / Σ_l λ_l⁺` over all J eigenvalues of the projection onto the PSD cone (0 when it is 0).
+    /// `λ_k / Σ_l λ_l⁺` over all the used components' eigenvalues of the projection onto the PSD cone (0 when it is 0).
     pub fn explained_variance(&self) -> &[f64] {
         &self.explained
     }
 
-    /// The eigenvectors `v_k` in the basis (unit l2 norm).
+    /// The eigenvectors `v_k` in the basis (unit l2 norm), of length [`components`](Self::components).
     pub fn coefficients(&self) -> &[Vec<f64>] {
         &self.coefficients
     }
@@ -499,17 +586,106 @@ impl Covariance {
             .collect()
     }
 
-    /// **FPCA**: the top `k` (1 <= k <= J) components (see [`Fpca`]). A matrix the eigensolver
-    /// cannot decompose (only a non-finite one, which a release never holds) is an error.
+    /// **The operator truncated to its `j` leading components** (1 <= j <= J): the leading `j × j`
+    /// block of the matrix, the first `j` mean coefficients and eigenfunctions. Post-processing.
+    pub fn truncated(&self, j: usize) -> Result<Covariance> {
+        let big = self.components;
+        if j == 0 || j > big {
+            return Err(EstimatorError::BadParameter {
+                name: "components",
+                value: j.into(),
+                reason: "a truncation keeps between 1 and J components",
+            });
+        }
+        let eigenfunctions = self.eigenfunctions.chunks(big).flat_map(|row| row[..j].iter().copied()).collect();
+        let matrix = (0..j).flat_map(|a| self.matrix[a * big..a * big + j].iter().copied()).collect();
+        Ok(Covariance {
+            noise: self.noise,
+            truncation: Truncation::Fixed,
+            grid: self.grid.clone(),
+            basis: self.basis.clone(),
+            eigenfunctions,
+            components: j,
+            reference: self.reference.clone(),
+            mean: self.mean[..j].to_vec(),
+            matrix,
+        })
+    }
+
+    /// **An unbiased estimate of each truncation's squared Hilbert-Schmidt error**, up to a constant
+    /// common to all: entry `j − 1` estimates `E‖C̃_j − C‖²_HS − E‖C − C_J‖²_HS` for the operator
+    /// `C̃_j` truncated to `j` components, against the clipped data's covariance `C` in the J
+    /// released components. The error of `C̃_j` is the noise of the entries it keeps plus the
+    /// entries it drops, `Σ_{a,b<j} V_ab + Σ_{(a,b)∉[j]²} C_ab²`, and `C̃_ab² − V_ab` estimates
+    /// `C_ab²` without bias (Stein's unbiased risk estimate for a keep-or-kill rule; `V_ab` the
+    /// noise variance of the entry, exact for the second moments, to first order for the mean's
+    /// part). Post-processing of the release and its public noise law: no privacy cost.
+    pub fn truncation_risks(&self) -> Vec<f64> {
+        let big = self.components;
+        let mut kept = 0.0;
+        let mut dropped: f64 = (0..big)
+            .flat_map(|a| (0..big).map(move |b| (a, b)))
+            .map(|(a, b)| self.matrix[a * big + b].powi(2) - self.noise.of_entry(a, b, &self.mean))
+            .sum();
+        (0..big)
+            .map(|j| {
+                // The L-shaped band that truncation j + 1 keeps and truncation j drops.
+                for (a, b) in (0..=j).map(|a| (a, j)).chain((0..j).map(|b| (j, b))) {
+                    let v = self.noise.of_entry(a, b, &self.mean);
+                    kept += v;
+                    dropped -= self.matrix[a * big + b].powi(2) - v;
+                }
+                kept + dropped
+            })
+            .collect()
+    }
+
+    /// **The truncation chosen by its estimated risk** ([`truncation_risks`](Self::truncation_risks)):
+    /// the `j` in `at_least ..= J` with the smallest estimate (the smallest such `j` on ties), e.g.
+    /// `at_least = k` before an FPCA of `k` components. Post-processing: no privacy cost.
+    pub fn risk_truncation(&self, at_least: usize) -> Result<usize> {
+        if at_least == 0 || at_least > self.components {
+            return Err(EstimatorError::BadParameter {
+                name: "at_least",
+                value: at_least.into(),
+                reason: "the smallest truncation must be between 1 and J",
+            });
+        }
+        let risks = self.truncation_risks();
+        let best = (at_least..=self.components)
+            .fold(at_least, |best, j| if risks[j - 1] < risks[best - 1] { j } else { best });
+        Ok(best)
+    }
+
+    /// How [`fpca`](Self::fpca) chooses its components.
+    pub fn truncation(&self) -> Truncation {
+        self.truncation
+    }
+
+    /// **FPCA**: the top `k` (1 <= k <= J) components (see [`Fpca`]) of the operator in all J
+    /// components ([`Truncation::Fixed`]) or truncated to the `j >= k` leading ones its risk
+    /// estimate chooses ([`Truncation::Risk`]). A matrix the eigensolver cannot decompose (only a
+    /// non-finite one, which a release never holds) is an error.
     pub fn fpca(&self, k: usize) -> Result<Fpca> {
-        let j = self.components;
-        if k == 0 || k > j {
+        if k == 0 || k > self.components {
             return Err(EstimatorError::BadParameter {
                 name: "k",
                 value: k.into(),
                 reason: "the number of principal components must be between 1 and J",
             });
         }
+        match self.truncation {
+            Truncation::Risk => match self.risk_truncation(k)? {
+                j if j < self.components => self.truncated(j)?.principal_components(k),
+                _ => self.principal_components(k),
+            },
+            Truncation::Fixed => self.principal_components(k),
+        }
+    }
+
+    /// The top `k <= J` eigenpairs of the matrix (checked by [`fpca`](Self::fpca)).
+    fn principal_components(&self, k: usize) -> Result<Fpca> {
+        let j = self.components;
         let c = faer::Mat::from_fn(j, j, |a, b| self.matrix[a * j + b]);
         let (values, vectors) = fdp_mercer::linalg::symmetric_eigen(c.as_ref())?;
         let total: f64 = values.iter().map(|v| v.max(0.0)).sum();
@@ -524,7 +700,7 @@ impl Covariance {
                     .collect()
             })
             .collect();
-        Ok(Fpca { eigenvalues, eigenfunctions, explained, coefficients })
+        Ok(Fpca { components: j, eigenvalues, eigenfunctions, explained, coefficients })
     }
 }
 
@@ -971,5 +1147,100 @@ mod tests {
                 assert!(dist > 0.1, "{dist}");
             }
         }
+    }
+
+    /// The truncation risk is Stein's unbiased estimate: over many releases of one summary its mean
+    /// matches the mean realised squared error `Σ_{a,b<j}(C̃ − C)² + Σ_{out} C²` of every truncation
+    /// j (Laplace and Gaussian; records centred near their mean, as the front doors centre them).
+    #[test]
+    fn the_truncation_risk_is_unbiased_for_every_truncation() {
+        let basis = basis();
+        let (n, j) = (300, 5);
+        let curves = simulate(Scenario::S2, &basis, n, 3).unwrap().curves;
+        let reference = curves.mean_curve();
+        let setup = setup(n, 2.0, 4.0).centred_at(reference).unwrap();
+        let variants = [
+            PrivateCovariance::laplace(&basis, setup.clone(), j).unwrap(),
+            PrivateCovariance::gaussian(&basis, setup, j, Delta::new(1e-6).unwrap()).unwrap(),
+        ];
+        for mechanism in variants {
+            let summary = mechanism.summarize(&curves).unwrap();
+            let (exact, _) = mechanism.covariance_of(&summary).unwrap();
+            let mut rng = NoiseRng::seeded(77);
+            let releases = 2000;
+            let (mut estimated, mut realised) = (vec![0.0; j], vec![0.0; j]);
+            for _ in 0..releases {
+                let release = mechanism.privatize(&summary, &mut rng, Charge::unaccounted()).unwrap();
+                let c = release.output();
+                for (t, r) in c.truncation_risks().iter().enumerate() {
+                    estimated[t] += r / releases as f64;
+                    let keep = t + 1;
+                    let err: f64 = (0..j)
+                        .flat_map(|a| (0..j).map(move |b| (a, b)))
+                        .map(|(a, b)| {
+                            let truth = exact[a * j + b];
+                            if a < keep && b < keep { (c.matrix()[a * j + b] - truth).powi(2) } else { truth * truth }
+                        })
+                        .sum();
+                    realised[t] += err / releases as f64;
+                }
+            }
+            // The estimates' spread: the difference of consecutive truncations is what the rule
+            // compares, so both the levels and the differences must agree.
+            for t in 0..j {
+                let tolerance = 0.05 * realised[t].max(realised[j - 1]);
+                assert!(
+                    (estimated[t] - realised[t]).abs() <= tolerance,
+                    "{}: j = {} {estimated:?} vs {realised:?}",
+                    mechanism.name(),
+                    t + 1
+                );
+            }
+        }
+    }
+
+    /// The rule keeps every component when the noise is negligible and only the leading ones when
+    /// it swamps the rest; `fpca` follows the mechanism's rule; the truncation is the leading block.
+    #[test]
+    fn the_risk_truncation_keeps_what_pays_for_its_noise() {
+        let basis = basis();
+        let (n, j) = (400, 8);
+        let curves = simulate(Scenario::S2, &basis, n, 5).unwrap().curves;
+        let reference = curves.mean_curve();
+        let chosen = |eps: f64, seed: u64| {
+            let setup = setup(n, eps, 4.0).centred_at(reference.clone()).unwrap();
+            let mechanism = PrivateCovariance::laplace(&basis, setup, j).unwrap().with_truncation(Truncation::Risk);
+            let release = mechanism.release(&curves, &mut NoiseRng::seeded(seed), Charge::unaccounted()).unwrap();
+            let c = release.output().clone();
+            (c.risk_truncation(1).unwrap(), c)
+        };
+        // ε = 10¹²: the released operator is the clipped data's; every entry pays for itself.
+        assert_eq!(chosen(1e12, 1).0, j);
+        // ε = 0.5 at τ = 4: the noise (scale ~ (√8 + 1)² 16/(400 · 0.5) ≈ 1.2 per entry) swamps
+        // everything past S-2's leading components.
+        for seed in 0..5 {
+            let (picked, c) = chosen(0.5, seed);
+            assert!(picked <= 3, "seed {seed}: {picked}");
+            let fpca = c.fpca(2).unwrap();
+            assert_eq!(fpca.components(), c.risk_truncation(2).unwrap());
+            assert_eq!(fpca.coefficients()[0].len(), fpca.components());
+            // The truncation is the leading block, and truncating to J is the identity.
+            let t = c.truncated(2).unwrap();
+            assert_eq!(t.matrix(), &[c.matrix()[0], c.matrix()[1], c.matrix()[j], c.matrix()[j + 1]]);
+            assert_eq!(t.mean_coefficients(), &c.mean_coefficients()[..2]);
+            assert_eq!(t.truncation(), Truncation::Fixed);
+            assert_eq!(c.truncated(j).unwrap().values(), c.values());
+        }
+        // A fixed rule uses all J.
+        let setup = setup(n, 0.5, 4.0).centred_at(reference).unwrap();
+        let fixed = PrivateCovariance::laplace(&basis, setup, j).unwrap();
+        let release = fixed.release(&curves, &mut NoiseRng::seeded(1), Charge::unaccounted()).unwrap();
+        assert_eq!(release.output().fpca(2).unwrap().components(), j);
+        // Bad truncations are refused.
+        let c = release.output();
+        assert!(c.truncated(0).is_err() && c.truncated(j + 1).is_err());
+        assert!(c.risk_truncation(0).is_err() && c.risk_truncation(j + 1).is_err());
+        assert!("sure".parse::<Truncation>().is_err());
+        assert_eq!("risk".parse::<Truncation>().unwrap(), Truncation::Risk);
     }
 }

@@ -39,7 +39,7 @@ pub mod tuned;
 pub mod tuned_covariance;
 pub mod tuning;
 
-pub use covariance::{Covariance, CovarianceBound, CovarianceNoise, Fpca, PrivateCovariance};
+pub use covariance::{Covariance, CovarianceBound, CovarianceNoise, Fpca, PrivateCovariance, Truncation};
 pub use density::{
     BasisKde, BernsteinKde, GridPoints, KdeSensitivity, density_kernel, normalise_density, plug_in_bandwidth,
     snap_to_grid,

@@ -53,7 +53,7 @@ use fdp_data::{CurveSet, SparseCurves};
 use fdp_mercer::MercerBasis;
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee};
 
-use crate::covariance::Covariance;
+use crate::covariance::{Covariance, Truncation};
 use crate::error::{EstimatorError, Result};
 use crate::sparse::SparseFrame;
 use crate::tuned_covariance::TunedCovariance;
@@ -186,6 +186,13 @@ impl SparseCovariance {
     /// The number of components J.
     pub fn components(&self) -> usize {
         self.tuned.components()
+    }
+
+    /// The same mechanism whose releases choose their FPCA's components by `truncation`
+    /// ([`TunedCovariance::with_truncation`]; post-processing).
+    pub fn with_truncation(mut self, truncation: Truncation) -> Self {
+        self.tuned = self.tuned.with_truncation(truncation);
+        self
     }
 
     /// The ε of the bound stage (0: released at the ceiling) and of the covariance release.

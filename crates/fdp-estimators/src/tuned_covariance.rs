@@ -25,7 +25,7 @@ use fdp_noise::exact_loss::{gaussian_loss, laplace_loss};
 use fdp_noise::vector::LaplaceVector;
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee};
 
-use crate::covariance::{Covariance, CovarianceNoise, PrivateCovariance, summary_len};
+use crate::covariance::{Covariance, CovarianceNoise, PrivateCovariance, Truncation, summary_len};
 use crate::error::{EstimatorError, Result};
 use crate::mean::MeanSetup;
 use crate::sums::record_sums;
@@ -149,6 +149,13 @@ impl TunedCovariance {
     /// The number of components J.
     pub fn components(&self) -> usize {
         self.candidates[0].components()
+    }
+
+    /// The same mechanism whose releases choose their FPCA's components by `truncation`
+    /// ([`PrivateCovariance::with_truncation`]; post-processing).
+    pub fn with_truncation(mut self, truncation: Truncation) -> Self {
+        self.candidates = self.candidates.into_iter().map(|c| c.with_truncation(truncation)).collect();
+        self
     }
 
     /// The bound stage's noise: the mean of the clamped log norms, sensitivity `ln(F/f)/n` (two

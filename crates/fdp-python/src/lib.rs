@@ -448,11 +448,17 @@ struct CovarianceRelease {
 
 #[pymethods]
 impl CovarianceRelease {
-    /// `(eigenvalues, eigenfunctions k x K on the grid, explained variance)` of the top `k`.
+    /// `(eigenvalues, eigenfunctions k x K on the grid, explained variance, components used)` of
+    /// the top `k`.
     #[allow(clippy::type_complexity)]
-    fn fpca(&self, k: usize) -> PyResult<(Vec<f64>, Vec<Vec<f64>>, Vec<f64>)> {
+    fn fpca(&self, k: usize) -> PyResult<(Vec<f64>, Vec<Vec<f64>>, Vec<f64>, usize)> {
         let fpca = self.inner.output().fpca(k).map_err(py_err)?;
-        Ok((fpca.eigenvalues().to_vec(), fpca.eigenfunctions().to_vec(), fpca.explained_variance().to_vec()))
+        Ok((
+            fpca.eigenvalues().to_vec(),
+            fpca.eigenfunctions().to_vec(),
+            fpca.explained_variance().to_vec(),
+            fpca.components(),
+        ))
     }
     /// The number J of basis components the covariance is released in.
     fn components(&self) -> usize {

@@ -62,6 +62,7 @@ test_that("FPCA, M2M and synthetic data read off their releases", {
   r <- release(fdp_session(1, seed = 2), fdp_fpca(1, range = c(0, 1), components = 3), fdp_curves(d$values, d$grid))
   f <- fpca(r, 2)
   expect_equal(dim(f$functions), c(16, 2))
+  expect_true(f$components >= 2 && f$components <= 3)  # the risk's truncation, by default
   expect_true(all(diff(f$values) <= 0))
   set.seed(24)
   points <- matrix(runif(1000), 500, 2)

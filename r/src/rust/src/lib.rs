@@ -526,8 +526,8 @@ fn release_fpca(r: Robj, k: Robj) -> Robj {
         let fpca = c.output().fpca(count(&k, "k")?)?;
         let functions: Vec<f64> = fpca.eigenfunctions().concat();
         named(
-            &["values", "functions", "explained"],
-            vec![r!(fpca.eigenvalues()), r!(functions), r!(fpca.explained_variance())],
+            &["values", "functions", "explained", "components"],
+            vec![r!(fpca.eigenvalues()), r!(functions), r!(fpca.explained_variance()), r!(fpca.components() as i32)],
         )
     })())
 }
