@@ -54,7 +54,7 @@ use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag};
 use fdp::data::SparseCurves;
 use fdp::data::{CurveSet, Scenario, data_dir, simulate};
 use fdp::estimators::sparse::{SparseBinnedMean, SparseFrame, SparseMean};
-use fdp::estimators::{MeanSetup, Mechanism, PrivateCovariance, SparseCovariance, TunedCovariance};
+use fdp::estimators::{MeanSetup, Mechanism, PrivateCovariance, SparseCovariance, Truncation, TunedCovariance};
 use fdp::front::{MeanMethod, MeanRequest};
 use fdp::mercer::linalg::{symmetric_eigen, symmetric_eigenvalues};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -920,6 +920,45 @@ fn truncation_by_risk(quick: bool, problems: &[Problem], kernel: Stationary) -> 
                 let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
                 println!("{line} risk_J={:.2} risk_subspace={:.3}", mean(&chosen), mean(&dists));
             }
+        }
+        // The sparse covariance (Laplace, the default ridge) at m points per curve, ε = 1: fixed J
+        // against the risk's truncation of a J = 8 release.
+        let frame = match &problem.reference {
+            Some(r) => SparseFrame::new(&grid, problem.range)?.centred_at(r.clone())?,
+            None => SparseFrame::new(&grid, problem.range)?,
+        };
+        for m in [5, 10] {
+            let mut line = format!("truncation data={} sparse m={m} noise=laplace epsilon=1", problem.label);
+            for (j, rule) in
+                [(3, Truncation::Fixed), (6, Truncation::Fixed), (8, Truncation::Fixed), (8, Truncation::Risk)]
+            {
+                let ceiling = ClippingBound::l2(problem.tau)?;
+                let mechanism = SparseCovariance::laplace(
+                    &basis,
+                    curves.n(),
+                    Epsilon::new(1.0)?,
+                    frame.clone(),
+                    ceiling,
+                    j,
+                    SparseCovariance::DEFAULT_RIDGE,
+                )?
+                .with_truncation(rule);
+                let mut rng = NoiseRng::seeded(31 + m as u64);
+                let mut sub_rng = rand::rngs::StdRng::seed_from_u64(8_000 + m as u64);
+                let (mut chosen, mut dists) = (Vec::new(), Vec::new());
+                for _ in 0..releases {
+                    let data = SparseCurves::subsample(curves, m, &mut sub_rng)?;
+                    let fpca = mechanism.release(&data, &mut rng, Charge::unaccounted())?.output().fpca(K)?;
+                    chosen.push(fpca.components() as f64);
+                    dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
+                }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                match rule {
+                    Truncation::Risk => write!(line, " risk_J={:.2} risk_subspace={:.3}", mean(&chosen), mean(&dists))?,
+                    _ => write!(line, " fixed_J{j}={:.3}", mean(&dists))?,
+                }
+            }
+            println!("{line}");
         }
     }
     Ok(())
