@@ -35,20 +35,28 @@ def rust_seconds(n: int, binary: str | None) -> float:
     return float(match.group(1))
 
 
+def main_job_data(n: int, k: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """The main job's data (the Rust benchmark's shape; it draws S-1 curves instead): ``n`` smooth
+    curves with a random level on ``k`` midpoints of [0, 1], built in place (no n x K temporaries).
+    Returns ``(values, t)``."""
+    t = (np.arange(k) + 0.5) / k
+    rng = np.random.default_rng(1)
+    values = rng.standard_normal((n, k))
+    values *= 0.1
+    values += 10 * t * np.exp(-t)
+    values += rng.normal(0.0, 1.0, (n, 1))
+    return values, t
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--rust-bin", default=None)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    n, k = args.n, 100
-    t = (np.arange(k) + 0.5) / k
-    rng = np.random.default_rng(1)
-    # Smooth curves with a random level, built in place (no n x K temporaries).
-    values = rng.standard_normal((n, k))
-    values *= 0.1
-    values += 10 * t * np.exp(-t)
-    values += rng.normal(0.0, 1.0, (n, 1))
+    n = args.n
+    values, t = main_job_data(n)
+    k = t.size
     data_bytes = values.nbytes
     curves = fdp.Curves(values, t)
     # As the Rust benchmark: reset the resident-memory high-water mark (Linux) so the peak below is

@@ -752,3 +752,19 @@ def test_the_docstring_examples_run(module: str) -> None:
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {module} failed"
+
+
+def test_the_peers_benchmark_runs_and_prints_its_records() -> None:
+    """`examples/python/peers_mean.py` (issue 28's peer record) at a small n: fdp and numpy always;
+    diffprivlib and OpenDP when the `bench` extra is installed (not in CI: a benchmark, not a test of
+    them). Asserts the records' shape, not timings."""
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "examples" / "python" / "peers_mean.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--n", "2000", "--repeats", "1", "--polars-repeats", "0", "--no-rust"],
+        check=True, capture_output=True, text=True, cwd=script.parent,
+    ).stdout
+    assert "peer tool=fdp_tuned n=2000 k=100" in out and "peer tool=numpy n=2000" in out
+    summary = [line for line in out.splitlines() if line.startswith("peers ")]
+    assert len(summary) == 1 and "numpy_cpu_over_fdp=" in summary[0]
