@@ -319,6 +319,16 @@ class FpcaResult:
     grid: NDArray[np.float64]
     components: int
 
+    def to_fdatagrid(self) -> Any:
+        """The components as a scikit-fda ``FDataGrid`` (one sample per component on the grid in the
+        data's units), the form of scikit-fda's ``FPCA().components_``; scikit-fda is imported here
+        (``pip install "fdp[fda]"``)."""
+        try:
+            from skfda import FDataGrid
+        except ImportError as e:
+            raise ImportError("FpcaResult.to_fdatagrid needs scikit-fda: pip install scikit-fda") from e
+        return FDataGrid(data_matrix=self.functions, grid_points=self.grid)
+
 
 class CovarianceRelease(_Release):
     """A released covariance operator (J x J in a kernel's basis, with the mean it is centred at); its

@@ -224,6 +224,18 @@ def test_from_fdatagrid_takes_rows_and_the_grid() -> None:
         fdp.Curves.from_fdatagrid(FDataGrid())
 
 
+def test_a_release_goes_to_scikit_fda_and_back() -> None:
+    skfda = pytest.importorskip("skfda")
+    t = np.linspace(1.0, 18.0, 25)
+    grid = skfda.FDataGrid(data_matrix=np.sin(t / 6.0) + np.linspace(0, 1, 200)[:, None] * 0.1, grid_points=t)
+    curves = fdp.Curves.from_fdatagrid(grid)
+    release = fdp.Session(1.0, seed=2).release(fdp.MeanCurve(range=(-1.0, 2.0)).build(curves, 1.0), curves)
+    back = release.to_fdatagrid()
+    assert isinstance(back, skfda.FDataGrid) and back.n_samples == 1
+    np.testing.assert_array_equal(back.grid_points[0], t)
+    np.testing.assert_array_equal(back.data_matrix[0, :, 0], release.curve)
+
+
 def test_as_points_shapes() -> None:
     assert fdp.as_points([1.0, 2.0]).shape == (2, 1)
     with pytest.raises(ValueError, match="coordinates"):

@@ -58,6 +58,21 @@ def test_the_components_are_truncated_by_their_estimated_risk_unless_fixed() -> 
         fdp.Fpca(range=(0.0, 1.0), truncation="sure").build(data, 1.0)  # type: ignore[arg-type]
 
 
+def test_the_release_and_its_components_convert_to_scikit_fda() -> None:
+    skfda = pytest.importorskip("skfda")
+    data = curves()
+    release = fdp.Session(2.0, seed=1).release(fdp.Fpca(range=(0.0, 1.0), components=4).build(data, 2.0), data)
+    result = release.fpca(2)
+    components = result.to_fdatagrid()
+    assert isinstance(components, skfda.FDataGrid) and components.n_samples == 2
+    np.testing.assert_array_equal(components.grid_points[0], data.grid)
+    np.testing.assert_array_equal(components.data_matrix[..., 0], result.functions)
+    # The components are orthonormal in L² of the grid mapped onto [0, 1]: scikit-fda's inner
+    # product on the data's grid (here [0, 1] already) agrees.
+    gram = skfda.misc.inner_product_matrix(components)
+    np.testing.assert_allclose(gram, np.eye(2), atol=0.05)
+
+
 def test_python_and_the_command_line_release_the_same_bytes(tmp_path: Path) -> None:
     cli = docblocks.cli()
     if cli is None:
