@@ -24,8 +24,8 @@ pub(super) const ENTRY: Entry = Entry {
 
 // J = 8 with the risk's truncation: the FPCA keeps the leading j >= k components whose signal pays
 // for their noise, so J is the largest truncation considered (`examples/studies/sparse_and_fpca
-// --truncation-only`, docs/DESIGN.md section 17.9: near the best fixed J in every cell, where a
-// fixed J = 6 lost up to 5x on the simulations).
+// --truncation-only`, docs/DESIGN.md section 17.9: within 0.05 of the best fixed J in 21 of 48 cells; a
+// fixed J = 6 was worse in 42 of 48 cells, up to 22x on the simulations).
 pub(super) const COMPONENTS: Param =
     Param::with_default("components", "8", "J, the basis components the covariance is released in");
 pub(super) const TRUNCATION: Param = Param::with_default(
