@@ -60,6 +60,7 @@ pub use bound::{BoundSearch, BudgetSplit};
 
 use crate::error::{EstimatorError, Result};
 use crate::mean::MeanSetup;
+use crate::mechanism::LeadingBlocks;
 use selection::argmin;
 use setup::{TunedSetup, TunedStages};
 
@@ -220,6 +221,7 @@ impl TunedMean {
             eta,
             range: None,
             family: FamilyChoice::default(),
+            blocks: LeadingBlocks::default(),
         };
         Self::build(setup)
     }

@@ -282,14 +282,18 @@ impl TunedSetup {
             setup = setup.centred_at(r.clone())?;
         }
         Ok(match self.kind {
-            TunedKind::IclpL1 => Candidate::Basis(Box::new(BasisMean::iclp_l1(
+            TunedKind::IclpL1 => Candidate::Basis(Box::new(BasisMean::iclp_l1_on(
                 &self.basis,
                 setup,
                 Regularisation::new(self.eta, parameter)?,
+                &self.blocks,
             )?)),
-            TunedKind::IidLaplace => {
-                Candidate::Basis(Box::new(BasisMean::iid_laplace(&self.basis, setup, parameter as usize)?))
-            }
+            TunedKind::IidLaplace => Candidate::Basis(Box::new(BasisMean::iid_laplace_on(
+                &self.basis,
+                setup,
+                parameter as usize,
+                &self.blocks,
+            )?)),
             _ => Candidate::Bernstein(Box::new(BernsteinMean::new(self.basis.grid(), setup, parameter as usize)?)),
         })
     }

@@ -13,6 +13,7 @@ use super::pilot::PilotFamily;
 use super::release::ReleaseFamily;
 use super::{BoundSearch, BudgetSplit, FamilyChoice, TunedKind};
 use crate::error::{EstimatorError, Result};
+use crate::mechanism::LeadingBlocks;
 use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
 
 /// Everything a tuned mean's stages read: public quantities only, fixed when it is built.
@@ -36,6 +37,8 @@ pub(super) struct TunedSetup {
     pub(super) range: Option<(f64, f64)>,
     /// Whether ICLP-RKHS may switch to the pointwise-clipped binned family.
     pub(super) family: FamilyChoice,
+    /// The basis's leading blocks, truncated once for the candidates at every bound.
+    pub(super) blocks: LeadingBlocks,
 }
 
 /// **The stages of a tuned mean**, each a mechanism owning its guarantee: the bound (`None`: a
