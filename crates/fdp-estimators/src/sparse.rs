@@ -66,13 +66,13 @@ use fdp_noise::vector::LaplaceVector;
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
 
 use fdp_core::stages::part;
-use fdp_core::{Adaptive, Family, OnSlice, Sequential, StageLaw, StageMechanism, StagePlan, Stages};
+use fdp_core::{Adaptive, Family, Sequential, StageLaw, StageMechanism, StagePlan};
 
 use crate::error::{EstimatorError, Result};
 use crate::frame::{RANGE_SEARCH_FLOOR_RATIO, range_radius};
 use crate::mean::{MeanMechanism, MeanSetup};
 use crate::sums::MEAN_ROUNDINGS;
-use crate::tuned::{BoundSearch, TunedMean};
+use crate::tuned::{BoundSearch, BoundThenRelease, TunedMean};
 
 /// The public frame of sparse curves on a grid: the range of the values, the centre, and the design
 /// of the observation times (see the [module docs](self)).
@@ -475,22 +475,7 @@ pub struct SparseBinnedMean {
     /// The noise on the coarse weights; `None` when the design is stated (the weights are known).
     weights_noise: Option<LaplaceVector>,
     /// The bound and the release, composed: what the ledger charges and what the release runs.
-    stages: Sequential<SparseStages>,
-}
-
-/// **The stages of the binned sparse mean**: the bound (`None`: a share of 0, the public ceiling
-/// R), then the release at the chosen τ — an adaptive stage over the bins' sums at every τ of the
-/// grid, each with the bins' weights.
-#[derive(Debug, Clone)]
-struct SparseStages {
-    bound: Option<OnSlice<LaplaceVector>>,
-    release: Adaptive<BinsAtEachBound>,
-}
-
-impl Stages for SparseStages {
-    fn each(&self) -> Vec<(&'static str, Option<&dyn StageLaw>)> {
-        vec![("bound", self.bound.as_ref().map(|b| b as &dyn StageLaw)), ("release", Some(&self.release))]
-    }
+    stages: Sequential<BoundThenRelease<BinsAtEachBound>>,
 }
 
 /// The releases the bound stage chooses among: at each τ of the grid, the bins' sums (l1
@@ -644,7 +629,7 @@ impl SparseBinnedMean {
         let bound = if eps_bound > 0.0 { Some(search.stage(radius, n, eps_bound)?) } else { None };
         let family = BinsAtEachBound { taus: taus.clone(), n, bins, weight_bins, weight_share };
         let release = Adaptive::new(PrivacyGuarantee::pure(Epsilon::new(rest)?), family)?;
-        let stages = Sequential::new(PrivacyGuarantee::pure(epsilon), SparseStages { bound, release })?;
+        let stages = Sequential::new(PrivacyGuarantee::pure(epsilon), BoundThenRelease { bound, release })?;
         let mechanism = Self {
             bin_of: (0..k).map(|g| g * bins / k).collect(),
             taus,

@@ -20,20 +20,19 @@ use std::sync::Arc;
 use fdp_core::stages::part;
 use fdp_core::state::{fixed_scale, from_fixed, to_fixed};
 use fdp_core::{
-    Accuracy, Adaptive, Charge, ClipNorm, ClippingBound, Family, Mechanism, MergeableMechanism, OnSlice, Release,
-    Sequential, Stage, StageLaw, StageMechanism, StagePlan, StageRecord, Stages, SummaryState, Tuning,
+    Accuracy, Adaptive, Charge, ClipNorm, ClippingBound, Family, Mechanism, MergeableMechanism, Release, Sequential,
+    Stage, StageLaw, StageMechanism, StagePlan, StageRecord, SummaryState, Tuning,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
 use fdp_noise::exact_loss::{gaussian_loss, laplace_loss};
-use fdp_noise::vector::LaplaceVector;
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee};
 
 use crate::covariance::{Covariance, CovarianceNoise, PrivateCovariance, summary_len};
 use crate::error::{EstimatorError, Result};
 use crate::mean::MeanSetup;
 use crate::sums::record_sums;
-use crate::tuned::{BoundSearch, BudgetSplit};
+use crate::tuned::{BoundSearch, BoundThenRelease, BudgetSplit};
 
 /// The private covariance operator with a private clipping bound, in one mechanism (module docs).
 ///
@@ -64,21 +63,7 @@ pub struct TunedCovariance {
     eps_bound: f64,
     reference: Option<Vec<f64>>,
     /// The bound and the release, composed: what the ledger charges and what the release runs.
-    stages: Sequential<CovarianceStages>,
-}
-
-/// **The stages of a tuned covariance**: the bound (`None`: a share of 0, the public ceiling), then
-/// the covariance at the chosen τ — an adaptive stage over the candidates at every τ of the grid.
-#[derive(Debug, Clone)]
-struct CovarianceStages {
-    bound: Option<OnSlice<LaplaceVector>>,
-    release: Adaptive<AtEachBound>,
-}
-
-impl Stages for CovarianceStages {
-    fn each(&self) -> Vec<(&'static str, Option<&dyn StageLaw>)> {
-        vec![("bound", self.bound.as_ref().map(|b| b as &dyn StageLaw)), ("release", Some(&self.release))]
-    }
+    stages: Sequential<BoundThenRelease<AtEachBound>>,
 }
 
 /// The covariance releases the bound stage chooses among: the candidate at each τ of the grid,
@@ -227,7 +212,7 @@ impl TunedCovariance {
             Some(d) => PrivacyGuarantee::approximate(epsilon, d),
             None => PrivacyGuarantee::pure(epsilon),
         };
-        let stages = Sequential::new(total, CovarianceStages { bound, release })?;
+        let stages = Sequential::new(total, BoundThenRelease { bound, release })?;
         Ok(Self { candidates, taus, search, n, epsilon, delta, eps_bound, reference, stages })
     }
 

@@ -2,11 +2,26 @@
 //! private clipping bound ([`BoundSearch`]) — Laplace noise on the mean of the records' clamped
 //! log-norms, snapped up to a public grid (the snap is post-processing).
 
-use fdp_core::OnSlice;
+use fdp_core::{Adaptive, Family, OnSlice, StageLaw, Stages};
 use fdp_noise::{Epsilon, Sensitivity, vector::LaplaceVector};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EstimatorError, Result};
+
+/// **The stages of a pipeline that buys a private bound and releases at it** (the tuned covariance,
+/// the binned sparse mean): the bound stage (`None`: a share of 0, the public ceiling is used),
+/// then the release — an adaptive stage over the bound grid, its member chosen by τ̂.
+#[derive(Debug, Clone)]
+pub(crate) struct BoundThenRelease<F> {
+    pub(crate) bound: Option<OnSlice<LaplaceVector>>,
+    pub(crate) release: Adaptive<F>,
+}
+
+impl<F: Family> Stages for BoundThenRelease<F> {
+    fn each(&self) -> Vec<(&'static str, Option<&dyn StageLaw>)> {
+        vec![("bound", self.bound.as_ref().map(|b| b as &dyn StageLaw)), ("release", Some(&self.release))]
+    }
+}
 
 /// How a tuned pipeline's total ε is split: a share for the private bound, a share for the pilot
 /// (used only by the mechanisms that need one), the rest for the release.

@@ -56,6 +56,7 @@ use fdp_noise::{Delta, Epsilon};
 use serde::{Deserialize, Serialize};
 
 pub use binned::FamilyChoice;
+pub(crate) use bound::BoundThenRelease;
 pub use bound::{BoundSearch, BudgetSplit};
 
 use crate::error::{EstimatorError, Result};
