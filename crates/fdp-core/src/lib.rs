@@ -18,6 +18,11 @@
 //!   [`Epsilon`](fdp_noise::Epsilon) and [`Delta`](fdp_noise::Delta);
 //! - [`session`]: the [`Session`] — privacy unit, total budget, random stream and ledger — that
 //!   charges every release by sequential composition and refuses to overspend;
+//! - [`stages`]: **stages compose** — a multi-stage mechanism built from stage mechanisms that own
+//!   their guarantee, exact loss and release ([`StageMechanism`], a noise [`OnSlice`] of the
+//!   summary, an [`Adaptive`] stage over a public [`Family`] chosen by earlier outputs), composed by
+//!   [`Sequential`], which derives the charged stages ([`StagePlan`]), the guarantee and the exact
+//!   losses from them;
 //! - [`state`]: mergeable summaries — exact integer partial sums ([`SummaryState`]) built on parts
 //!   of the data, merged in any order, encoded as checksummed bytes, released once
 //!   ([`MergeableMechanism`], [`Session::release_state`]);
@@ -41,7 +46,9 @@
 //!    `GaussianProcessSampler` over a basis: secure lattice samplers with the rounding charge
 //!    included), and implement [`Mechanism`]: `summarize` (total,
 //!    never failing on record contents), `privatize` (it receives a [`Charge`]: hand it on to any
-//!    mechanism you compose), `guarantee`, `accuracy`.
+//!    mechanism you compose), `guarantee`, `accuracy`. A mechanism that spends in several stages
+//!    (a private bound, then the release at it) composes them with [`Sequential`] and reads
+//!    `stages`, `guarantee` and `exact_losses` off the composition (see [`stages`]).
 //! 4. Test it as `tests/user_mechanism.rs` does: audit it with `fdp_audit` through the trait, and
 //!    compute the exact loss of adversarial neighbours with `fdp_noise::exact_loss` (tests and
 //!    audits release with [`Charge::unaccounted`], which spends nothing and says so).
@@ -64,5 +71,5 @@ pub use release::{
     Coefficients, Descriptor, Output, PrivacyUnit, Release, ReleaseMetadata, Sketch, StageRecord, WeightedSample,
 };
 pub use session::{LedgerEntry, LedgerFile, Session};
-pub use stages::StagePlan;
+pub use stages::{Adaptive, Family, OnSlice, Sequential, StageLaw, StageMechanism, StagePlan, Stages, VectorNoise};
 pub use state::{MergeableMechanism, SummaryState};

@@ -36,6 +36,7 @@ use fdp_noise::{Delta, Epsilon, NeighbourRelation, NoiseRng, PrivacyBudget, Priv
 use crate::error::{Error, Result};
 use crate::mechanism::{Charge, Mechanism, Stage};
 use crate::release::{Output, PrivacyUnit, Release};
+use crate::stages::StagePlan;
 use crate::state::{MergeableMechanism, SummaryState};
 
 /// One charged release (or tuning stage) in a session's ledger.
@@ -374,21 +375,12 @@ impl Session {
     /// Checks that the whole pipeline of `mechanism` fits the budget, then charges each stage;
     /// returns the ledger index of the first entry.
     fn charge_stages<D: ?Sized, M: Mechanism<D> + ?Sized>(&mut self, mechanism: &M) -> Result<usize> {
-        let stages = mechanism.stages();
-        let guarantee = mechanism.guarantee();
+        // The ledger charges the stages; the release claims the guarantee: the one rule by which
+        // stages are charged for a guarantee (a `Sequential` composition is built by it, so a
+        // composed mechanism passes by construction; any other is checked here).
+        let stages = StagePlan::check(mechanism.guarantee(), mechanism.stages())?.stages();
         let (epsilon, delta) =
             stages.iter().fold((0.0, 0.0), |(e, d), s| (e + s.guarantee.epsilon(), d + s.guarantee.delta()));
-        // The ledger charges the stages; the release claims the guarantee. They must be the same
-        // number (up to the rounding of the sum): stages that add up to less would leave part of
-        // what the mechanism spends uncharged, more would charge for a guarantee it does not state.
-        let mismatch = |sum: f64, claimed: f64| (sum - claimed).abs() > 1e-12 * claimed;
-        if stages.is_empty() || mismatch(epsilon, guarantee.epsilon()) || mismatch(delta, guarantee.delta()) {
-            return Err(Error::BadParameter {
-                name: "stages",
-                value: epsilon.into(),
-                reason: "a mechanism's stages must add up to its guarantee (the ledger charges the stages)",
-            });
-        }
         // The whole pipeline must fit before any stage is charged.
         let mut trial = self.ledger.budget.clone();
         for stage in &stages {
@@ -573,6 +565,58 @@ mod tests {
             Err(Error::LedgerInvalid { what }) => what,
             other => panic!("a tampered ledger was not refused as invalid: {other:?}"),
         }
+    }
+
+    /// A mechanism on a vector that claims `claimed` and lists `stages`: the Session charges it
+    /// only when they add up (`StagePlan::check`), and charges nothing otherwise.
+    struct Staged {
+        claimed: f64,
+        stages: Vec<f64>,
+    }
+
+    impl Mechanism<[f64]> for Staged {
+        type Output = crate::Coefficients;
+        fn name(&self) -> &'static str {
+            "staged"
+        }
+        fn n(&self) -> Option<usize> {
+            Some(1)
+        }
+        fn guarantee(&self) -> PrivacyGuarantee {
+            eps(self.claimed)
+        }
+        fn summarize(&self, data: &[f64]) -> Result<Vec<f64>> {
+            Ok(data.to_vec())
+        }
+        fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<Release<Self::Output>> {
+            let noise = fdp_noise::vector::LaplaceVector::new(
+                summary.len(),
+                fdp_noise::Sensitivity::new(1.0)?,
+                Epsilon::new(self.claimed)?,
+            )?;
+            let metadata = crate::ReleaseMetadata::new("staged", self.guarantee(), 1.0, crate::SensitivityNorm::L1, 1);
+            Ok(Release::new(crate::Coefficients(noise.release(summary, rng)?), metadata))
+        }
+        fn accuracy(&self) -> crate::Accuracy {
+            crate::Accuracy::expected(0.0)
+        }
+        fn stages(&self) -> Vec<Stage> {
+            let stage = |(i, e): (usize, &f64)| Stage { name: format!("s{i}"), guarantee: eps(*e) };
+            self.stages.iter().enumerate().map(stage).collect()
+        }
+    }
+
+    #[test]
+    fn a_session_refuses_a_mechanism_whose_stages_do_not_add_up_to_its_guarantee() {
+        let mut s = Session::pure(Epsilon::new(2.0).unwrap()).unwrap().with_seed(1);
+        for stages in [vec![0.25, 0.5], vec![0.5, 0.5, 0.25], vec![], vec![1.0 - 1e-9]] {
+            let refused = s.release(&Staged { claimed: 1.0, stages: stages.clone() }, &[0.0][..]).unwrap_err();
+            assert!(refused.to_string().contains("stages must add up to its guarantee"), "{stages:?}: {refused}");
+        }
+        assert_eq!(s.ledger().len(), 0, "nothing is charged on refusal");
+        s.release(&Staged { claimed: 1.0, stages: vec![0.25, 0.75] }, &[0.0][..]).unwrap();
+        assert_eq!(s.ledger().len(), 2);
+        assert_eq!(s.spent(), (1.0, 0.0));
     }
 
     #[test]

@@ -662,6 +662,12 @@ impl Covariance {
         self.truncation
     }
 
+    /// The same operator whose [`fpca`](Self::fpca) chooses its components by `truncation`.
+    pub(crate) fn with_truncation(mut self, truncation: Truncation) -> Self {
+        self.truncation = truncation;
+        self
+    }
+
     /// **FPCA**: the top `k` (1 <= k <= J) components (see [`Fpca`]) of the operator in all J
     /// components ([`Truncation::Fixed`]) or truncated to the `j >= k` leading ones its risk
     /// estimate chooses ([`Truncation::Risk`]). A matrix the eigensolver cannot decompose (only a

@@ -20,7 +20,8 @@
 //! - [`sparse_covariance`]: the covariance operator and FPCA of sparse curves — each record's own
 //!   kernel-ridge fit onto the basis, then the tuned covariance's stages ([`SparseCovariance`]);
 //! - [`tuned`]: **private tuning end to end** — a private clipping bound, ψ/M/degree chosen under
-//!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]);
+//!   DP or by post-processing, one total ε ([`TunedMean`], the default of [`MeanCurve`]): a
+//!   [`fdp_core::Sequential`] composition of its bound, pilot and release stages, one file each;
 //! - [`tuned_covariance`]: the covariance with its private bound as the first stage of one
 //!   mechanism ([`TunedCovariance`]);
 //! - [`tuning`]: plug-in tuning from public quantities (Theorem 13) and private cross-validation.

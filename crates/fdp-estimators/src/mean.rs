@@ -21,7 +21,7 @@ use fdp_core::{
 use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
 
 use crate::error::{EstimatorError, Result};
-use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
+use crate::mechanism::{CurveMechanism, LeadingBlocks, basis_curve_mechanism, delegate_to_basis_output};
 use crate::sums::{ClippedSums, MEAN_ROUNDINGS, clipped_sums, mean_fingerprint};
 use fdp_functional::{BasisOutput, BasisSampler, Curve, GaussianProcessSampler, IclpSampler, Representation};
 
@@ -251,6 +251,17 @@ impl BasisMean<LatticeLaplace> {
     /// `||d||_{1,C} <= Σ_{k∈A} |X_k - X'_k| / (n sqrt(λ_k)) <= (2τ/n) (Σ_{k∈A} 1/λ_k)^{1/2} = Δ`
     /// by Cauchy-Schwarz and `||X - X'||_2 <= 2τ`.
     pub fn iclp_l1(basis: &MercerBasis, setup: MeanSetup, regularisation: Regularisation) -> Result<Self> {
+        Self::iclp_l1_on(basis, setup, regularisation, &LeadingBlocks::default())
+    }
+
+    /// [`iclp_l1`](Self::iclp_l1) with its active block from `blocks` (shared by many candidates
+    /// on one basis).
+    pub(crate) fn iclp_l1_on(
+        basis: &MercerBasis,
+        setup: MeanSetup,
+        regularisation: Regularisation,
+        blocks: &LeadingBlocks,
+    ) -> Result<Self> {
         setup.bound.require(ClipNorm::L2, "iclp_l1")?;
         let (eta, psi) = (regularisation.eta(), regularisation.psi());
         setup.check_reference(basis.grid())?;
@@ -268,7 +279,7 @@ impl BasisMean<LatticeLaplace> {
                 reason: "so large that every component is thresholded to zero",
             });
         }
-        let released = basis.truncated(active)?;
+        let released = blocks.get(basis, active)?;
         let inv_sum: f64 = released.eigenvalues().iter().map(|l| 1.0 / l).sum();
         let sensitivity = 2.0 * setup.tau() / setup.n as f64 * inv_sum.sqrt();
         let sampler = IclpSampler::calibrated(
@@ -294,9 +305,20 @@ impl BasisMean<LatticeLaplace> {
     /// is `Δ₁ <= sqrt(M) ||X - X'||_2 / n <= 2τ sqrt(M)/n` (the authors' code uses `2τM/n`, sqrt(M)
     /// times noisier than needed).
     pub fn iid_laplace(basis: &MercerBasis, setup: MeanSetup, components: usize) -> Result<Self> {
+        Self::iid_laplace_on(basis, setup, components, &LeadingBlocks::default())
+    }
+
+    /// [`iid_laplace`](Self::iid_laplace) with its block from `blocks` (shared by many candidates
+    /// on one basis).
+    pub(crate) fn iid_laplace_on(
+        basis: &MercerBasis,
+        setup: MeanSetup,
+        components: usize,
+        blocks: &LeadingBlocks,
+    ) -> Result<Self> {
         setup.bound.require(ClipNorm::L2, "iid_laplace")?;
         setup.check_reference(basis.grid())?;
-        let released = leading_block(basis, components)?;
+        let released = blocks.get(basis, components)?;
         let sensitivity = 2.0 * setup.tau() * (components as f64).sqrt() / setup.n as f64;
         let sampler =
             IclpSampler::iid(&released, Sensitivity::of_mean(sensitivity, setup.n, MEAN_ROUNDINGS)?, setup.epsilon)?;

@@ -60,6 +60,28 @@ macro_rules! basis_curve_mechanism {
 }
 pub(crate) use basis_curve_mechanism;
 
+/// **Leading blocks of one basis, truncated once** ([`leading_block`]) and shared by every mechanism
+/// built on them: a tuned pipeline builds a candidate at every (bound, parameter) of its grids,
+/// and truncating the basis for each dominated its construction. A block is the same copy of the
+/// basis's leading eigenpairs however often it is asked for, so releases are unchanged.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LeadingBlocks(std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<usize, MercerBasis>>>);
+
+impl LeadingBlocks {
+    /// `leading_block(basis, components)`, from the cache when it was truncated before. The cache
+    /// belongs to one basis: never ask it for another's blocks.
+    pub(crate) fn get(&self, basis: &MercerBasis, components: usize) -> Result<MercerBasis> {
+        // A panic elsewhere while the lock was held leaves the map as it was: still valid.
+        let mut blocks = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(block) = blocks.get(&components) {
+            return Ok(block.clone());
+        }
+        let block = leading_block(basis, components)?;
+        blocks.insert(components, block.clone());
+        Ok(block)
+    }
+}
+
 /// The leading `components` eigenpairs of `basis`, for mechanisms that release a truncated block;
 /// `1 <= components <= J` or a parameter error.
 pub(crate) fn leading_block(basis: &MercerBasis, components: usize) -> Result<MercerBasis> {
@@ -71,4 +93,29 @@ pub(crate) fn leading_block(basis: &MercerBasis, components: usize) -> Result<Me
         });
     }
     Ok(basis.truncated(components)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdp_mercer::{BasisOptions, Grid, Stationary};
+
+    /// A cached block is the basis's leading block, bit for bit, however often it is asked for,
+    /// and a block outside `1..=J` is refused as by [`leading_block`].
+    #[test]
+    fn a_cached_leading_block_is_the_leading_block() {
+        let basis = MercerBasis::build(
+            Stationary::matern32(0.1).unwrap(),
+            Grid::midpoint(0.0, 1.0, 30).unwrap(),
+            BasisOptions::default(),
+        )
+        .unwrap();
+        let blocks = LeadingBlocks::default();
+        for j in [3, 1, 3, basis.len()] {
+            let (cached, fresh) = (blocks.get(&basis, j).unwrap(), leading_block(&basis, j).unwrap());
+            assert_eq!(cached.eigenvalues(), fresh.eigenvalues());
+            assert!(cached.eigenfunctions() == fresh.eigenfunctions(), "block {j}");
+        }
+        assert!(blocks.get(&basis, 0).is_err() && blocks.get(&basis, basis.len() + 1).is_err());
+    }
 }

@@ -65,11 +65,14 @@ use fdp_noise::exact_loss::laplace_loss;
 use fdp_noise::vector::LaplaceVector;
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
 
+use fdp_core::stages::part;
+use fdp_core::{Adaptive, Family, Sequential, StageLaw, StageMechanism, StagePlan};
+
 use crate::error::{EstimatorError, Result};
 use crate::frame::{RANGE_SEARCH_FLOOR_RATIO, range_radius};
 use crate::mean::{MeanMechanism, MeanSetup};
 use crate::sums::MEAN_ROUNDINGS;
-use crate::tuned::{BoundSearch, TunedMean};
+use crate::tuned::{BoundSearch, BoundThenRelease, TunedMean};
 
 /// The public frame of sparse curves on a grid: the range of the values, the centre, and the design
 /// of the observation times (see the [module docs](self)).
@@ -471,6 +474,100 @@ pub struct SparseBinnedMean {
     weight_bins: usize,
     /// The noise on the coarse weights; `None` when the design is stated (the weights are known).
     weights_noise: Option<LaplaceVector>,
+    /// The bound and the release, composed: what the ledger charges and what the release runs.
+    stages: Sequential<BoundThenRelease<BinsAtEachBound>>,
+}
+
+/// The releases the bound stage chooses among: at each τ of the grid, the bins' sums (l1
+/// sensitivity `2τ/n`) and, without a stated design, the coarse bins' weights (`2/n`), the stage's
+/// budget split between them (a share [`SPARSE_WEIGHT_SHARE`] for the weights).
+#[derive(Debug, Clone)]
+struct BinsAtEachBound {
+    taus: Vec<f64>,
+    n: usize,
+    bins: usize,
+    weight_bins: usize,
+    /// The weights' share of the budget (0: the design is stated, no weights are released).
+    weight_share: f64,
+}
+
+impl Family for BinsAtEachBound {
+    /// The index of τ in the bound grid.
+    type Choice = usize;
+    type Member = BinsAt;
+
+    fn choices(&self) -> Vec<usize> {
+        (0..self.taus.len()).collect()
+    }
+
+    /// `ε_s + ε_w` = the budget exactly: `ε_s = ε (1 - share)` and `ε_w = ε - ε_s` (exact:
+    /// `ε_s ∈ [ε/2, ε]`, Sterbenz), so `ε_s + ε_w` rounds to ε.
+    fn member(&self, g: usize, budget: PrivacyGuarantee) -> Result<Option<BinsAt>> {
+        let (n, k) = (self.n, self.bins);
+        let rest = budget.epsilon();
+        let eps_sums = rest * (1.0 - self.weight_share);
+        let eps_weights = rest - eps_sums;
+        let sensitivity = Sensitivity::of_mean(2.0 * self.taus[g] / n as f64, n, MEAN_ROUNDINGS)?;
+        let sums = LaplaceVector::new(k, sensitivity, Epsilon::new(eps_sums)?)?;
+        let weights = if self.weight_share > 0.0 {
+            let sensitivity = Sensitivity::of_mean(2.0 / n as f64, n, MEAN_ROUNDINGS)?;
+            Some(LaplaceVector::new(self.weight_bins, sensitivity, Epsilon::new(eps_weights)?)?)
+        } else {
+            None
+        };
+        let at = 1 + self.taus.len() * k;
+        Ok(Some(BinsAt {
+            guarantee: PrivacyGuarantee::pure(Epsilon::new(eps_sums + eps_weights)?),
+            sums,
+            weights,
+            sums_at: 1 + g * k..1 + (g + 1) * k,
+            weights_at: at..at + self.weight_bins,
+        }))
+    }
+}
+
+/// The release at one τ: the bins' sums and the weights, by sequential composition `(ε_s + ε_w)`-DP.
+struct BinsAt {
+    guarantee: PrivacyGuarantee,
+    sums: LaplaceVector,
+    weights: Option<LaplaceVector>,
+    sums_at: std::ops::Range<usize>,
+    weights_at: std::ops::Range<usize>,
+}
+
+impl StageLaw for BinsAt {
+    fn guarantee(&self) -> PrivacyGuarantee {
+        self.guarantee
+    }
+
+    /// The sums' and the weights' lattice losses, added, over `ε_s + ε_w`.
+    fn loss_ratio(&self, a: &[f64], b: &[f64]) -> Result<f64> {
+        let (k, sums_at) = (self.sums_at.len(), self.sums_at.clone());
+        let weights = match &self.weights {
+            Some(noise) => laplace_loss(
+                &vec![noise.noise(); self.weights_at.len()],
+                part(a, self.weights_at.clone())?,
+                part(b, self.weights_at.clone())?,
+            )?,
+            None => 0.0,
+        };
+        let sums = laplace_loss(&vec![self.sums.noise(); k], part(a, sums_at.clone())?, part(b, sums_at)?)?;
+        Ok((sums + weights) / self.guarantee.epsilon())
+    }
+}
+
+impl StageMechanism for BinsAt {
+    /// The noisy bins' sums, and the noisy coarse weights unless the design is stated.
+    type Output = (Vec<f64>, Option<Vec<f64>>);
+
+    fn release(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+        let sums = self.sums.release(part(summary, self.sums_at.clone())?, rng)?;
+        let weights = match &self.weights {
+            Some(noise) => Some(noise.release(part(summary, self.weights_at.clone())?, rng)?),
+            None => None,
+        };
+        Ok((sums, weights))
+    }
 }
 
 /// **The bound factor of the sparse default**: `c = 1 + 0.2 log₂(n ε / 100)`, clamped to `[1, 3]`
@@ -528,9 +625,14 @@ impl SparseBinnedMean {
             let sensitivity = Sensitivity::of_mean(2.0 / n as f64, n, MEAN_ROUNDINGS)?;
             Some(LaplaceVector::new(weight_bins, sensitivity, Epsilon::new(eps_weights)?)?)
         };
+        let taus = search.grid(radius);
+        let bound = if eps_bound > 0.0 { Some(search.stage(radius, n, eps_bound)?) } else { None };
+        let family = BinsAtEachBound { taus: taus.clone(), n, bins, weight_bins, weight_share };
+        let release = Adaptive::new(PrivacyGuarantee::pure(Epsilon::new(rest)?), family)?;
+        let stages = Sequential::new(PrivacyGuarantee::pure(epsilon), BoundThenRelease { bound, release })?;
         let mechanism = Self {
             bin_of: (0..k).map(|g| g * bins / k).collect(),
-            taus: search.grid(radius),
+            taus,
             frame,
             basis: basis.clone(),
             basis_description: fdp_functional::describe::basis(basis)?,
@@ -544,16 +646,11 @@ impl SparseBinnedMean {
             coarse_of: (0..bins).map(|b| b * weight_bins / bins).collect(),
             weight_bins,
             weights_noise,
+            stages,
         };
-        // Everything privatize builds, built here (a Session never charges for a release that then
-        // fails): the bound stage's noise, the sums' noise at the smallest and largest τ (the scale
-        // is monotone in τ, so every τ between builds).
-        mechanism.plan()?;
-        if eps_bound > 0.0 {
-            mechanism.bound_noise()?;
-        }
-        mechanism.sums_noise(mechanism.taus[0])?;
-        mechanism.sums_noise(radius)?;
+        // Everything privatize builds was built above (a Session never charges for a release that
+        // then fails): the bound stage's noise and, at every τ of the grid, the sums' and the
+        // weights' noise, each checked to spend the release stage's budget.
         Ok(mechanism)
     }
 
@@ -568,16 +665,13 @@ impl SparseBinnedMean {
         (self.eps_bound, self.eps_sums, self.eps_weights)
     }
 
-    /// **The stages as a sequential composition**: `bound` (free at a zero share: the public
-    /// ceiling), then `release` — itself the noisy bin sums (`ε_sums`) and, without a stated design,
-    /// the noisy counts (`ε_weights`), released together with `ε − ε_bound`; checked to add up to
-    /// the guarantee when the mechanism is built, and `stages()` is read off it.
-    pub fn plan(&self) -> fdp_core::Result<fdp_core::StagePlan> {
-        let rest = self.epsilon.get() - self.eps_bound;
-        fdp_core::StagePlan::sequential(
-            PrivacyGuarantee::pure(self.epsilon),
-            &[("bound", self.eps_bound, 0.0), ("release", rest, 0.0)],
-        )
+    /// **The charged stages and their total**, read off the composition: `bound` (free at a zero
+    /// share: the public ceiling), then `release` — itself the noisy bin sums (`ε_sums`) and,
+    /// without a stated design, the noisy counts (`ε_weights`), released together with
+    /// `ε − ε_bound`; checked to add up to the guarantee when the mechanism is built. `stages()` is
+    /// this.
+    pub fn plan(&self) -> &StagePlan {
+        self.stages.plan()
     }
 
     /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
@@ -591,31 +685,7 @@ impl SparseBinnedMean {
                 return Err(EstimatorError::Shape { what: "summary length", expected: self.width(), got: s.len() });
             }
         }
-        let (k, g_count) = (self.bins, self.taus.len());
-        let bound = if self.eps_bound > 0.0 {
-            laplace_loss(&[self.bound_noise()?.noise()], &a[..1], &b[..1])? / self.eps_bound
-        } else {
-            0.0
-        };
-        let weights = match &self.weights_noise {
-            Some(noise) => {
-                laplace_loss(&vec![noise.noise(); self.weight_bins], &a[1 + g_count * k..], &b[1 + g_count * k..])?
-            }
-            None => 0.0,
-        };
-        let mut release = 0.0f64;
-        for (g, tau) in self.taus.iter().enumerate() {
-            let at = 1 + g * k;
-            let sums = laplace_loss(&vec![self.sums_noise(*tau)?.noise(); k], &a[at..at + k], &b[at..at + k])?;
-            release = release.max((sums + weights) / (self.eps_sums + self.eps_weights));
-        }
-        Ok(vec![("bound", bound), ("release", release)])
-    }
-
-    /// The bound stage's noise: the mean of the clamped logs has sensitivity `ln(F/f)/n` (two
-    /// roundings of a value at most `max(|ln f|, |ln F|)`, as the tuned means' bound stage).
-    fn bound_noise(&self) -> Result<LaplaceVector> {
-        self.search.noise(self.ceiling(), self.n, self.eps_bound)
+        self.stages.exact_losses(a, b)
     }
 
     /// The bins' sums' noise at bound τ: l1 sensitivity `2τ/n`.
@@ -797,13 +867,14 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         Some(self.n)
     }
 
+    /// The composition's guarantee: what its stages add up to (checked when it was built).
     fn guarantee(&self) -> PrivacyGuarantee {
-        PrivacyGuarantee::pure(self.epsilon)
+        self.stages.guarantee()
     }
 
+    /// The bound (if bought) and the release: the composition's.
     fn stages(&self) -> Vec<fdp_core::Stage> {
-        // A plan that cannot be built lists no stage, and the Session refuses the mechanism.
-        self.plan().map(|plan| plan.stages()).unwrap_or_default()
+        self.stages.stages()
     }
 
     fn summarize(&self, data: &SparseCurves) -> fdp_core::Result<Vec<f64>> {
@@ -814,18 +885,19 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
         Ok(self.summary_of(&self.sums(data)?))
     }
 
-    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, _: Charge) -> fdp_core::Result<Release<Curve>> {
+    fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> fdp_core::Result<Release<Curve>> {
         if summary.len() != self.width() {
             return Err(EstimatorError::Shape { what: "summary length", expected: self.width(), got: summary.len() });
         }
         let (k, g_count) = (self.bins, self.taus.len());
+        let parts = self.stages.parts();
         let mut stages = Vec::new();
-        let g = if self.eps_bound > 0.0 {
-            let log_mean = self.bound_noise()?.release(&summary[..1], rng)?[0];
+        let g = if let Some(bound) = &parts.bound {
+            let log_mean = bound.release(summary, rng, charge)?[0];
             let g = self.search.snap(&self.taus, log_mean, self.search.factor(self.n, self.epsilon.get()));
             stages.push(StageRecord {
                 stage: "bound".into(),
-                epsilon: self.eps_bound,
+                epsilon: bound.guarantee().epsilon(),
                 delta: 0.0,
                 outcome: format!("tau = {:.6e} (the records' mean absolute deviation, l1 over the bins)", self.taus[g]),
             });
@@ -834,17 +906,14 @@ impl Mechanism<SparseCurves> for SparseBinnedMean {
             g_count - 1
         };
         let tau = self.taus[g];
-        let sums_noise = self.sums_noise(tau)?;
-        let sums = sums_noise.release(&summary[1 + g * k..1 + (g + 1) * k], rng)?;
-        let weights = match &self.weights_noise {
-            Some(noise) => Some(noise.release(&summary[1 + g_count * k..], rng)?),
-            None => None,
-        };
+        let member = parts.release.member(g)?;
+        let sums_noise = member.sums;
+        let (sums, weights) = member.release(summary, rng, charge)?;
         stages.push(StageRecord {
             stage: "release".into(),
-            epsilon: self.eps_sums + self.eps_weights,
+            epsilon: member.guarantee().epsilon(),
             delta: 0.0,
-            outcome: match &self.weights_noise {
+            outcome: match &member.weights {
                 Some(noise) => format!(
                     "{k} noisy bin sums of the deviations clipped at tau (Laplace scale {:.6e}) and {} noisy coarse bin weights (scale {:.6e})",
                     sums_noise.scale(),

@@ -200,8 +200,8 @@ impl SparseCovariance {
         self.tuned.epsilons()
     }
 
-    /// The stages as a sequential composition ([`TunedCovariance::plan`]).
-    pub fn plan(&self) -> Result<fdp_core::StagePlan> {
+    /// The charged stages and their total ([`TunedCovariance::plan`]).
+    pub fn plan(&self) -> &fdp_core::StagePlan {
         self.tuned.plan()
     }
 

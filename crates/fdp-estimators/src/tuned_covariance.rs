@@ -14,22 +14,25 @@
 //! every τ the candidate's summary by at most its own Δ₁ (Laplace) or Δ₂ (Gaussian) (§17.2): by
 //! sequential composition the pipeline is `(ε_b + ε_r, δ)`-DP, whatever τ the first stage picks.
 
-use fdp_core::Charge;
+use std::ops::Range;
+use std::sync::Arc;
+
+use fdp_core::stages::part;
 use fdp_core::state::{fixed_scale, from_fixed, to_fixed};
 use fdp_core::{
-    Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Release, Stage, StageRecord, SummaryState, Tuning,
+    Accuracy, Adaptive, Charge, ClipNorm, ClippingBound, Family, Mechanism, MergeableMechanism, Release, Sequential,
+    Stage, StageLaw, StageMechanism, StagePlan, StageRecord, SummaryState, Tuning,
 };
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
 use fdp_noise::exact_loss::{gaussian_loss, laplace_loss};
-use fdp_noise::vector::LaplaceVector;
 use fdp_noise::{Delta, Epsilon, NoiseRng, PrivacyGuarantee};
 
 use crate::covariance::{Covariance, CovarianceNoise, PrivateCovariance, Truncation, summary_len};
 use crate::error::{EstimatorError, Result};
 use crate::mean::MeanSetup;
 use crate::sums::record_sums;
-use crate::tuned::{BoundSearch, BudgetSplit};
+use crate::tuned::{BoundSearch, BoundThenRelease, BudgetSplit};
 
 /// The private covariance operator with a private clipping bound, in one mechanism (module docs).
 ///
@@ -51,7 +54,7 @@ use crate::tuned::{BoundSearch, BudgetSplit};
 #[derive(Debug, Clone)]
 pub struct TunedCovariance {
     /// The release at each τ of the public grid (at ε − ε_b).
-    candidates: Vec<PrivateCovariance>,
+    candidates: Arc<Vec<PrivateCovariance>>,
     taus: Vec<f64>,
     search: BoundSearch,
     n: usize,
@@ -59,6 +62,71 @@ pub struct TunedCovariance {
     delta: Option<Delta>,
     eps_bound: f64,
     reference: Option<Vec<f64>>,
+    /// The bound and the release, composed: what the ledger charges and what the release runs.
+    stages: Sequential<BoundThenRelease<AtEachBound>>,
+    /// How a release's FPCA chooses its components (post-processing).
+    truncation: Truncation,
+}
+
+/// The covariance releases the bound stage chooses among: the candidate at each τ of the grid,
+/// built when the mechanism is (at ε − ε_b), each on its block of the summary.
+#[derive(Debug, Clone)]
+struct AtEachBound {
+    candidates: Arc<Vec<PrivateCovariance>>,
+    block: usize,
+}
+
+impl Family for AtEachBound {
+    /// The index of τ in the bound grid.
+    type Choice = usize;
+    type Member = CovarianceAt;
+
+    fn choices(&self) -> Vec<usize> {
+        (0..self.candidates.len()).collect()
+    }
+
+    /// The candidate built at τ (the stage refuses it unless it spends exactly `budget`).
+    fn member(&self, g: usize, _: PrivacyGuarantee) -> Result<Option<CovarianceAt>> {
+        let at = 1 + g * self.block..1 + (g + 1) * self.block;
+        Ok((g < self.candidates.len()).then(|| CovarianceAt { candidates: Arc::clone(&self.candidates), g, at }))
+    }
+}
+
+/// The covariance release at one τ of the grid, on its block of the summary.
+struct CovarianceAt {
+    candidates: Arc<Vec<PrivateCovariance>>,
+    g: usize,
+    at: Range<usize>,
+}
+
+impl CovarianceAt {
+    fn candidate(&self) -> &PrivateCovariance {
+        &self.candidates[self.g]
+    }
+}
+
+impl StageLaw for CovarianceAt {
+    fn guarantee(&self) -> PrivacyGuarantee {
+        Mechanism::<CurveSet<'_>>::guarantee(self.candidate())
+    }
+
+    /// The Laplace loss divided by ε, or the analytic-Gaussian ratio, on the block's sums.
+    fn loss_ratio(&self, a: &[f64], b: &[f64]) -> Result<f64> {
+        let (x, y) = (part(a, self.at.clone())?, part(b, self.at.clone())?);
+        let block = self.at.len();
+        Ok(match self.candidate().noise() {
+            CovarianceNoise::Laplace(l) => laplace_loss(&vec![l.noise(); block], x, y)? / self.guarantee().epsilon(),
+            CovarianceNoise::Gaussian(n) => gaussian_loss(&vec![n.noise(); block], n.multiplier(), x, y)?,
+        })
+    }
+}
+
+impl StageMechanism for CovarianceAt {
+    type Output = Release<Covariance>;
+
+    fn release(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Covariance>> {
+        self.candidate().privatize(part(summary, self.at.clone())?, rng, charge)
+    }
 }
 
 impl TunedCovariance {
@@ -133,12 +201,32 @@ impl TunedCovariance {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
-        let mechanism = Self { candidates, taus, search, n, epsilon, delta, eps_bound, reference };
-        mechanism.plan()?;
-        if eps_bound > 0.0 {
-            mechanism.bound_noise()?;
-        }
-        Ok(mechanism)
+        let candidates = Arc::new(candidates);
+        let ceiling = taus[taus.len() - 1];
+        let bound = if eps_bound > 0.0 { Some(search.stage(ceiling, n, eps_bound)?) } else { None };
+        let budget = match delta {
+            Some(d) => PrivacyGuarantee::approximate(eps_release, d),
+            None => PrivacyGuarantee::pure(eps_release),
+        };
+        let block = summary_len(components);
+        let release = Adaptive::new(budget, AtEachBound { candidates: Arc::clone(&candidates), block })?;
+        let total = match delta {
+            Some(d) => PrivacyGuarantee::approximate(epsilon, d),
+            None => PrivacyGuarantee::pure(epsilon),
+        };
+        let stages = Sequential::new(total, BoundThenRelease { bound, release })?;
+        Ok(Self {
+            candidates,
+            taus,
+            search,
+            n,
+            epsilon,
+            delta,
+            eps_bound,
+            reference,
+            stages,
+            truncation: Truncation::Fixed,
+        })
     }
 
     /// The ε of the bound stage (0: released at the ceiling) and of the covariance release.
@@ -152,16 +240,10 @@ impl TunedCovariance {
     }
 
     /// The same mechanism whose releases choose their FPCA's components by `truncation`
-    /// ([`PrivateCovariance::with_truncation`]; post-processing).
+    /// ([`Truncation`]; post-processing: the stages, the noise and the state are unchanged).
     pub fn with_truncation(mut self, truncation: Truncation) -> Self {
-        self.candidates = self.candidates.into_iter().map(|c| c.with_truncation(truncation)).collect();
+        self.truncation = truncation;
         self
-    }
-
-    /// The bound stage's noise: the mean of the clamped log norms, sensitivity `ln(F/f)/n` (two
-    /// roundings of a value at most `max(|ln f|, |ln F|)`).
-    fn bound_noise(&self) -> Result<LaplaceVector> {
-        self.search.noise(self.ceiling(), self.n, self.eps_bound)
     }
 
     /// The public ceiling F (the last point of the bound grid).
@@ -234,16 +316,11 @@ impl TunedCovariance {
         }
     }
 
-    /// **The stages as a sequential composition**: `bound` (free at a zero share), then `release`
-    /// with the rest of ε (and δ for the Gaussian variant) — the budget every candidate covariance
-    /// release was calibrated with. `stages()` is read off it.
-    pub fn plan(&self) -> Result<fdp_core::StagePlan> {
-        let last = self.candidates[self.candidates.len() - 1].guarantee();
-        let total = Mechanism::<CurveSet<'_>>::guarantee(self);
-        fdp_core::StagePlan::sequential(
-            total,
-            &[("bound", self.eps_bound, 0.0), ("release", last.epsilon(), last.delta())],
-        )
+    /// **The charged stages and their total**, read off the composition: `bound` (free at a zero
+    /// share), then `release` with the rest of ε (and δ for the Gaussian variant) — the budget
+    /// every candidate covariance release was calibrated with, checked for each. `stages()` is this.
+    pub fn plan(&self) -> &StagePlan {
+        self.stages.plan()
     }
 
     /// **For audits: the exact privacy loss of each stage** between the summaries `a` and `b` of two
@@ -253,22 +330,7 @@ impl TunedCovariance {
     pub fn stage_losses(&self, a: &[f64], b: &[f64]) -> Result<Vec<(&'static str, f64)>> {
         self.check_summary(a)?;
         self.check_summary(b)?;
-        let bound = if self.eps_bound > 0.0 {
-            laplace_loss(&[self.bound_noise()?.noise()], &a[..1], &b[..1])? / self.eps_bound
-        } else {
-            0.0
-        };
-        let (block, eps_release) = (self.block(), self.epsilon.get() - self.eps_bound);
-        let mut release = 0.0f64;
-        for (g, candidate) in self.candidates.iter().enumerate() {
-            let (x, y) = (&a[1 + g * block..1 + (g + 1) * block], &b[1 + g * block..1 + (g + 1) * block]);
-            let ratio = match candidate.noise() {
-                CovarianceNoise::Laplace(l) => laplace_loss(&vec![l.noise(); block], x, y)? / eps_release,
-                CovarianceNoise::Gaussian(n) => gaussian_loss(&vec![n.noise(); block], n.multiplier(), x, y)?,
-            };
-            release = release.max(ratio);
-        }
-        Ok(vec![("bound", bound), ("release", release)])
+        self.stages.exact_losses(a, b)
     }
 }
 
@@ -312,16 +374,14 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
         Some(self.n)
     }
 
+    /// The composition's guarantee: what its stages add up to (checked when it was built).
     fn guarantee(&self) -> PrivacyGuarantee {
-        match self.delta {
-            Some(d) => PrivacyGuarantee::approximate(self.epsilon, d),
-            None => PrivacyGuarantee::pure(self.epsilon),
-        }
+        self.stages.guarantee()
     }
 
+    /// The bound (if bought) and the release: the composition's.
     fn stages(&self) -> Vec<Stage> {
-        // A plan that cannot be built lists no stage, and the Session refuses the mechanism.
-        self.plan().map(|plan| plan.stages()).unwrap_or_default()
+        self.stages.stages()
     }
 
     fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
@@ -337,12 +397,13 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
     fn privatize(&self, summary: &[f64], rng: &mut NoiseRng, charge: Charge) -> Result<Release<Covariance>> {
         self.check_summary(summary)?;
         let mut records = Vec::new();
-        let g = if self.eps_bound > 0.0 {
-            let log_mean = self.bound_noise()?.release(&summary[..1], rng)?[0];
+        let parts = self.stages.parts();
+        let g = if let Some(bound) = &parts.bound {
+            let log_mean = bound.release(summary, rng, charge)?[0];
             let g = self.search.snap(&self.taus, log_mean, self.search.factor(self.n, self.epsilon.get()));
             records.push(StageRecord {
                 stage: "bound".into(),
-                epsilon: self.eps_bound,
+                epsilon: bound.guarantee().epsilon(),
                 delta: 0.0,
                 outcome: format!("tau = {:.6e} (l2)", self.taus[g]),
             });
@@ -350,10 +411,9 @@ impl Mechanism<CurveSet<'_>> for TunedCovariance {
         } else {
             self.taus.len() - 1
         };
-        let block = self.block();
-        let candidate = &self.candidates[g];
-        let (output, mut metadata) =
-            candidate.privatize(&summary[1 + g * block..1 + (g + 1) * block], rng, charge)?.into_parts();
+        let candidate = parts.release.member(g)?;
+        let (output, mut metadata) = candidate.release(summary, rng, charge)?.into_parts();
+        let output = output.with_truncation(self.truncation);
         let release = candidate.guarantee();
         records.push(StageRecord {
             stage: "release".into(),

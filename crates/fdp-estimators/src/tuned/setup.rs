@@ -1,0 +1,246 @@
+//! The public quantities of a tuned mean ([`TunedSetup`]), the summary they lay out (the data
+//! pass), and the stages they compose ([`TunedStages`]).
+
+use std::sync::Arc;
+
+use fdp_core::state::check_state_layout;
+use fdp_core::{Adaptive, ClippingBound, Descriptor, OnSlice, Sequential, StageLaw, Stages, SummaryState};
+use fdp_data::CurveSet;
+use fdp_mercer::MercerBasis;
+use fdp_noise::{Delta, Epsilon, PrivacyGuarantee, vector::LaplaceVector};
+
+use super::pilot::PilotFamily;
+use super::release::ReleaseFamily;
+use super::{BoundSearch, BudgetSplit, FamilyChoice, TunedKind};
+use crate::error::{EstimatorError, Result};
+use crate::mechanism::LeadingBlocks;
+use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
+
+/// Everything a tuned mean's stages read: public quantities only, fixed when it is built.
+#[derive(Debug, Clone)]
+pub(super) struct TunedSetup {
+    pub(super) kind: TunedKind,
+    pub(super) basis: MercerBasis,
+    /// The basis as the release metadata records it, described once here (before any charge).
+    pub(super) basis_description: Descriptor,
+    pub(super) n: usize,
+    pub(super) epsilon: Epsilon,
+    pub(super) ceiling: ClippingBound,
+    pub(super) reference: Option<Vec<f64>>,
+    pub(super) split: BudgetSplit,
+    pub(super) search: BoundSearch,
+    /// The fitted decay ν of the spectrum (public).
+    pub(super) nu: f64,
+    /// η of the RKHS shrinkage (the plug-in `1 + 1/(2ν)`) or of the l1 thresholds (`2(1 + 1/ν)`).
+    pub(super) eta: f64,
+    /// The public range `[lo, hi]` releases are clamped to (post-processing).
+    pub(super) range: Option<(f64, f64)>,
+    /// Whether ICLP-RKHS may switch to the pointwise-clipped binned family.
+    pub(super) family: FamilyChoice,
+    /// The basis's leading blocks, truncated once for the candidates at every bound.
+    pub(super) blocks: LeadingBlocks,
+}
+
+/// **The stages of a tuned mean**, each a mechanism owning its guarantee: the bound (`None`: a
+/// share of 0, the public ceiling is used), the pilot (pilot-tuned kinds only) and the release,
+/// the last two adaptive (their member is chosen by the earlier stages' outputs).
+#[derive(Debug, Clone)]
+pub(super) struct TunedStages {
+    pub(super) bound: Option<OnSlice<LaplaceVector>>,
+    pub(super) pilot: Option<Adaptive<PilotFamily>>,
+    pub(super) release: Adaptive<ReleaseFamily>,
+}
+
+impl Stages for TunedStages {
+    fn each(&self) -> Vec<(&'static str, Option<&dyn StageLaw>)> {
+        let mut each = vec![("bound", self.bound.as_ref().map(|b| b as &dyn StageLaw))];
+        if let Some(pilot) = &self.pilot {
+            each.push(("pilot", Some(pilot as &dyn StageLaw)));
+        }
+        each.push(("release", Some(&self.release as &dyn StageLaw)));
+        each
+    }
+}
+
+impl TunedStages {
+    /// The pilot stage (a pilot-tuned kind has one).
+    pub(super) fn pilot(&self) -> Result<&Adaptive<PilotFamily>> {
+        self.pilot.as_ref().ok_or(EstimatorError::BadParameter {
+            name: "stage",
+            value: "pilot".into(),
+            reason: "this mechanism has no pilot stage",
+        })
+    }
+
+    /// **The composition**: the bound stage at the split's bound share (if any), the pilot at its
+    /// share (pilot-tuned kinds), the release at the rest (and δ for the GP), each built at its
+    /// budget with every member checked to spend it, composed sequentially into the mechanism's
+    /// guarantee (refused unless they add up to it).
+    pub(super) fn compose(setup: &Arc<TunedSetup>) -> Result<Sequential<Self>> {
+        let (eps_bound, eps_pilot, eps_release) = setup.split_budget();
+        let ceiling = setup.ceiling.value();
+        let bound = if eps_bound > 0.0 { Some(setup.search.stage(ceiling, setup.n, eps_bound)?) } else { None };
+        let pilot = if setup.kind.tunes_after_release() {
+            None
+        } else {
+            let budget = PrivacyGuarantee::pure(Epsilon::new(eps_pilot)?);
+            Some(Adaptive::new(budget, PilotFamily::new(setup))?)
+        };
+        let epsilon = Epsilon::new(eps_release)?;
+        let budget = match setup.delta() {
+            None => PrivacyGuarantee::pure(epsilon),
+            Some(delta) => PrivacyGuarantee::approximate(epsilon, delta),
+        };
+        let release = Adaptive::new(budget, ReleaseFamily::new(setup)?)?;
+        Sequential::new(setup.guarantee(), Self { bound, pilot, release })
+    }
+}
+
+impl TunedSetup {
+    /// The guarantee the pipeline claims: ε, and δ for the GP.
+    pub(super) fn guarantee(&self) -> PrivacyGuarantee {
+        match self.delta() {
+            None => PrivacyGuarantee::pure(self.epsilon),
+            Some(delta) => PrivacyGuarantee::approximate(self.epsilon, delta),
+        }
+    }
+
+    /// The checks of the public quantities that come before the stages are built: the summary's
+    /// layout; a pilot share for the pilot-tuned kinds; at every point τ of the bound grid, a
+    /// clipping bound and (pilot-tuned kinds) at least one candidate the pilot can choose.
+    pub(super) fn check(&self) -> Result<()> {
+        self.layout()?;
+        let (_, eps_pilot, eps_release) = self.split_budget();
+        if !self.kind.tunes_after_release() && Epsilon::new(eps_pilot).is_err() {
+            return Err(EstimatorError::BadParameter {
+                name: "budget split",
+                value: self.split.pilot.into(),
+                reason: "this mechanism chooses its parameter from a pilot release: the pilot needs a share > 0",
+            });
+        }
+        for tau in self.search.grid(self.ceiling.value()) {
+            ClippingBound::new(tau, self.kind.norm())?;
+            if !self.kind.tunes_after_release()
+                && !self.candidates(tau).into_iter().any(|p| self.candidate(tau, eps_release, p).is_ok())
+            {
+                return Err(EstimatorError::BadParameter {
+                    name: "tuning candidates",
+                    value: tau.into(),
+                    reason: "no candidate mechanism can be built at this point of the bound grid (at this ε \
+                             every ICLP-l1 threshold removes every component, or the noise scale leaves the \
+                             floating-point range): raise ε or change the ceiling",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The public split of ε: the bound's share from n, ε and the search range, the pilot's share,
+    /// and the rest for the release, rounded so that the three never add up to more than ε.
+    pub(super) fn split_budget(&self) -> (f64, f64, f64) {
+        let eps = self.epsilon.get();
+        let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
+        let log_range = self.search.floor_ratio.ln();
+        let bound = eps * self.split.bound_share(self.n, eps, pilot_share, log_range);
+        let pilot = eps * pilot_share;
+        // The three shares must not add up to more than ε after rounding.
+        let mut release = eps - bound - pilot;
+        while bound + pilot + release > eps {
+            release -= eps * f64::EPSILON;
+        }
+        (bound, pilot, release)
+    }
+
+    pub(super) fn delta(&self) -> Option<Delta> {
+        match self.kind {
+            TunedKind::GaussianProcess(delta) => Some(delta),
+            _ => None,
+        }
+    }
+
+    /// Width of one clipped mean in the summary: J coefficients, or K grid values (Bernstein).
+    pub(super) fn width(&self) -> usize {
+        if matches!(self.kind, TunedKind::Bernstein) { self.basis.n_points() } else { self.basis.len() }
+    }
+
+    /// The width of one clipped mean and the bound grid, if `summary` has the pipeline's layout.
+    pub(super) fn summary_layout(&self, summary: &[f64]) -> Result<(usize, Vec<f64>)> {
+        let (width, grid) = (self.width(), self.search.grid(self.ceiling.value()));
+        let bins = self.binned_candidate().unwrap_or(0);
+        if summary.len() != 1 + grid.len() * width + bins {
+            return Err(EstimatorError::Shape {
+                what: "summary length",
+                expected: 1 + grid.len() * width + bins,
+                got: summary.len(),
+            });
+        }
+        Ok((width, grid))
+    }
+
+    /// The sums behind the summary: the clipped records at every point of the public bound grid
+    /// (coefficients on the basis, or grid values in the sup norm for Bernstein) and the log-norm.
+    pub(super) fn layout(&self) -> Result<(ClippedSums, Option<&MercerBasis>)> {
+        let ceiling = self.ceiling.value();
+        let grid = self.search.grid(ceiling);
+        let range = Some(self.search.log_range(ceiling));
+        let (basis, width) = match self.kind {
+            TunedKind::Bernstein => (None, self.basis.n_points()),
+            _ => (Some(&self.basis), self.basis.len()),
+        };
+        let sums = ClippedSums::new(self.kind.norm(), &grid, width, range)?;
+        let sums = match self.pointwise()? {
+            Some(bins) => sums.with_pointwise(bins),
+            None => sums,
+        };
+        Ok((sums, basis))
+    }
+
+    pub(super) fn summary_from(&self, layout: &ClippedSums, sums: &[i128]) -> Vec<f64> {
+        let (means, log_mean) = layout.means(sums, self.n);
+        std::iter::once(log_mean)
+            .chain(means.into_iter().flatten())
+            .chain(layout.pointwise_means(sums, self.n))
+            .collect()
+    }
+
+    pub(super) fn fingerprint(&self) -> Result<u64> {
+        let (layout, basis) = self.layout()?;
+        Ok(mean_fingerprint(self.kind.name(), &layout, basis, self.basis.grid(), self.reference.as_deref()))
+    }
+
+    /// The empty partial state (see [`fdp_core::state`]).
+    pub(super) fn empty_state(&self) -> SummaryState {
+        SummaryState::new(self.fingerprint().unwrap_or(0), self.layout().map_or(0, |l| l.0.len()))
+    }
+
+    /// Adds a part of the data to a partial state: the exact sums of every stage's statistics.
+    pub(super) fn update_state(&self, state: &mut SummaryState, curves: &CurveSet) -> Result<()> {
+        if curves.grid() != self.basis.grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let (layout, basis) = self.layout()?;
+        state.add(curves.n() as u64, &clipped_sums(&layout, basis, curves, self.reference.as_deref())?)
+    }
+
+    /// The summary of a complete state.
+    pub(super) fn state_summary(&self, state: &SummaryState) -> Result<Vec<f64>> {
+        check_state_layout(state, &self.empty_state(), Some(self.n))?;
+        let (layout, _) = self.layout()?;
+        Ok(self.summary_from(&layout, state.sums()))
+    }
+
+    /// Everything the stages may need, deterministic in the data: `[mean_i clamp(ln ||X_i||)]`
+    /// followed by the clipped mean at every point of the public bound grid (J coefficients each, or
+    /// K grid values for Bernstein). The noise then picks one of them.
+    pub(super) fn summarize(&self, curves: &CurveSet) -> Result<Vec<f64>> {
+        if curves.n() != self.n {
+            return Err(EstimatorError::Shape { what: "number of curves", expected: self.n, got: curves.n() });
+        }
+        if curves.grid() != self.basis.grid() {
+            return Err(EstimatorError::GridMismatch);
+        }
+        let (layout, basis) = self.layout()?;
+        let sums = clipped_sums(&layout, basis, curves, self.reference.as_deref())?;
+        Ok(self.summary_from(&layout, &sums))
+    }
+}
