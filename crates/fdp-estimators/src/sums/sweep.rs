@@ -39,6 +39,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 use pulp::{Arch, Simd, WithSimd};
 use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 use fdp_core::ClipNorm;
 use fdp_core::params::l2_norm_from_squares;
@@ -50,6 +51,9 @@ use super::{BLOCK, ClippedSums};
 /// the doubles is `2^32`, so `(t + C) - C` is `t` rounded to a multiple of `2^32` (and the
 /// subtraction is exact).
 const ROUND_HIGH: f64 = 1.5 * 19_342_813_113_834_066_795_298_816.0;
+
+/// `2^32`.
+const SPLIT: f64 = 4_294_967_296.0;
 
 /// Records summed in the f64 lanes between two flushes into the i128 sums: per record `|h| < 2^64`
 /// (a multiple of `2^32`) and `|l| <= 2^31`, so every partial sum of h's is a multiple of `2^32`
@@ -76,12 +80,16 @@ struct Sweep<'a> {
     value_scale: f64,
     unit_scale: f64,
     arch: Arch,
+    /// The sums every share flushes into (integer additions: the order does not matter).
+    total: Mutex<Vec<i128>>,
 }
 
-/// One thread's share of the pass: its exact sums, the f64 lanes not yet flushed into them, and the
-/// block's scratch space (allocated once per share, reused for every block).
+/// One thread's share of the pass: the sums not yet flushed into the total — f64 lanes for the
+/// clipped sums, integers for the rest — and the block's scratch space (allocated once per share,
+/// reused for every block).
 struct Partial {
-    sums: Vec<i128>,
+    /// The sums after the clipped ones: the log-norm sum and the pointwise bins.
+    tail: Vec<i128>,
     /// `h` and `l` of the `2 G` buckets (inside, then outside), `width` lanes each: the layout of the
     /// state's first `2 G width` sums.
     high: Vec<f64>,
@@ -114,11 +122,12 @@ pub(super) fn clipped_sums(
         value_scale: fixed_scale(layout.e_value),
         unit_scale: fixed_scale(layout.e_unit),
         arch: Arch::new(),
+        total: Mutex::new(vec![0i128; layout.len()]),
     };
-    let len = layout.len();
     let block_len = BLOCK * sweep.k;
-    // Tasks of up to GROUP blocks, at least 16 tasks when there are enough blocks to go round.
-    let group = (values.len().div_ceil(block_len) / 16).clamp(1, GROUP);
+    // Tasks of up to GROUP blocks, two per thread when there are fewer (each task that rayon runs
+    // apart costs a share: its scratch and a flush).
+    let group = values.len().div_ceil(block_len).div_ceil(2 * rayon::current_num_threads()).clamp(1, GROUP);
     values
         .par_chunks(group * block_len)
         .fold(
@@ -131,17 +140,8 @@ pub(super) fn clipped_sums(
                 part
             },
         )
-        .map(|mut part| {
-            sweep.flush(&mut part);
-            part.sums
-        })
-        .reduce(
-            || vec![0i128; len],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        )
+        .for_each(|mut part| sweep.flush(&mut part));
+    sweep.total.into_inner().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Sweep<'_> {
@@ -152,7 +152,7 @@ impl Sweep<'_> {
     fn partial(&self) -> Partial {
         let lanes = 2 * self.layout.taus.len() * self.width();
         Partial {
-            sums: vec![0; self.layout.len()],
+            tail: vec![0; self.layout.len() - lanes],
             high: vec![0.0; lanes],
             low: vec![0.0; lanes],
             touched: vec![false; 2 * self.layout.taus.len()],
@@ -164,19 +164,25 @@ impl Sweep<'_> {
         }
     }
 
-    /// Adds the f64 lanes of every touched bucket to the i128 sums (exactly: integers below 2^53)
-    /// and clears them.
+    /// Adds a share's sums to the total — the f64 lanes of every touched bucket exactly (integers,
+    /// [`integer`]) and the tail — and clears them.
     fn flush(&self, part: &mut Partial) {
         let w = self.width();
+        // A panic elsewhere cannot leave a half-added share: additions only, and the pass fails.
+        let mut total = self.total.lock().unwrap_or_else(PoisonError::into_inner);
+        let (clipped, tail) = total.split_at_mut(part.high.len());
         for (bucket, touched) in part.touched.iter_mut().enumerate().filter(|(_, t)| **t) {
             let lanes = bucket * w..(bucket + 1) * w;
             for ((sum, h), l) in
-                part.sums[lanes.clone()].iter_mut().zip(&mut part.high[lanes.clone()]).zip(&mut part.low[lanes])
+                clipped[lanes.clone()].iter_mut().zip(&mut part.high[lanes.clone()]).zip(&mut part.low[lanes])
             {
-                *sum += *h as i128 + *l as i128;
+                *sum += integer(*h, *l);
                 (*h, *l) = (0.0, 0.0);
             }
             *touched = false;
+        }
+        for (sum, part) in tail.iter_mut().zip(&mut part.tail) {
+            *sum += std::mem::take(part);
         }
         part.pending = 0;
     }
@@ -207,12 +213,12 @@ impl Sweep<'_> {
     }
 
     /// One record's contributions: `x` its centred coordinates, `raw` its grid values (for the
-    /// pointwise bins), `size = ‖x‖`.
+    /// pointwise bins), `size = ‖x‖`; `tail` the log-norm sum and the pointwise bins.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
-        sums: &mut [i128],
+        tail: &mut [i128],
         high: &mut [f64],
         low: &mut [f64],
         touched: &mut [bool],
@@ -224,16 +230,16 @@ impl Sweep<'_> {
         let layout = self.layout;
         let (g_count, w) = (layout.taus.len(), self.width());
         if let Some(p) = &layout.pointwise {
-            let at = layout.pointwise_at();
+            let at = layout.pointwise_at() - 2 * g_count * w;
             p.record_into(raw, bins);
-            sums[at..at + p.bins].iter_mut().zip(bins.iter()).for_each(|(a, v)| *a += to_fixed(*v, p.e_bin));
+            tail[at..at + p.bins].iter_mut().zip(bins.iter()).for_each(|(a, v)| *a += to_fixed(*v, p.e_bin));
         }
         let usable = size.is_finite()
             && (matches!(layout.norm, ClipNorm::CoefficientL1 | ClipNorm::L2 | ClipNorm::Sup)
                 || x.iter().all(|v| v.is_finite()));
         if let Some((lo, hi)) = layout.log_range {
             let log = if usable { size.ln().clamp(lo, hi) } else { lo };
-            sums[2 * g_count * w] += to_fixed(log, layout.e_log);
+            tail[0] += to_fixed(log, layout.e_log);
         }
         if !usable {
             return;
@@ -296,7 +302,7 @@ impl WithSimd for Records<'_, '_> {
     fn with_simd<S: Simd>(self, _: S) {
         let Self { sweep, part, block, rows, next } = self;
         let (k, w) = (sweep.k, sweep.width());
-        let Partial { sums, high, low, touched, coef, sizes, bins, .. } = part;
+        let Partial { tail, high, low, touched, coef, sizes, bins, .. } = part;
         for x in coef[..rows * w].chunks_exact_mut(w) {
             centre(x, sweep.offset);
         }
@@ -305,7 +311,7 @@ impl WithSimd for Records<'_, '_> {
             if let Some(next) = next.and_then(|n| n.get(i * k..(i + 1) * k)) {
                 prefetch(next);
             }
-            sweep.record(sums, high, low, touched, bins, x, &block[i * k..(i + 1) * k], *size);
+            sweep.record(tail, high, low, touched, bins, x, &block[i * k..(i + 1) * k], *size);
         }
     }
 }
@@ -322,6 +328,13 @@ fn prefetch(values: &[f64]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = values;
+}
+
+/// `h + l` as an integer, for lanes summed within [`FLUSH_EVERY`] records: `h / 2^32` and `l` are
+/// integers below `2^52`, exact as i64 (hardware conversions; f64 to i128 is a library call).
+#[inline(always)]
+fn integer(h: f64, l: f64) -> i128 {
+    ((h * (1.0 / SPLIT)) as i64 as i128) * (1i128 << 32) + l as i64 as i128
 }
 
 /// `x -= offset`.
@@ -491,8 +504,8 @@ mod tests {
         ];
         for v in values {
             let (h, l) = split(v);
-            assert_eq!(h as i128 + l as i128, v as i64 as i128, "{v}");
-            assert!(h % SPLIT_CHECK == 0.0 && l.abs() <= 2f64.powi(31), "{v}: {h} {l}");
+            assert_eq!(integer(h, l), v as i64 as i128, "{v}");
+            assert!(h % SPLIT == 0.0 && l.abs() <= 2f64.powi(31), "{v}: {h} {l}");
         }
         // FLUSH_EVERY worst-case records summed in the lanes are still the exact integer sum.
         for v in [big, -big, 2f64.powi(63) - 1024.0 + 0.0] {
@@ -502,10 +515,7 @@ mod tests {
                 sh += h;
                 sl += l;
             }
-            assert_eq!(sh as i128 + sl as i128, (v as i64 as i128) * FLUSH_EVERY as i128, "{v}");
+            assert_eq!(integer(sh, sl), (v as i64 as i128) * FLUSH_EVERY as i128, "{v}");
         }
     }
-
-    /// `2^32`: every h of [`split`] is a multiple of it.
-    const SPLIT_CHECK: f64 = 4_294_967_296.0;
 }
