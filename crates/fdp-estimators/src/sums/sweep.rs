@@ -18,6 +18,8 @@
 //!    `inside[g₀]` and `x/‖x‖` into `outside[g₀ - 1]`, once per record (not once per bound; the sums
 //!    at each bound are prefix sums over the buckets, [`ClippedSums::means`]).
 //!
+//! While a block's records are summed, the next block of the task is prefetched (a hint only).
+//!
 //! **Exact accumulation in floating point.** The state adds `t = trunc(v 2^e)` (an integer,
 //! `|t| < 2^63`: `|v| <= τ_max (1 + 2^-51)` inside, `|v| <= 1 + 2^-51` outside, and `τ_max 2^e <= 2^62`)
 //! as an i128. Here `t` is computed in f64 (`v · 2^e` is exact, `trunc` is exact) and split as
@@ -26,9 +28,10 @@
 //! The h's and the l's of each bucket and coefficient are summed in f64 lanes, and at most
 //! [`FLUSH_EVERY`] = 2^20 records are summed before a flush, so every partial sum of h's is a
 //! multiple of `2^32` below `2^84` and every partial sum of l's an integer below `2^51`: all exact. A
-//! flush adds `Σh + Σl` (converted exactly) to the i128 sums: the same integer as adding each `t`. So the sums do not depend on how the records are grouped,
-//! ordered, or split over threads, and equal those of [`ClippedSums`]' per-record formula (tested on
-//! adversarial records: non-finite, zero, on the bounds, at the ceiling).
+//! flush adds `Σh + Σl` (converted exactly) to the i128 total: the same integer as adding each `t`.
+//! So the sums do not depend on how the records are grouped, ordered, or split over threads, and
+//! equal those of [`ClippedSums`]' per-record formula (tested on adversarial records: non-finite,
+//! zero, on the bounds, at the ceiling).
 //!
 //! The per-record arithmetic is compiled for AVX2 + FMA when the processor has it (pulp's runtime
 //! dispatch, as faer's kernels are) and for the baseline otherwise; both perform the same IEEE
