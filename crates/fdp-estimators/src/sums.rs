@@ -250,9 +250,22 @@ pub(crate) fn clipped_sums(
     curves: &CurveSet,
     reference: Option<&[f64]>,
 ) -> Result<Vec<i128>> {
-    let offset = offset(basis, reference, layout.width)?;
+    let k = curves.grid().len();
     let phi = basis.map(MercerBasis::weighted_eigenfunctions);
-    Ok(sweep::clipped_sums(layout, phi, curves.values(), curves.grid().len(), &offset))
+    // The sweep's blocks are shaped by these (a mechanism's own layout always matches them).
+    let (rows, cols) = phi.map_or((k, k), |p| (p.nrows(), p.ncols()));
+    if rows != k || cols != layout.width {
+        return Err(EstimatorError::Shape {
+            what: "record width of the clipped sums",
+            expected: cols,
+            got: layout.width,
+        });
+    }
+    let offset = offset(basis, reference, layout.width)?;
+    if offset.len() != layout.width {
+        return Err(EstimatorError::Shape { what: "reference length", expected: layout.width, got: offset.len() });
+    }
+    Ok(sweep::clipped_sums(layout, phi, curves.values(), k, &offset))
 }
 
 /// What every record is centred by: the reference's coefficients on `basis`, the reference itself
@@ -505,7 +518,14 @@ mod tests {
     }
 
     #[test]
-    fn a_layout_needs_a_coordinate() {
+    fn shapes_that_do_not_fit_are_refused() {
         assert!(ClippedSums::new(ClipNorm::L2, &[1.0], 0, None).is_err());
+        let basis = basis(20);
+        let curves = CurveSet::from_flat(basis.grid().clone(), vec![0.5; 60], None).unwrap().0;
+        let wrong = ClippedSums::new(ClipNorm::L2, &[1.0], basis.len() + 1, None).unwrap();
+        assert!(clipped_sums(&wrong, Some(&basis), &curves, None).is_err());
+        let on_grid = ClippedSums::new(ClipNorm::Sup, &[1.0], 20, None).unwrap();
+        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 19])).is_err());
+        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 20])).is_ok());
     }
 }

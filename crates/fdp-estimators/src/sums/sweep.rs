@@ -58,7 +58,7 @@ const ROUND_HIGH: f64 = 1.5 * 19_342_813_113_834_066_795_298_816.0;
 /// `2^32`.
 const SPLIT: f64 = 4_294_967_296.0;
 
-/// Records summed in the f64 lanes between two flushes into the i128 sums: per record `|h| < 2^64`
+/// Records summed in the f64 lanes between two flushes into the i128 total: per record `|h| <= 2^63`
 /// (a multiple of `2^32`) and `|l| <= 2^31`, so every partial sum of h's is a multiple of `2^32`
 /// below `2^84` and every partial sum of l's is below `2^51`: both exact in f64.
 const FLUSH_EVERY: usize = 1 << 20;
