@@ -280,8 +280,8 @@ fn offset(basis: Option<&MercerBasis>, reference: Option<&[f64]>, width: usize) 
 
 /// The integer sums `Σ_i add(x_i)` of `len` accumulators over the records `x_i` of `curves`
 /// minus `reference`, projected onto `basis` (`width` = its number of components) or taken on the
-/// grid (`basis = None`, `width` = the grid size): the parallel-block pipeline of every clipped
-/// summary ([`clipped_sums`], the covariance's rank-one sums). `add(acc, row, raw)` must add one
+/// grid (`basis = None`, `width` = the grid size): the parallel-block pipeline of the covariance's
+/// rank-one sums (the mean's [`clipped_sums`] run the fused [`sweep`]). `add(acc, row, raw)` must add one
 /// record's integer contribution to the accumulators (`row` its centred coordinates, `raw` its grid
 /// values); the record's projection is the same bits whatever
 /// the partitioning ([`project_rows`]), and integer addition is exact, so the sums are too.
