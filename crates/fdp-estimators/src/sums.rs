@@ -372,9 +372,10 @@ pub(crate) fn mean_fingerprint(
 
 #[cfg(test)]
 mod tests {
+    use super::sweep::tests::uniform;
     use super::*;
+    use crate::sparse::tests::basis;
     use fdp_core::state::to_fixed;
-    use fdp_mercer::{BasisOptions, Grid, Stationary};
 
     /// The sums' definition, one record at a time (the implementation before the fused sweep): the
     /// oracle [`clipped_sums`] must match integer for integer.
@@ -423,13 +424,7 @@ mod tests {
     /// the adversarial ones — zero, huge (their projections overflow to ±∞ or NaN), tiny (their
     /// squares underflow), constant at a bound (on a bound exactly in the sup norm).
     fn records(k: usize, n: usize, taus: &[f64], seed: u64) -> Vec<f64> {
-        let mut state = seed | 1;
-        let mut u = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut u = uniform(seed);
         let mut values = Vec::with_capacity(n * k);
         for i in 0..n {
             let (kind, scale) = (i % 13, 10f64.powf(6.0 * u()));
@@ -448,19 +443,10 @@ mod tests {
         values
     }
 
-    fn basis(k: usize) -> MercerBasis {
-        MercerBasis::build(
-            Stationary::matern32(0.1).unwrap(),
-            Grid::midpoint(0.0, 1.0, k).unwrap(),
-            BasisOptions::default(),
-        )
-        .unwrap()
-    }
-
     #[test]
     fn the_fused_sweep_adds_the_integers_of_the_per_record_formula() {
-        let k = 60;
-        let full = basis(k);
+        let full = basis();
+        let k = full.n_points();
         let truncated = full.truncated(7).unwrap();
         let taus: Vec<f64> = (0..64).map(|g| 1e-3 * 1.3f64.powi(g)).collect();
         let reference: Vec<f64> = (0..k).map(|t| (t as f64 * 0.05).cos()).collect();
@@ -502,8 +488,8 @@ mod tests {
 
     #[test]
     fn the_fused_sweep_is_the_same_on_any_thread_count() {
-        let k = 40;
-        let basis = basis(k);
+        let basis = basis();
+        let k = basis.n_points();
         let taus: Vec<f64> = (0..64).map(|g| 1e-2 * 1.25f64.powi(g)).collect();
         let curves = CurveSet::from_flat(basis.grid().clone(), records(k, 20_000, &taus, 3), None).unwrap().0;
         let layout = ClippedSums::new(ClipNorm::CoefficientL1, &taus, basis.len(), Some((-4.0, 6.0))).unwrap();
@@ -520,12 +506,12 @@ mod tests {
     #[test]
     fn shapes_that_do_not_fit_are_refused() {
         assert!(ClippedSums::new(ClipNorm::L2, &[1.0], 0, None).is_err());
-        let basis = basis(20);
-        let curves = CurveSet::from_flat(basis.grid().clone(), vec![0.5; 60], None).unwrap().0;
+        let basis = basis();
+        let curves = CurveSet::from_flat(basis.grid().clone(), vec![0.5; 120], None).unwrap().0;
         let wrong = ClippedSums::new(ClipNorm::L2, &[1.0], basis.len() + 1, None).unwrap();
         assert!(clipped_sums(&wrong, Some(&basis), &curves, None).is_err());
-        let on_grid = ClippedSums::new(ClipNorm::Sup, &[1.0], 20, None).unwrap();
-        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 19])).is_err());
-        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 20])).is_ok());
+        let on_grid = ClippedSums::new(ClipNorm::Sup, &[1.0], 40, None).unwrap();
+        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 39])).is_err());
+        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 40])).is_ok());
     }
 }

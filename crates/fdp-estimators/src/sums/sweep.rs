@@ -428,11 +428,12 @@ fn norms(norm: ClipNorm, coef: &[f64], w: usize, out: &mut [f64]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use faer::Mat;
 
-    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    /// A xorshift stream of uniforms on [-1/2, 1/2) (the tests' data).
+    pub(in crate::sums) fn uniform(seed: u64) -> impl FnMut() -> f64 {
         let mut state = seed | 1;
         move || {
             state ^= state << 13;
