@@ -62,7 +62,13 @@ impl ClipNorm {
 /// `m · (Σ_k (x_k/m)²)^{1/2}`, each `(x_k/m)² <= 1` and the largest is exactly 1, so nothing that
 /// matters underflows and nothing overflows. A NaN entry gives NaN.
 pub fn l2_norm(x: &[f64]) -> f64 {
-    let plain = x.iter().map(|v| v * v).sum::<f64>();
+    l2_norm_from_squares(x, x.iter().map(|v| v * v).sum::<f64>())
+}
+
+/// [`l2_norm`] given `plain`, the sum of the squares `x_k · x_k` added in order from `-0.0` (as
+/// `Iterator::sum` does): a caller that computes the sums of several vectors side by side (one
+/// lane each, the same operations in the same order) gets the same bits as [`l2_norm`].
+pub fn l2_norm_from_squares(x: &[f64], plain: f64) -> f64 {
     if plain.is_finite() && plain >= 2f64.powi(-900) {
         return plain.sqrt();
     }

@@ -21,11 +21,13 @@ use rayon::prelude::*;
 
 use fdp_core::ClipNorm;
 use fdp_core::error::public_range;
-use fdp_core::state::{fingerprint_of, fixed_point_exponent, from_fixed, to_fixed};
+use fdp_core::state::{fingerprint_of, fixed_point_exponent, from_fixed};
 use fdp_data::CurveSet;
 use fdp_mercer::MercerBasis;
 
 use crate::error::{EstimatorError, Result};
+
+mod sweep;
 
 /// Records per block (and rows of every projection product).
 const BLOCK: usize = 256;
@@ -112,16 +114,16 @@ impl PointwiseBins {
         self.lo + self.half()
     }
 
-    /// One record's bin vector (see the type's docs), each entry in `[-R, R]`.
-    fn record(&self, raw: &[f64]) -> Vec<f64> {
+    /// One record's bin vector (see the type's docs), each entry in `[-R, R]`, written to `out`
+    /// (length [`bins`](Self::bins)).
+    fn record_into(&self, raw: &[f64], out: &mut [f64]) {
         let (mid, half) = (self.mid(), self.half());
-        let mut out = vec![0.0; self.bins];
+        out.fill(0.0);
         for ((x, b), share) in raw.iter().zip(&self.bin_of).zip(&self.share) {
             let v = if x.is_finite() { x.clamp(self.lo, self.hi) - mid } else { 0.0 };
             out[*b] += share * v;
         }
         out.iter_mut().for_each(|v| *v = v.clamp(-half, half));
-        out
     }
 
     fn fingerprint_words(&self) -> Vec<u64> {
@@ -133,6 +135,13 @@ impl ClippedSums {
     /// Sums of records of `width` numbers clipped in `norm` at each of `taus` (positive, increasing),
     /// and with `log_range = (lo, hi)` the sum of `clamp(ln ‖x‖, lo, hi)`.
     pub(crate) fn new(norm: ClipNorm, taus: &[f64], width: usize, log_range: Option<(f64, f64)>) -> Result<Self> {
+        if width == 0 {
+            return Err(EstimatorError::BadParameter {
+                name: "record width",
+                value: width.into(),
+                reason: "need at least one coordinate per record",
+            });
+        }
         if taus.is_empty() || taus.iter().any(|t| !(t.is_finite() && *t > 0.0)) || taus.windows(2).any(|w| w[1] <= w[0])
         {
             return Err(EstimatorError::BadParameter {
@@ -187,36 +196,6 @@ impl ClippedSums {
         words
     }
 
-    /// Adds one record to `acc` (length [`len`](Self::len)): `row` its centred coordinates, `raw`
-    /// its grid values (for the pointwise bins).
-    #[inline]
-    fn add_record(&self, acc: &mut [i128], row: &[f64], raw: &[f64]) {
-        let (g_count, w) = (self.taus.len(), self.width);
-        if let Some(p) = &self.pointwise {
-            let at = self.pointwise_at();
-            acc[at..at + p.bins].iter_mut().zip(p.record(raw)).for_each(|(a, v)| *a += to_fixed(v, p.e_bin));
-        }
-        let size = self.norm.norm(row);
-        let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
-        if let Some((lo, hi)) = self.log_range {
-            let log = if usable { size.ln().clamp(lo, hi) } else { lo };
-            acc[2 * g_count * w] += to_fixed(log, self.e_log);
-        }
-        if !usable {
-            return;
-        }
-        let g0 = self.taus.partition_point(|t| *t < size);
-        if g0 < g_count {
-            let inside = &mut acc[g0 * w..(g0 + 1) * w];
-            inside.iter_mut().zip(row).for_each(|(a, v)| *a += to_fixed(*v, self.e_value));
-        }
-        if g0 > 0 {
-            let at = (g_count + g0 - 1) * w;
-            let outside = &mut acc[at..at + w];
-            outside.iter_mut().zip(row).for_each(|(a, v)| *a += to_fixed(v / size, self.e_unit));
-        }
-    }
-
     /// The clipped means at every bound (G vectors of `width`) and the mean clamped log-norm, from
     /// the sums of `n` records.
     pub(crate) fn means(&self, sums: &[i128], n: usize) -> (Vec<Vec<f64>>, f64) {
@@ -259,24 +238,50 @@ impl ClippedSums {
 }
 
 /// The sums of the records of `curves` minus `reference`, projected onto `basis` (or on the grid
-/// values themselves when `basis` is `None`, for the sup norm), in parallel blocks of 2048 records.
+/// values themselves when `basis` is `None`, for the sup norm), in one fused sweep per fixed block
+/// of [`BLOCK`] records, in parallel ([`sweep`]).
 ///
 /// The projection of each record does not depend on which other records share its block
-/// ([`project_rows`]), so a record's integer contribution is the same however the data are
-/// partitioned.
+/// ([`project_rows`]), and each record adds the same integers, so the sums are the same however the
+/// data are partitioned.
 pub(crate) fn clipped_sums(
     layout: &ClippedSums,
     basis: Option<&MercerBasis>,
     curves: &CurveSet,
     reference: Option<&[f64]>,
 ) -> Result<Vec<i128>> {
-    record_sums(basis, curves, reference, layout.width, layout.len(), |acc, row, raw| layout.add_record(acc, row, raw))
+    let k = curves.grid().len();
+    let phi = basis.map(MercerBasis::weighted_eigenfunctions);
+    // The sweep's blocks are shaped by these (a mechanism's own layout always matches them).
+    let (rows, cols) = phi.map_or((k, k), |p| (p.nrows(), p.ncols()));
+    if rows != k || cols != layout.width {
+        return Err(EstimatorError::Shape {
+            what: "record width of the clipped sums",
+            expected: cols,
+            got: layout.width,
+        });
+    }
+    let offset = offset(basis, reference, layout.width)?;
+    if offset.len() != layout.width {
+        return Err(EstimatorError::Shape { what: "reference length", expected: layout.width, got: offset.len() });
+    }
+    Ok(sweep::clipped_sums(layout, phi, curves.values(), k, &offset))
+}
+
+/// What every record is centred by: the reference's coefficients on `basis`, the reference itself
+/// (`basis = None`), or zeros.
+fn offset(basis: Option<&MercerBasis>, reference: Option<&[f64]>, width: usize) -> Result<Vec<f64>> {
+    Ok(match (basis, reference) {
+        (Some(b), Some(r)) => b.project(r)?,
+        (None, Some(r)) => r.to_vec(),
+        _ => vec![0.0; width],
+    })
 }
 
 /// The integer sums `Σ_i add(x_i)` of `len` accumulators over the records `x_i` of `curves`
 /// minus `reference`, projected onto `basis` (`width` = its number of components) or taken on the
-/// grid (`basis = None`, `width` = the grid size): the parallel-block pipeline of every clipped
-/// summary ([`clipped_sums`], the covariance's rank-one sums). `add(acc, row, raw)` must add one
+/// grid (`basis = None`, `width` = the grid size): the parallel-block pipeline of the covariance's
+/// rank-one sums (the mean's [`clipped_sums`] run the fused [`sweep`]). `add(acc, row, raw)` must add one
 /// record's integer contribution to the accumulators (`row` its centred coordinates, `raw` its grid
 /// values); the record's projection is the same bits whatever
 /// the partitioning ([`project_rows`]), and integer addition is exact, so the sums are too.
@@ -289,11 +294,7 @@ pub(crate) fn record_sums(
     add: impl Fn(&mut [i128], &[f64], &[f64]) + Sync,
 ) -> Result<Vec<i128>> {
     let k = curves.grid().len();
-    let offset = match (basis, reference) {
-        (Some(b), Some(r)) => b.project(r)?,
-        (None, Some(r)) => r.to_vec(),
-        _ => vec![0.0; width],
-    };
+    let offset = offset(basis, reference, width)?;
     let sums = curves
         .values()
         .par_chunks(BLOCK * k.max(1))
@@ -367,4 +368,150 @@ pub(crate) fn mean_fingerprint(
         words.extend((0..phi.nrows()).flat_map(|i| (0..phi.ncols()).map(move |j| phi[(i, j)].to_bits())));
     }
     fingerprint_of(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sweep::tests::uniform;
+    use super::*;
+    use crate::sparse::tests::basis;
+    use fdp_core::state::to_fixed;
+
+    /// The sums' definition, one record at a time (the implementation before the fused sweep): the
+    /// oracle [`clipped_sums`] must match integer for integer.
+    fn add_record(layout: &ClippedSums, acc: &mut [i128], row: &[f64], raw: &[f64]) {
+        let (g_count, w) = (layout.taus.len(), layout.width);
+        if let Some(p) = &layout.pointwise {
+            let at = layout.pointwise_at();
+            let mut bins = vec![0.0; p.bins];
+            p.record_into(raw, &mut bins);
+            acc[at..at + p.bins].iter_mut().zip(bins).for_each(|(a, v)| *a += to_fixed(v, p.e_bin));
+        }
+        let size = layout.norm.norm(row);
+        let usable = size.is_finite() && row.iter().all(|v| v.is_finite());
+        if let Some((lo, hi)) = layout.log_range {
+            let log = if usable { size.ln().clamp(lo, hi) } else { lo };
+            acc[2 * g_count * w] += to_fixed(log, layout.e_log);
+        }
+        if !usable {
+            return;
+        }
+        let g0 = layout.taus.partition_point(|t| *t < size);
+        if g0 < g_count {
+            let inside = &mut acc[g0 * w..(g0 + 1) * w];
+            inside.iter_mut().zip(row).for_each(|(a, v)| *a += to_fixed(*v, layout.e_value));
+        }
+        if g0 > 0 {
+            let at = (g_count + g0 - 1) * w;
+            let outside = &mut acc[at..at + w];
+            outside.iter_mut().zip(row).for_each(|(a, v)| *a += to_fixed(v / size, layout.e_unit));
+        }
+    }
+
+    fn oracle(
+        layout: &ClippedSums,
+        basis: Option<&MercerBasis>,
+        curves: &CurveSet,
+        reference: Option<&[f64]>,
+    ) -> Vec<i128> {
+        record_sums(basis, curves, reference, layout.width, layout.len(), |acc, row, raw| {
+            add_record(layout, acc, row, raw)
+        })
+        .unwrap()
+    }
+
+    /// `n` records on `k` points: ordinary curves at scales from 1e-3 to 1e3 and, every few records,
+    /// the adversarial ones — zero, huge (their projections overflow to ±∞ or NaN), tiny (their
+    /// squares underflow), constant at a bound (on a bound exactly in the sup norm).
+    fn records(k: usize, n: usize, taus: &[f64], seed: u64) -> Vec<f64> {
+        let mut u = uniform(seed);
+        let mut values = Vec::with_capacity(n * k);
+        for i in 0..n {
+            let (kind, scale) = (i % 13, 10f64.powf(6.0 * u()));
+            let phase = u();
+            values.extend((0..k).map(|t| match kind {
+                0 => 0.0,
+                1 => f64::MAX,
+                2 if t % 2 == 0 => f64::MAX,
+                2 => -f64::MAX,
+                3 => 1e-160 * (1.0 + u()),
+                4 => taus[i % taus.len()],
+                5 => -taus[(i / 7) % taus.len()],
+                _ => scale * ((t as f64 * 0.1 + phase * 6.0).sin() + 0.3 * u()),
+            }));
+        }
+        values
+    }
+
+    #[test]
+    fn the_fused_sweep_adds_the_integers_of_the_per_record_formula() {
+        let full = basis();
+        let k = full.n_points();
+        let truncated = full.truncated(7).unwrap();
+        let taus: Vec<f64> = (0..64).map(|g| 1e-3 * 1.3f64.powi(g)).collect();
+        let reference: Vec<f64> = (0..k).map(|t| (t as f64 * 0.05).cos()).collect();
+        let bins = PointwiseBins::new(full.grid().weights(), -2.0, 3.0, 9).unwrap();
+        // Lengths: empty, one short block, several blocks with a short last one, several tasks.
+        for n in [0, 3, 1037, 9000] {
+            let curves = CurveSet::from_flat(full.grid().clone(), records(k, n, &taus, n as u64 + 5), None).unwrap().0;
+            for (norm, basis) in [
+                (ClipNorm::CoefficientL1, Some(&full)),
+                (ClipNorm::CoefficientL1, Some(&truncated)),
+                (ClipNorm::L2, Some(&full)),
+                (ClipNorm::L2, Some(&truncated)),
+                (ClipNorm::Sup, None),
+                (ClipNorm::L2, None),
+            ] {
+                let width = basis.map_or(k, MercerBasis::len);
+                for (grid, log_range, pointwise) in [
+                    (&taus[..], Some((-3.0, 8.0)), false),
+                    (&taus[..], Some((-3.0, 8.0)), true),
+                    (&taus[20..21], None, false),
+                    (&taus[60..], None, true),
+                ] {
+                    let layout = ClippedSums::new(norm, grid, width, log_range).unwrap();
+                    let layout = if pointwise { layout.with_pointwise(bins.clone()) } else { layout };
+                    for reference in [None, Some(&reference[..])] {
+                        let fused = clipped_sums(&layout, basis, &curves, reference).unwrap();
+                        let expected = oracle(&layout, basis, &curves, reference);
+                        assert!(
+                            fused == expected,
+                            "n = {n}, {norm:?}, width {width}, {} bounds, pointwise {pointwise}, reference {}",
+                            grid.len(),
+                            reference.is_some()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_fused_sweep_is_the_same_on_any_thread_count() {
+        let basis = basis();
+        let k = basis.n_points();
+        let taus: Vec<f64> = (0..64).map(|g| 1e-2 * 1.25f64.powi(g)).collect();
+        let curves = CurveSet::from_flat(basis.grid().clone(), records(k, 20_000, &taus, 3), None).unwrap().0;
+        let layout = ClippedSums::new(ClipNorm::CoefficientL1, &taus, basis.len(), Some((-4.0, 6.0))).unwrap();
+        let sums = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| clipped_sums(&layout, Some(&basis), &curves, None).unwrap())
+        };
+        let one = sums(1);
+        assert!(one.iter().any(|s| *s != 0));
+        assert_eq!(one, sums(2));
+        assert_eq!(one, sums(5));
+    }
+
+    #[test]
+    fn shapes_that_do_not_fit_are_refused() {
+        assert!(ClippedSums::new(ClipNorm::L2, &[1.0], 0, None).is_err());
+        let basis = basis();
+        let curves = CurveSet::from_flat(basis.grid().clone(), vec![0.5; 120], None).unwrap().0;
+        let wrong = ClippedSums::new(ClipNorm::L2, &[1.0], basis.len() + 1, None).unwrap();
+        assert!(clipped_sums(&wrong, Some(&basis), &curves, None).is_err());
+        let on_grid = ClippedSums::new(ClipNorm::Sup, &[1.0], 40, None).unwrap();
+        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 39])).is_err());
+        assert!(clipped_sums(&on_grid, None, &curves, Some(&[0.0; 40])).is_ok());
+    }
 }
