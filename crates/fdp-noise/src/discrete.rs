@@ -330,22 +330,56 @@ fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u64,
 /// (see [`bernoulli_exp`]), so every trial costs the same whatever the proposal; the number of
 /// trials is independent of the accepted value.
 pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
-    let s2 = (sigma as u128) * (sigma as u128);
-    let t = sigma as u128 + 1;
+    let gaussian = Gaussian::new(sigma);
+    with_pad(|pad| gaussian.draw(rng, pad))
+}
+
+/// `out.len()` discrete Gaussians of one `sigma`, `out[i] = map(z_i)`: the same draws, in the same
+/// order, as `out.len()` calls of [`discrete_gaussian`] (tested), with the constants of σ computed
+/// and the padding stream and the [`timing`] mode looked up once for the whole batch instead of
+/// once per draw. Each draw's work and timing are [`discrete_gaussian`]'s.
+pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(rng: &mut R, sigma: u64, out: &mut [T], map: impl Fn(i128) -> T) {
+    let gaussian = Gaussian::new(sigma);
     with_pad(|pad| {
+        for v in out.iter_mut() {
+            *v = map(gaussian.draw(rng, pad));
+        }
+    });
+}
+
+/// The constants of CKS Algorithm 3 for one σ: `σ²`, the Laplace proposal's scale `t = σ + 1`
+/// and the acceptance test's denominator `2 σ² t²` (`None` when it overflows u128: then no
+/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ).
+#[derive(Clone, Copy)]
+struct Gaussian {
+    s2: u128,
+    t: u128,
+    den: Option<u128>,
+}
+
+impl Gaussian {
+    fn new(sigma: u64) -> Self {
+        let s2 = u128::from(sigma) * u128::from(sigma);
+        let t = u128::from(sigma) + 1;
+        Self { s2, t, den: (2 * s2).checked_mul(t * t) }
+    }
+
+    /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
+    #[inline]
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R, pad: &mut Pad<'_>) -> i128 {
         loop {
-            let y = discrete_laplace_padded(rng, pad, t, 1);
+            let y = discrete_laplace_padded(rng, pad, self.t, 1);
             // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
-            let a = y.unsigned_abs() * t;
-            let diff = a.abs_diff(s2);
-            if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
+            let a = y.unsigned_abs() * self.t;
+            let diff = a.abs_diff(self.s2);
+            if let (Some(num), Some(den)) = (diff.checked_mul(diff), self.den)
                 && bernoulli_exp_padded(Some(&mut *rng), pad, num, den)
             {
                 return y;
             }
             // Overflow means |y| is astronomically far in the tail, where acceptance is 0 to any precision.
         }
-    })
+    }
 }
 
 #[cfg(test)]
@@ -464,6 +498,32 @@ pub(crate) mod tests {
                         );
                     }
                     assert_eq!(a.next_u64(), b.next_u64());
+                }
+            });
+        }
+    }
+
+    /// A batch of discrete Gaussians is the sequence of single draws: the same values from the same
+    /// stream, which is left at the same place, in both modes; and both are the algorithm as
+    /// written (σ from 1 to the lattice's largest, 2^31, through the GP paths' 2^20).
+    #[test]
+    fn a_batch_of_gaussians_is_the_single_draws() {
+        for mode in MODES {
+            in_mode(mode, || {
+                for sigma in [1u64, 2, 3, 1 << 20, (1 << 20) + 12345, (1 << 21) - 1, 1 << 31] {
+                    let count = if mode == SamplerTiming::Padded { 40 } else { 3_000 };
+                    let mut streams =
+                        [NoiseRng::seeded(sigma ^ 77), NoiseRng::seeded(sigma ^ 77), NoiseRng::seeded(sigma ^ 77)];
+                    let [a, b, c] = &mut streams;
+                    let mut batch = vec![0i128; count];
+                    discrete_gaussian_fill(a, sigma, &mut batch[..count / 2], |z| z);
+                    discrete_gaussian_fill(a, sigma, &mut batch[count / 2..], |z| z);
+                    let single: Vec<i128> = (0..count).map(|_| discrete_gaussian(b, sigma)).collect();
+                    let reference: Vec<i128> = (0..count).map(|_| unpadded::discrete_gaussian(c, sigma)).collect();
+                    assert_eq!(batch, single, "σ = {sigma}, {mode}");
+                    assert_eq!(single, reference, "σ = {sigma}, {mode}");
+                    let next: Vec<u64> = streams.iter_mut().map(|r| r.next_u64()).collect();
+                    assert!(next.iter().all(|&v| v == next[0]), "the streams stay in step");
                 }
             });
         }
