@@ -91,7 +91,7 @@ fn with_pad<T>(f: impl FnOnce(&mut Pad<'_>) -> T) -> T {
 /// `k = 1, 2, ...` until the first failure fixes the result (`k` odd: true), and always for at least
 /// `bound` ([`PAD_TRIALS`] in fixed work) values of `k`, so the work done does not depend on `γ` or
 /// on the result.
-#[inline]
+#[inline(always)]
 fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
     let mut result: Option<bool> = None;
     let mut k = 1u64;
