@@ -63,8 +63,9 @@ fn new_pad() -> StdRng {
 /// [`timing::current`]. In [`SamplerTiming::Variable`] mode (`PADDED = false`) the bounds are the
 /// least the algorithm needs (one trial, no extra calls), so every loop stops as soon as it has
 /// decided and the padding stream is never drawn from: the same code, the same draws on the
-/// caller's stream, without the padding. The samplers are compiled once per mode, so in variable
-/// time the padding's bookkeeping is constant-folded away rather than tested at every trial.
+/// caller's stream, without the padding. `PADDED` also selects the fixed-work division and the
+/// last parity loop run after a failed factor. The samplers are compiled once per mode, so in
+/// variable time the padding's bookkeeping is constant-folded away rather than tested at every trial.
 struct Pad<'a, const PADDED: bool> {
     rng: &'a mut StdRng,
 }
