@@ -6,7 +6,9 @@
 use std::time::Instant;
 
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
-use fdp::noise::{Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeLaplace, NoiseRng, Sensitivity};
+use fdp::noise::{
+    Delta, Epsilon, GaussianProcessSampler, IclpSampler, LatticeGaussian, LatticeLaplace, NoiseRng, Sensitivity,
+};
 use fdp::prelude::*;
 use rand::RngExt;
 
@@ -32,17 +34,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let single = LatticeLaplace::with_scale(1.0)?;
     let count = 1_000_000;
-    let start = Instant::now();
-    let mut acc = 0.0;
-    for _ in 0..count {
-        acc += single.sample(&mut rng);
-    }
-    let s = start.elapsed().as_secs_f64();
-    println!(
-        "bench noise=lattice_laplace threads=1 coefficients={count} per_s={:.3e} mean={:.3}",
-        count as f64 / s,
-        acc / count as f64
-    );
+    one_thread("lattice_laplace", count, || (1, single.sample(&mut rng)));
+
+    // The exact lattice Gaussian on one thread, as the GP paths draw it (σ = 1 on its default
+    // lattice: 2^20 steps per standard deviation), one call a draw and in batches of 500 (one
+    // path's normals at K = 500; the same draws).
+    let normal = LatticeGaussian::with_sigma(1.0)?;
+    one_thread("lattice_gaussian", count, || (1, normal.sample(&mut rng)));
+    let mut batch = vec![0.0; 500];
+    one_thread("lattice_gaussian_batch", count, || {
+        normal.fill_samples(&mut rng, &mut batch);
+        (batch.len(), batch.iter().sum())
+    });
 
     let gp =
         GaussianProcessSampler::calibrated(&basis, Sensitivity::new(0.01)?, Epsilon::new(1.0)?, Delta::new(1e-5)?)?;
@@ -52,17 +55,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("bench noise=gp_lattice_gaussian threads=all coefficients={n} per_s={:.3e}", n / s);
 
     // The insecure pattern, for the ratio only: x + b·inverse-CDF Laplace of a float uniform.
-    let start = Instant::now();
-    let mut acc = 0.0;
-    for _ in 0..count {
+    one_thread("naive_float_laplace", count, || {
         let u: f64 = rng.random::<f64>() - 0.5;
-        acc += -u.signum() * (1.0 - 2.0 * u.abs()).ln();
+        (1, -u.signum() * (1.0 - 2.0 * u.abs()).ln())
+    });
+    Ok(())
+}
+
+/// Times `draw` (which makes some draws and returns how many and their sum) on this thread until
+/// `count` draws are made, and prints the record.
+fn one_thread(name: &str, count: usize, mut draw: impl FnMut() -> (usize, f64)) {
+    let start = Instant::now();
+    let (mut made, mut sum) = (0, 0.0);
+    while made < count {
+        let (n, s) = draw();
+        made += n;
+        sum += s;
     }
     let s = start.elapsed().as_secs_f64();
     println!(
-        "bench noise=naive_float_laplace threads=1 coefficients={count} per_s={:.3e} mean={:.3}",
-        count as f64 / s,
-        acc / count as f64
+        "bench noise={name} threads=1 coefficients={made} per_s={:.3e} ns_per_draw={:.1} mean={:.3}",
+        made as f64 / s,
+        s / made as f64 * 1e9,
+        sum / made as f64
     );
-    Ok(())
 }

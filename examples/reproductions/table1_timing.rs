@@ -1,13 +1,15 @@
 //! Table 1 of the ICLP paper: time to generate 100 ICLP paths and 100 Gaussian-process paths on a grid
 //! of K points, basis build included, for four kernels.
 //!
-//! `cargo run --release --example table1_timing [-- --quick] [-- --sizes 500,1000]` prints one record per row and writes
+//! `cargo run --release --example table1_timing [-- --quick] [-- --sizes 500,1000] [-- --rounds 5]` prints one record per row and writes
 //! `reports/table1_timing/{report.md,results.json}`. Each time is the median of three runs after a
 //! warm-up, as the numpy peer (`../shared/peers/iclp_numpy.py`, beside the datasets of `FDP_DATA_DIR`) measures; when `python3` (or
 //! `FDP_PYTHON`) has numpy, the peer is run in the same session, with one BLAS thread and with its
 //! default, and the ratios printed (Matérn 3/2; numpy's GP is Cholesky + one product, beside fdp's
-//! `CholeskyGpSampler`):
-//! `peer numpy threads=1 K=... iclp_s=... fdp_iclp_s=... ratio=... gp_s=... fdp_gp_cholesky_s=... gp_ratio=...`.
+//! `CholeskyGpSampler`). The comparison runs `--rounds` rounds (5 by default, 1 with `--quick`),
+//! each timing fdp and then the peer; the ratio is taken round by round and its median, min and max
+//! printed:
+//! `peer numpy threads=1 K=... rounds=... iclp_s=... fdp_iclp_s=... ratio=... ratio_min=... ratio_max=... gp_s=... fdp_gp_cholesky_s=... gp_ratio=... gp_ratio_min=... gp_ratio_max=...`.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -33,6 +35,51 @@ struct Row {
     gp_cholesky_s: f64,
     paper_iclp_s: Option<f64>,
     paper_gp_s: Option<f64>,
+}
+
+/// One round of the peer comparison at one K: fdp's (ICLP, GP Cholesky) seconds and numpy's
+/// (ICLP, GP) with one BLAS thread and with its default, measured back to back.
+#[derive(Clone, Copy)]
+struct Round {
+    fdp: (f64, f64),
+    numpy_single: (f64, f64),
+    numpy_default: (f64, f64),
+}
+
+impl Round {
+    fn single(&self) -> (f64, f64) {
+        self.numpy_single
+    }
+
+    fn default_threads(&self) -> (f64, f64) {
+        self.numpy_default
+    }
+}
+
+/// Median, min and max of a non-empty list.
+struct Spread {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = if n % 2 == 1 { values[n / 2] } else { 0.5 * (values[n / 2 - 1] + values[n / 2]) };
+        Self { median, min: values[0], max: values[n - 1] }
+    }
+
+    /// `name=median name_min=min name_max=max` for a record.
+    fn keys(&self, name: &str) -> String {
+        format!("{name}={:.2} {name}_min={:.2} {name}_max={:.2}", self.median, self.min, self.max)
+    }
+
+    /// `median (min–max)` for a table cell.
+    fn cell(&self) -> String {
+        format!("{:.2} ({:.2}–{:.2})", self.median, self.min, self.max)
+    }
 }
 
 /// "What holds, what does not, and why", from the rows that have the paper's numbers.
@@ -89,6 +136,38 @@ fn seconds<T>(f: impl Fn() -> T) -> (T, f64) {
     (out.expect("three runs"), times[1])
 }
 
+/// `paths` ICLP paths on `grid`, basis build included, timed as [`seconds`]: (components, seconds).
+fn time_iclp(
+    kernel: Stationary,
+    grid: &Grid,
+    paths: usize,
+    rng: &mut NoiseRng,
+) -> Result<(usize, f64), Box<dyn std::error::Error>> {
+    let rng = std::cell::RefCell::new(rng);
+    let (components, s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
+        let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
+        IclpSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng.borrow_mut());
+        Ok(basis.len())
+    });
+    Ok((components?, s))
+}
+
+/// `paths` Gaussian-process paths on `grid` by Cholesky (`CholeskyGpSampler`, factorisation
+/// included), timed as [`seconds`].
+fn time_cholesky(
+    kernel: Stationary,
+    grid: &Grid,
+    paths: usize,
+    rng: &mut NoiseRng,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let rng = std::cell::RefCell::new(rng);
+    let (rows, s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
+        Ok(CholeskyGpSampler::new(&kernel, grid, 1e-8)?.sample_paths(paths, &mut rng.borrow_mut()).nrows())
+    });
+    rows?;
+    Ok(s)
+}
+
 /// The numpy peer's `(K, ICLP, GP)` times (medians of three), if a Python with numpy is available;
 /// `single_thread` runs it with one BLAS thread (`OMP_NUM_THREADS=1` and the OpenBLAS/MKL
 /// equivalents), otherwise with its default threads.
@@ -139,6 +218,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None if quick => &[100, 200],
         None => &[100, 200, 500, 1000, 2000],
     };
+    let rounds: usize = match args.iter().position(|a| a == "--rounds") {
+        Some(i) => args.get(i + 1).ok_or("--rounds needs a number, e.g. 5")?.parse::<usize>()?.max(1),
+        None if quick => 1,
+        None => 5,
+    };
     let paths = 100;
     let rho = 0.1;
     let kernels = [
@@ -155,22 +239,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for &k in sizes {
         let grid = Grid::midpoint(0.0, 1.0, k)?;
         for (name, kernel) in kernels {
+            let (components, iclp_s) = time_iclp(kernel, &grid, paths, &mut rng)?;
             let rng = std::cell::RefCell::new(&mut rng);
-            let (iclp, iclp_s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
-                let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
-                let paths = IclpSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng.borrow_mut());
-                Ok((basis.len(), paths.nrows()))
-            });
-            let (components, _) = iclp?;
             let (gp, gp_s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
                 let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default())?;
                 Ok(GaussianProcessSampler::unit_variance(&basis)?.sample_paths(paths, &mut rng.borrow_mut()).nrows())
             });
             gp?;
-            let (chol, gp_cholesky_s) = seconds(|| -> Result<_, Box<dyn std::error::Error>> {
-                Ok(CholeskyGpSampler::new(&kernel, &grid, 1e-8)?.sample_paths(paths, &mut rng.borrow_mut()).nrows())
-            });
-            chol?;
+            let gp_cholesky_s = time_cholesky(kernel, &grid, paths, &mut rng.borrow_mut())?;
             let k_text = k.to_string();
             let keys = [("kernel", name), ("K", k_text.as_str())];
             let paper = published.as_deref().and_then(|t| paper_value(t, &keys, "iclp_s"));
@@ -197,30 +273,58 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             });
         }
     }
-    let mut peer_md = String::new();
-    for (single_thread, threads) in [(true, "1"), (false, "default")] {
-        let Some(peer) = numpy_peer(sizes, single_thread) else {
-            println!("peer numpy threads={threads} skipped=\"no python3 with numpy (set FDP_PYTHON)\"");
-            continue;
-        };
-        if peer_md.is_empty() {
-            peer_md.push_str(
-                "\n| numpy threads | K | numpy ICLP (s) | fdp ICLP (s) | numpy / fdp | numpy GP (s) | fdp GP Cholesky (s) | numpy / fdp |\n|---|---|---|---|---|---|---|---|\n",
-            );
+    // The peer comparison: `rounds` rounds, each timing fdp's Matérn 3/2 ICLP and Cholesky GP
+    // (medians of three after a warm-up) and then running the numpy peer with one BLAS thread and
+    // with its default; the ratio is taken round by round (paired under the same load) and its
+    // median, min and max printed.
+    let matern = Stationary::matern32(rho)?;
+    let mut rounds_of: Vec<Vec<Round>> = vec![Vec::new(); sizes.len()];
+    for _ in 0..rounds {
+        let mut ours = Vec::with_capacity(sizes.len());
+        for &k in sizes {
+            let grid = Grid::midpoint(0.0, 1.0, k)?;
+            let (_, iclp_s) = time_iclp(matern, &grid, paths, &mut rng)?;
+            ours.push((iclp_s, time_cholesky(matern, &grid, paths, &mut rng)?));
         }
-        for (k, numpy_iclp, numpy_gp) in peer {
-            if let Some(ours) = rows.iter().find(|r| r.kernel == "matern32" && r.k == k) {
-                let (iclp_ratio, gp_ratio) = (numpy_iclp / ours.iclp_s, numpy_gp / ours.gp_cholesky_s);
-                println!(
-                    "peer numpy threads={threads} K={k} iclp_s={numpy_iclp:.5} fdp_iclp_s={:.5} ratio={iclp_ratio:.2} gp_s={numpy_gp:.5} fdp_gp_cholesky_s={:.5} gp_ratio={gp_ratio:.2} fdp_gp_basis_s={:.5}",
-                    ours.iclp_s, ours.gp_cholesky_s, ours.gp_s
-                );
-                writeln!(
-                    peer_md,
-                    "| {threads} | {k} | {numpy_iclp:.4} | {:.4} | {iclp_ratio:.2} | {numpy_gp:.4} | {:.4} | {gp_ratio:.2} |",
-                    ours.iclp_s, ours.gp_cholesky_s
-                )?;
+        let (Some(single), Some(default)) = (numpy_peer(sizes, true), numpy_peer(sizes, false)) else {
+            println!("peer numpy skipped=\"no python3 with numpy (set FDP_PYTHON)\"");
+            break;
+        };
+        for (i, &k) in sizes.iter().enumerate() {
+            let numpy = |peer: &[(usize, f64, f64)]| peer.iter().find(|p| p.0 == k).map(|p| (p.1, p.2));
+            if let (Some(one), Some(all)) = (numpy(&single), numpy(&default)) {
+                rounds_of[i].push(Round { fdp: ours[i], numpy_single: one, numpy_default: all });
             }
+        }
+    }
+    let mut peer_md = String::new();
+    for (threads, pick) in [("1", Round::single as fn(&Round) -> (f64, f64)), ("default", Round::default_threads)] {
+        for (&k, runs) in sizes.iter().zip(&rounds_of) {
+            if runs.is_empty() {
+                continue;
+            }
+            let summary = |f: &dyn Fn(&Round) -> f64| Spread::of(runs.iter().map(f).collect());
+            let (numpy_iclp, numpy_gp) = (summary(&|r| pick(r).0), summary(&|r| pick(r).1));
+            let (fdp_iclp, fdp_gp) = (summary(&|r| r.fdp.0), summary(&|r| r.fdp.1));
+            let iclp_ratio = summary(&|r| pick(r).0 / r.fdp.0);
+            let gp_ratio = summary(&|r| pick(r).1 / r.fdp.1);
+            let basis_gp = rows.iter().find(|r| r.kernel == "matern32" && r.k == k).map_or(f64::NAN, |r| r.gp_s);
+            let (runs, iclp, gp) = (runs.len(), iclp_ratio.keys("ratio"), gp_ratio.keys("gp_ratio"));
+            let (numpy_iclp, fdp_iclp, numpy_gp, fdp_gp) =
+                (numpy_iclp.median, fdp_iclp.median, numpy_gp.median, fdp_gp.median);
+            println!(
+                "peer numpy threads={threads} K={k} rounds={runs} iclp_s={numpy_iclp:.5} fdp_iclp_s={fdp_iclp:.5} {iclp} gp_s={numpy_gp:.5} fdp_gp_cholesky_s={fdp_gp:.5} {gp} fdp_gp_basis_s={basis_gp:.5}"
+            );
+            if peer_md.is_empty() {
+                peer_md.push_str(
+                    "\n| numpy threads | K | rounds | numpy ICLP (s) | fdp ICLP (s) | numpy / fdp (min–max) | numpy GP (s) | fdp GP Cholesky (s) | numpy / fdp (min–max) |\n|---|---|---|---|---|---|---|---|---|\n",
+                );
+            }
+            let (iclp, gp) = (iclp_ratio.cell(), gp_ratio.cell());
+            writeln!(
+                peer_md,
+                "| {threads} | {k} | {runs} | {numpy_iclp:.4} | {fdp_iclp:.4} | {iclp} | {numpy_gp:.4} | {fdp_gp:.4} | {gp} |"
+            )?;
         }
     }
     let dir = ReportDir::create("reports/table1_timing")?;
@@ -245,7 +349,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
     if !peer_md.is_empty() {
-        md.push_str("\n## Beside the numpy peer (same session, Matérn 3/2, OpenBLAS `eigh` or `cholesky` + one product, with one BLAS thread and with its default; its noise is floating-point, ours exact on a lattice)\n");
+        md.push_str("\n## Beside the numpy peer (same session, Matérn 3/2, OpenBLAS `eigh` or `cholesky` + one product, with one BLAS thread and with its default; its noise is floating-point, ours exact on a lattice; each round times fdp (medians of three after a warm-up) and then the peer, the ratio is taken round by round: its median, min and max over the rounds)\n");
         md.push_str(&peer_md);
     }
     write_what_holds(&mut md, &rows)?;

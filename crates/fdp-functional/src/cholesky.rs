@@ -3,7 +3,7 @@
 //! come from the exact lattice Gaussian sampler like every other fdp draw.
 
 use faer::linalg::matmul::triangular::{BlockStructure, matmul};
-use faer::{Accum, Mat};
+use faer::{Accum, Mat, MatRef};
 use rayon::prelude::*;
 
 use fdp_mercer::linalg::{cholesky_owned, fixed_par};
@@ -47,11 +47,12 @@ impl CholeskyGpSampler {
     /// stream of `rng`, in order.
     pub fn sample_paths(&self, m: usize, rng: &mut NoiseRng) -> Mat<f64> {
         let k = self.factor.nrows();
-        let mut z = Mat::<f64>::zeros(k, m);
+        let mut normals = vec![0.0; k * m];
         let mut streams = rng.split(m);
-        z.par_col_iter_mut().zip(streams.par_iter_mut()).for_each(|(column, r)| {
-            column.iter_mut().for_each(|v| *v = self.normal.sample(r));
+        normals.par_chunks_mut(k.max(1)).zip(streams.par_iter_mut()).for_each(|(column, r)| {
+            self.normal.fill_samples(r, column);
         });
+        let z = MatRef::from_column_major_slice(&normals, k, m);
         let mut paths = Mat::<f64>::zeros(m, k);
         matmul(
             paths.as_mut(),

@@ -58,32 +58,49 @@ fn new_pad() -> StdRng {
     StdRng::try_from_rng(&mut SysRng).unwrap_or_else(|_| StdRng::seed_from_u64(0x7469_6d69_6e67))
 }
 
-/// The padding of one public sampler call: its stream and the bounds the loops are padded to, set
-/// once per call from [`timing::current`]. In [`SamplerTiming::Variable`] mode the bounds are the
+/// The padding of one public sampler call: its stream, and the bounds the loops are padded to as
+/// constants of the mode (`PADDED`), which `with_pad!` sets once per call from
+/// [`timing::current`]. In [`SamplerTiming::Variable`] mode (`PADDED = false`) the bounds are the
 /// least the algorithm needs (one trial, no extra calls), so every loop stops as soon as it has
 /// decided and the padding stream is never drawn from: the same code, the same draws on the
-/// caller's stream, without the padding.
-struct Pad<'a> {
+/// caller's stream, without the padding. `PADDED` also selects the fixed-work division and the
+/// last parity loop run after a failed factor. The samplers are compiled once per mode, so in
+/// variable time the padding's bookkeeping is constant-folded away rather than tested at every trial.
+struct Pad<'a, const PADDED: bool> {
     rng: &'a mut StdRng,
-    /// Trials every parity loop runs ([`PAD_TRIALS`], or 1).
-    trials: u64,
-    /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
-    calls: u64,
-    /// Fixed work: also a fixed-work division and a last parity loop after a failed factor.
-    padded: bool,
 }
 
-/// Runs `f` with this thread's padding stream (a fresh one if it is already in use) and the
-/// current mode's bounds.
-fn with_pad<T>(f: impl FnOnce(&mut Pad<'_>) -> T) -> T {
-    let (trials, calls, padded) = match timing::current() {
-        SamplerTiming::Padded => (PAD_TRIALS, PAD_CALLS, true),
-        SamplerTiming::Variable => (1, 0, false),
-    };
+impl<const PADDED: bool> Pad<'_, PADDED> {
+    /// Trials every parity loop runs ([`PAD_TRIALS`], or 1).
+    const TRIALS: u64 = if PADDED { PAD_TRIALS } else { 1 };
+    /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
+    const CALLS: u64 = if PADDED { PAD_CALLS } else { 0 };
+}
+
+/// Runs `f` with this thread's padding stream (a fresh one if it is already in use).
+#[inline]
+fn pad_stream<T>(f: impl FnOnce(&mut StdRng) -> T) -> T {
     PAD.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut slot) => f(&mut Pad { rng: slot.get_or_insert_with(new_pad), trials, calls, padded }),
-        Err(_) => f(&mut Pad { rng: &mut new_pad(), trials, calls, padded }),
+        Ok(mut slot) => f(slot.get_or_insert_with(new_pad)),
+        Err(_) => f(&mut new_pad()),
     })
+}
+
+/// `with_pad!(|pad| body)`: runs `body` with `pad` the padding of the current mode
+/// ([`timing::current`], read once): `body` is compiled for both modes and the mode picks one.
+macro_rules! with_pad {
+    (|$pad:ident| $body:expr) => {
+        match timing::current() {
+            SamplerTiming::Padded => pad_stream(|rng| {
+                let $pad = &mut Pad::<true> { rng };
+                $body
+            }),
+            SamplerTiming::Variable => pad_stream(|rng| {
+                let $pad = &mut Pad::<false> { rng };
+                $body
+            }),
+        }
+    };
 }
 
 /// The parity loop of CKS Algorithm 1, padded: `trial(k, decided)` draws Bernoulli(γ/k) — from the
@@ -91,7 +108,7 @@ fn with_pad<T>(f: impl FnOnce(&mut Pad<'_>) -> T) -> T {
 /// `k = 1, 2, ...` until the first failure fixes the result (`k` odd: true), and always for at least
 /// `bound` ([`PAD_TRIALS`] in fixed work) values of `k`, so the work done does not depend on `γ` or
 /// on the result.
-#[inline]
+#[inline(always)]
 fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
     let mut result: Option<bool> = None;
     let mut k = 1u64;
@@ -140,15 +157,20 @@ fn padded_geometric(bound: u64, mut trial: impl FnMut(bool) -> bool) -> u64 {
 /// as soon as they have decided: the same draws, in a time that depends on them. See
 /// docs/DESIGN.md section 15.5.
 pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    with_pad(|pad| bernoulli_exp_padded(Some(rng), pad, num, den))
+    with_pad!(|pad| bernoulli_exp_padded(Some(rng), pad, num, den))
 }
 
 /// [`bernoulli_exp`] with its padding stream; `main = None` runs the whole call on `pad` (padding).
-fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Pad<'_>, num: u128, den: u128) -> bool {
+fn bernoulli_exp_padded<const P: bool, R: Rng + ?Sized>(
+    mut main: Option<&mut R>,
+    pad: &mut Pad<'_, P>,
+    num: u128,
+    den: u128,
+) -> bool {
     let (mut rest, mut failed, mut calls) = (num, false, 0u64);
     loop {
         let live = !failed & (rest > den);
-        if !live && calls >= pad.calls {
+        if !live && calls >= Pad::<P>::CALLS {
             break;
         }
         let source = if live { main.as_deref_mut() } else { None };
@@ -158,7 +180,7 @@ fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Pad
         }
         calls += 1;
     }
-    if failed & !pad.padded {
+    if failed & !P {
         return false;
     }
     let source = if failed { None } else { main };
@@ -168,13 +190,13 @@ fn bernoulli_exp_padded<R: Rng + ?Sized>(mut main: Option<&mut R>, pad: &mut Pad
 
 /// Bernoulli(exp(-γ)) for `γ = num/den ∈ [0, 1]`: the parity of the first k with Bernoulli(γ/k) = 0,
 /// padded to [`PAD_TRIALS`] trials; `main = None` draws everything from `pad`.
-fn bernoulli_exp_at_most_one<R: Rng + ?Sized>(
+fn bernoulli_exp_at_most_one<const P: bool, R: Rng + ?Sized>(
     mut main: Option<&mut R>,
-    pad: &mut Pad<'_>,
+    pad: &mut Pad<'_, P>,
     num: u128,
     den: u128,
 ) -> bool {
-    padded_parity(pad.trials, |k, decided| match (decided, main.as_deref_mut()) {
+    padded_parity(Pad::<P>::TRIALS, |k, decided| match (decided, main.as_deref_mut()) {
         (false, Some(rng)) => bernoulli_over_k(rng, num, den, k),
         _ => bernoulli_over_k(&mut *pad.rng, num, den, k),
     })
@@ -205,10 +227,15 @@ fn bernoulli_over_k<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128, k: u64) 
 /// division. Rejected trials are independent of the accepted one. A draw whose loops need more than
 /// the padding (probability `< 2^-64`) takes longer, and is still exact.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
-    with_pad(|pad| discrete_laplace_padded(rng, pad, t, s))
+    with_pad!(|pad| discrete_laplace_padded(rng, pad, t, s))
 }
 
-fn discrete_laplace_padded<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u128, s: u128) -> i128 {
+fn discrete_laplace_padded<const P: bool, R: Rng + ?Sized>(
+    rng: &mut R,
+    pad: &mut Pad<'_, P>,
+    t: u128,
+    s: u128,
+) -> i128 {
     match u64::try_from(t) {
         Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, pad, t, s.trailing_zeros()),
         _ => discrete_laplace_u128(rng, pad, t, s),
@@ -216,21 +243,21 @@ fn discrete_laplace_padded<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u
 }
 
 /// [`discrete_laplace`] in u128 arithmetic, for any `t, s >= 1`.
-fn discrete_laplace_u128<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u128, s: u128) -> i128 {
+fn discrete_laplace_u128<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u128, s: u128) -> i128 {
     loop {
         let u = uniform_below(rng, t);
         // u < t: γ = u/t < 1, a single parity loop (what `bernoulli_exp` does for γ <= 1).
         if !bernoulli_exp_at_most_one(Some(&mut *rng), pad, u, t) {
             continue;
         }
-        let v = padded_geometric(pad.calls, |live| {
+        let v = padded_geometric(Pad::<P>::CALLS, |live| {
             let source = if live { Some(&mut *rng) } else { None };
             bernoulli_exp_at_most_one(source, pad, 1, 1)
         });
         let magnitude = u + t * u128::from(v);
         let y = if s.is_power_of_two() {
             magnitude >> s.trailing_zeros()
-        } else if pad.padded {
+        } else if P {
             div_fixed_work(magnitude, s)
         } else {
             magnitude / s
@@ -289,13 +316,13 @@ fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
 /// `bernoulli_exp_at_most_one` with 64-bit operands (the same draws); a denominator `den · k` beyond
 /// 64 bits (never met in practice) takes the u128 draw, which is the same draw.
 #[inline]
-fn bernoulli_exp_at_most_one_u64<R: Rng + ?Sized>(
+fn bernoulli_exp_at_most_one_u64<const P: bool, R: Rng + ?Sized>(
     mut main: Option<&mut R>,
-    pad: &mut Pad<'_>,
+    pad: &mut Pad<'_, P>,
     num: u64,
     den: u64,
 ) -> bool {
-    padded_parity(pad.trials, |k, decided| {
+    padded_parity(Pad::<P>::TRIALS, |k, decided| {
         let source = if decided { None } else { main.as_deref_mut() };
         match (den.checked_mul(k), source) {
             (Some(d), Some(rng)) => uniform_below_u64(rng, d) < num,
@@ -307,13 +334,13 @@ fn bernoulli_exp_at_most_one_u64<R: Rng + ?Sized>(
 }
 
 /// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
-fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u64, shift: u32) -> i128 {
+fn discrete_laplace_u64<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u64, shift: u32) -> i128 {
     loop {
         let u = uniform_below_u64(rng, t);
         if !bernoulli_exp_at_most_one_u64(Some(&mut *rng), pad, u, t) {
             continue;
         }
-        let v = padded_geometric(pad.calls, |live| {
+        let v = padded_geometric(Pad::<P>::CALLS, |live| {
             let source = if live { Some(&mut *rng) } else { None };
             bernoulli_exp_at_most_one_u64(source, pad, 1, 1)
         });
@@ -330,22 +357,56 @@ fn discrete_laplace_u64<R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_>, t: u64,
 /// (see [`bernoulli_exp`]), so every trial costs the same whatever the proposal; the number of
 /// trials is independent of the accepted value.
 pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
-    let s2 = (sigma as u128) * (sigma as u128);
-    let t = sigma as u128 + 1;
-    with_pad(|pad| {
+    let gaussian = Gaussian::new(sigma);
+    with_pad!(|pad| gaussian.draw(rng, pad))
+}
+
+/// `out.len()` discrete Gaussians of one `sigma`, `out[i] = map(z_i)`: the same draws, in the same
+/// order, as `out.len()` calls of [`discrete_gaussian`] (tested), with the constants of σ computed
+/// and the padding stream and the [`timing`] mode looked up once for the whole batch instead of
+/// once per draw. Each draw's work and timing are [`discrete_gaussian`]'s.
+pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(rng: &mut R, sigma: u64, out: &mut [T], map: impl Fn(i128) -> T) {
+    let gaussian = Gaussian::new(sigma);
+    with_pad!(|pad| {
+        for v in out.iter_mut() {
+            *v = map(gaussian.draw(rng, pad));
+        }
+    });
+}
+
+/// The constants of CKS Algorithm 3 for one σ: `σ²`, the Laplace proposal's scale `t = σ + 1`
+/// and the acceptance test's denominator `2 σ² t²` (`None` when it overflows u128: then no
+/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ).
+#[derive(Clone, Copy)]
+struct Gaussian {
+    s2: u128,
+    t: u128,
+    den: Option<u128>,
+}
+
+impl Gaussian {
+    fn new(sigma: u64) -> Self {
+        let s2 = u128::from(sigma) * u128::from(sigma);
+        let t = u128::from(sigma) + 1;
+        Self { s2, t, den: (2 * s2).checked_mul(t * t) }
+    }
+
+    /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
+    #[inline]
+    fn draw<const P: bool, R: Rng + ?Sized>(&self, rng: &mut R, pad: &mut Pad<'_, P>) -> i128 {
         loop {
-            let y = discrete_laplace_padded(rng, pad, t, 1);
+            let y = discrete_laplace_padded(rng, pad, self.t, 1);
             // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
-            let a = y.unsigned_abs() * t;
-            let diff = a.abs_diff(s2);
-            if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
+            let a = y.unsigned_abs() * self.t;
+            let diff = a.abs_diff(self.s2);
+            if let (Some(num), Some(den)) = (diff.checked_mul(diff), self.den)
                 && bernoulli_exp_padded(Some(&mut *rng), pad, num, den)
             {
                 return y;
             }
             // Overflow means |y| is astronomically far in the tail, where acceptance is 0 to any precision.
         }
-    })
+    }
 }
 
 #[cfg(test)]
@@ -469,6 +530,32 @@ pub(crate) mod tests {
         }
     }
 
+    /// A batch of discrete Gaussians is the sequence of single draws: the same values from the same
+    /// stream, which is left at the same place, in both modes; and both are the algorithm as
+    /// written (σ from 1 to the lattice's largest, 2^31, through the GP paths' 2^20).
+    #[test]
+    fn a_batch_of_gaussians_is_the_single_draws() {
+        for mode in MODES {
+            in_mode(mode, || {
+                for sigma in [1u64, 2, 3, 1 << 20, (1 << 20) + 12345, (1 << 21) - 1, 1 << 31] {
+                    let count = if mode == SamplerTiming::Padded { 40 } else { 3_000 };
+                    let mut streams =
+                        [NoiseRng::seeded(sigma ^ 77), NoiseRng::seeded(sigma ^ 77), NoiseRng::seeded(sigma ^ 77)];
+                    let [a, b, c] = &mut streams;
+                    let mut batch = vec![0i128; count];
+                    discrete_gaussian_fill(a, sigma, &mut batch[..count / 2], |z| z);
+                    discrete_gaussian_fill(a, sigma, &mut batch[count / 2..], |z| z);
+                    let single: Vec<i128> = (0..count).map(|_| discrete_gaussian(b, sigma)).collect();
+                    let reference: Vec<i128> = (0..count).map(|_| unpadded::discrete_gaussian(c, sigma)).collect();
+                    assert_eq!(batch, single, "σ = {sigma}, {mode}");
+                    assert_eq!(single, reference, "σ = {sigma}, {mode}");
+                    let next: Vec<u64> = streams.iter_mut().map(|r| r.next_u64()).collect();
+                    assert!(next.iter().all(|&v| v == next[0]), "the streams stay in step");
+                }
+            });
+        }
+    }
+
     /// The public samplers (lattice Laplace on both paths, lattice Gaussian, the exponential
     /// mechanism) return the same values from the same seed in both modes, and leave the caller's
     /// stream at the same place.
@@ -563,7 +650,7 @@ pub(crate) mod tests {
             for i in 0..20_000 {
                 // The two paths are compared in variable time (both modes make the same draws).
                 let mode = if i % 20 == 0 { SamplerTiming::Padded } else { SamplerTiming::Variable };
-                let old = in_mode(mode, || with_pad(|pad| discrete_laplace_u128(&mut b, pad, t, s)));
+                let old = in_mode(mode, || with_pad!(|pad| discrete_laplace_u128(&mut b, pad, t, s)));
                 assert_eq!(in_mode(mode, || discrete_laplace(&mut a, t, s)), old, "t = {t}, s = {s}");
             }
             assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");

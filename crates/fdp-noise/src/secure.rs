@@ -13,7 +13,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
-use crate::discrete::{discrete_gaussian, discrete_laplace};
+use crate::discrete::{discrete_gaussian, discrete_gaussian_fill, discrete_laplace};
 use crate::error::{NoiseError, Result};
 use crate::rng::NoiseRng;
 
@@ -199,6 +199,14 @@ impl LatticeGaussian {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         self.release(0.0, rng)
     }
+
+    /// `out.len()` noise draws `r Z`: the same values, from the same draws in the same order, as
+    /// `out.len()` calls of [`sample`](Self::sample), with the sampler's setup (the constants of σ,
+    /// the padding stream, the timing mode) done once for the batch
+    /// ([`crate::discrete::discrete_gaussian_fill`]).
+    pub fn fill_samples<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) {
+        discrete_gaussian_fill(rng, self.sigma_units, out, |z| z as f64 * self.step);
+    }
 }
 
 /// One coefficient's release noise.
@@ -290,6 +298,21 @@ mod tests {
         let finest = LatticeGaussian::new(1.0, 2f64.powi(-31)).unwrap();
         let mut rng = crate::NoiseRng::seeded(5);
         assert!(finest.sample(&mut rng).abs() < 10.0);
+    }
+
+    #[test]
+    fn a_batch_of_lattice_gaussians_is_the_single_samples() {
+        crate::timing::tests::in_mode(crate::timing::SamplerTiming::Variable, || {
+            for (sigma, step) in [(1.0, 2f64.powi(-20)), (0.37, 2f64.powi(-24)), (3.0e3, 2f64.powi(-9))] {
+                let noise = LatticeGaussian::new(sigma, step).unwrap();
+                let (mut a, mut b) = (crate::NoiseRng::seeded(8), crate::NoiseRng::seeded(8));
+                let mut batch = vec![0.0; 500];
+                noise.fill_samples(&mut a, &mut batch);
+                let single: Vec<u64> = (0..500).map(|_| noise.sample(&mut b).to_bits()).collect();
+                assert_eq!(batch.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), single);
+                assert_eq!(rand::Rng::next_u64(&mut a), rand::Rng::next_u64(&mut b));
+            }
+        });
     }
 
     #[test]
