@@ -247,12 +247,21 @@ impl<F: Family> StageLaw for Adaptive<F> {
     }
 
     /// The worst member's ratio: whatever the earlier stages choose, the stage is DP on the pair at
-    /// its budget iff this is at most 1.
+    /// its budget iff this is at most 1. A member's ratio that is not a number `>= 0` is an error
+    /// (`max` would drop a NaN and report the pair as within the budget).
     fn loss_ratio(&self, a: &[f64], b: &[f64]) -> Result<f64> {
         let mut worst = 0.0f64;
         for choice in self.family.choices() {
             if let Some(member) = self.try_member(choice)? {
-                worst = worst.max(member.loss_ratio(a, b)?);
+                let ratio = member.loss_ratio(a, b)?;
+                if !(ratio >= 0.0) {
+                    return Err(Error::BadParameter {
+                        name: "loss_ratio",
+                        value: ratio.into(),
+                        reason: "a member's exact loss is not a number >= 0: the pair cannot be audited",
+                    });
+                }
+                worst = worst.max(ratio);
             }
         }
         Ok(worst)
@@ -516,6 +525,43 @@ mod tests {
             }
         }
         assert!(Adaptive::new(pure(0.75), Empty).is_err());
+    }
+
+    /// A member whose exact loss is not a number fails the audit instead of vanishing in the max.
+    #[test]
+    fn a_member_s_nan_loss_is_an_error_not_a_pass() {
+        struct Lossy(f64);
+        impl StageLaw for Lossy {
+            fn guarantee(&self) -> PrivacyGuarantee {
+                pure(0.75)
+            }
+            fn loss_ratio(&self, _: &[f64], _: &[f64]) -> Result<f64> {
+                Ok(self.0)
+            }
+        }
+        impl StageMechanism for Lossy {
+            type Output = ();
+            fn release(&self, _: &[f64], _: &mut NoiseRng, _: Charge) -> Result<()> {
+                Ok(())
+            }
+        }
+        struct Two(f64);
+        impl Family for Two {
+            type Choice = usize;
+            type Member = Lossy;
+            fn choices(&self) -> Vec<usize> {
+                vec![0, 1]
+            }
+            fn member(&self, choice: usize, _: PrivacyGuarantee) -> Result<Option<Lossy>> {
+                Ok(Some(Lossy(if choice == 0 { self.0 } else { 0.5 })))
+            }
+        }
+        let audit = |first: f64| Adaptive::new(pure(0.75), Two(first)).unwrap().loss_ratio(&[0.0], &[1.0]);
+        assert_eq!(audit(0.25).unwrap(), 0.5);
+        assert_eq!(audit(0.9).unwrap(), 0.9);
+        for bad in [f64::NAN, -0.1] {
+            assert!(audit(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

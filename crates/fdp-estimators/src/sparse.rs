@@ -613,7 +613,7 @@ impl SparseBinnedMean {
         let search = BoundSearch::new(RANGE_SEARCH_FLOOR_RATIO, sparse_bound_factor(n, epsilon.get()))?;
         let share = crate::BudgetSplit::default().bound_share(n, epsilon.get(), 0.0, RANGE_SEARCH_FLOOR_RATIO.ln());
         let eps_bound = epsilon.get() * share;
-        let rest = epsilon.get() - eps_bound;
+        let rest = crate::BudgetSplit::rest_of(epsilon.get(), eps_bound);
         let weight_share = if frame.design_stated { 0.0 } else { SPARSE_WEIGHT_SHARE };
         // ε_s + ε_w = rest exactly (the Session checks the stages against the guarantee).
         let eps_sums = rest * (1.0 - weight_share);

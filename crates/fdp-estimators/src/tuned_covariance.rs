@@ -184,7 +184,7 @@ impl TunedCovariance {
         let search = BoundSearch::down_to(Self::FLOOR_RATIO)?;
         let share = BudgetSplit::default().bound_share(n, epsilon.get(), 0.0, Self::FLOOR_RATIO.ln());
         let eps_bound = epsilon.get() * share;
-        let eps_release = Epsilon::new(epsilon.get() - eps_bound)?;
+        let eps_release = Epsilon::new(BudgetSplit::rest_of(epsilon.get(), eps_bound))?;
         let taus = search.grid(ceiling.value());
         // Every candidate is built (and so validated) here: a Session never charges for a release
         // that then fails.
@@ -231,7 +231,7 @@ impl TunedCovariance {
 
     /// The ε of the bound stage (0: released at the ceiling) and of the covariance release.
     pub fn epsilons(&self) -> (f64, f64) {
-        (self.eps_bound, self.epsilon.get() - self.eps_bound)
+        (self.eps_bound, BudgetSplit::rest_of(self.epsilon.get(), self.eps_bound))
     }
 
     /// The number of components J.
@@ -513,6 +513,24 @@ mod tests {
 
     /// Through a Session: one entry per stage, summing to the guarantee; the chosen bound below the
     /// ceiling; merged states equal the one-pass summary; validation before any charge.
+    #[test]
+    fn the_stages_never_add_up_to_more_than_the_guarantee() {
+        // n = 1300 at ε = 0.3: the bound's share is 0.11, and 0.033 + (0.3 − 0.033) rounds to
+        // 0.30000000000000004 (found by the independent review): the release's ε is rounded down.
+        let b = basis();
+        for (n, eps) in [(1300, 0.3), (500, 1.0), (40, 0.1), (100_000, 0.7)] {
+            let m =
+                TunedCovariance::laplace(&b, n, Epsilon::new(eps).unwrap(), ClippingBound::l2(3.0).unwrap(), 3, None)
+                    .unwrap();
+            let (bound, release) = m.epsilons();
+            assert!(bound + release <= eps, "n = {n}, ε = {eps}: {bound} + {release}");
+            let charged: f64 = m.stages().iter().map(|s| s.guarantee.epsilon()).sum();
+            assert!(charged <= eps, "n = {n}, ε = {eps}: charged {charged}");
+        }
+        let (bound, rest) = (0.3 * 0.11, BudgetSplit::rest_of(0.3, 0.3 * 0.11));
+        assert!(bound + (0.3 - bound) > 0.3 && bound + rest <= 0.3 && rest < 0.3 - bound);
+    }
+
     #[test]
     fn stages_states_and_validation() {
         let b = basis();

@@ -79,6 +79,17 @@ impl BudgetSplit {
         self.pilot
     }
 
+    /// **What is left of `total` after `spent`**, rounded so that `spent + rest <= total` in
+    /// floating point (the Session adds the stages' budgets: `total - spent` can round up, e.g.
+    /// 0.3 − 0.033 = 0.267 and 0.033 + 0.267 = 0.30000000000000004).
+    pub(crate) fn rest_of(total: f64, spent: f64) -> f64 {
+        let mut rest = total - spent;
+        while spent + rest > total {
+            rest = rest.next_down();
+        }
+        rest
+    }
+
     /// The bound's share for n records at ε with pilot share `pilot` and log-range `ln(F/f)`.
     pub(crate) fn bound_share(&self, n: usize, epsilon: f64, pilot: f64, log_range: f64) -> f64 {
         if let Some(share) = self.bound {

@@ -117,13 +117,24 @@ impl Family for ReleaseFamily {
     type Choice = ReleaseChoice;
     type Member = ReleaseMember;
 
+    /// Parameter-major for the pilot-tuned kinds (each candidate's parameter at every τ, then the
+    /// next): a candidate's released block depends on its parameter only (IID Laplace's M; ICLP-l1's
+    /// active set, `#{k : ψ/(2 λ_k^{η/2}) < τ}` with `ψ ∝ τ`), so the members built one after the
+    /// other share one block and [`LeadingBlocks`](crate::mechanism::LeadingBlocks) keeps only
+    /// that one (the order only affects the build check and the loss audit, which visit them all).
     fn choices(&self) -> Vec<ReleaseChoice> {
         let mut choices = Vec::new();
-        for (g, tau) in self.taus.iter().enumerate() {
-            if self.setup.kind.tunes_after_release() {
-                choices.push(ReleaseChoice::Matched(g));
-            } else {
-                choices.extend(self.setup.candidates(*tau).into_iter().map(|p| ReleaseChoice::Candidate(g, p)));
+        if self.setup.kind.tunes_after_release() {
+            choices.extend((0..self.taus.len()).map(ReleaseChoice::Matched));
+        } else {
+            let per_tau: Vec<Vec<f64>> = self.taus.iter().map(|tau| self.setup.candidates(*tau)).collect();
+            let most = per_tau.iter().map(Vec::len).max().unwrap_or(0);
+            for i in 0..most {
+                for (g, parameters) in per_tau.iter().enumerate() {
+                    if let Some(p) = parameters.get(i) {
+                        choices.push(ReleaseChoice::Candidate(g, *p));
+                    }
+                }
             }
         }
         if self.bins.is_some() {
