@@ -254,7 +254,7 @@ impl<F: Family> StageLaw for Adaptive<F> {
         for choice in self.family.choices() {
             if let Some(member) = self.try_member(choice)? {
                 let ratio = member.loss_ratio(a, b)?;
-                if !(ratio >= 0.0) {
+                if ratio.is_nan() || ratio < 0.0 {
                     return Err(Error::BadParameter {
                         name: "loss_ratio",
                         value: ratio.into(),
