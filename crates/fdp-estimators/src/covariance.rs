@@ -104,7 +104,7 @@ impl std::str::FromStr for Truncation {
             "risk" => Ok(Self::Risk),
             _ => Err(EstimatorError::BadParameter {
                 name: "truncation",
-                value: fdp_core::ParamValue::Missing,
+                value: fdp_core::ParamValue::Text(s.to_string()),
                 reason: "must be \"risk\" (the leading components chosen by their estimated risk) or \"fixed\" (all J)",
             }),
         }
@@ -1246,7 +1246,8 @@ mod tests {
         let c = release.output();
         assert!(c.truncated(0).is_err() && c.truncated(j + 1).is_err());
         assert!(c.risk_truncation(0).is_err() && c.risk_truncation(j + 1).is_err());
-        assert!("sure".parse::<Truncation>().is_err());
+        let refused = "sure".parse::<Truncation>().unwrap_err().to_string();
+        assert!(refused.contains("truncation") && refused.contains("sure"), "{refused}");
         assert_eq!("risk".parse::<Truncation>().unwrap(), Truncation::Risk);
     }
 }
