@@ -261,6 +261,25 @@ fn releases_at(
     Ok((dists, errs))
 }
 
+/// [`TunedCovariance`] of `problem`'s curves in the J = `j` leading components of `basis`, at the
+/// frame's ceiling and reference: Laplace, or Gaussian at (ε, [`DELTA`]).
+fn tuned_covariance(
+    noise: &str,
+    problem: &Problem,
+    basis: &MercerBasis,
+    j: usize,
+    eps: f64,
+) -> AnyResult<TunedCovariance> {
+    let n = problem.curves.n();
+    let ceiling = ClippingBound::l2(problem.tau)?;
+    let reference = problem.reference.clone();
+    Ok(if noise == "gaussian" {
+        TunedCovariance::gaussian(basis, n, Epsilon::new(eps)?, Delta::new(DELTA)?, ceiling, j, reference)?
+    } else {
+        TunedCovariance::laplace(basis, n, Epsilon::new(eps)?, ceiling, j, reference)?
+    })
+}
+
 /// Private end to end, per release: [`TunedCovariance`] (its bound stage, then the covariance at the
 /// released bound). Mean released bound, distances and eigenvalue errors.
 #[allow(clippy::too_many_arguments)]
@@ -275,14 +294,7 @@ fn tuned_releases(
     truth: &[Vec<f64>],
 ) -> AnyResult<(f64, Vec<f64>, Vec<f64>)> {
     let curves = &problem.curves;
-    let n = curves.n();
-    let ceiling = ClippingBound::l2(problem.tau)?;
-    let reference = problem.reference.clone();
-    let mechanism = if noise == "gaussian" {
-        TunedCovariance::gaussian(basis, n, Epsilon::new(eps)?, Delta::new(DELTA)?, ceiling, j, reference)?
-    } else {
-        TunedCovariance::laplace(basis, n, Epsilon::new(eps)?, ceiling, j, reference)?
-    };
+    let mechanism = tuned_covariance(noise, problem, basis, j, eps)?;
     let summary = mechanism.summarize(curves)?;
     let mut rng = NoiseRng::seeded(250 + j as u64);
     let (mut taus, mut dists, mut errs) = (Vec::new(), Vec::new(), Vec::new());
@@ -891,30 +903,13 @@ fn truncation_by_risk(quick: bool, problems: &[Problem], kernel: Stationary) -> 
                     let (_, dists, _) = tuned_releases(noise, problem, &basis, j, eps, releases, &values, &truth)?;
                     write!(line, " fixed_J{j}={:.3}", dists.iter().sum::<f64>() / releases as f64)?;
                 }
-                let n = curves.n();
-                let ceiling = ClippingBound::l2(problem.tau)?;
-                let reference = problem.reference.clone();
-                let mechanism = if noise == "gaussian" {
-                    TunedCovariance::gaussian(
-                        &basis,
-                        n,
-                        Epsilon::new(eps)?,
-                        Delta::new(DELTA)?,
-                        ceiling,
-                        j_max,
-                        reference,
-                    )?
-                } else {
-                    TunedCovariance::laplace(&basis, n, Epsilon::new(eps)?, ceiling, j_max, reference)?
-                };
+                let mechanism = tuned_covariance(noise, problem, &basis, j_max, eps)?.with_truncation(Truncation::Risk);
                 let summary = mechanism.summarize(curves)?;
                 let mut rng = NoiseRng::seeded(4250);
                 let (mut chosen, mut dists) = (Vec::new(), Vec::new());
                 for _ in 0..releases {
-                    let release = mechanism.privatize(&summary, &mut rng, Charge::unaccounted())?;
-                    let j = release.output().risk_truncation(K)?;
-                    let fpca = release.output().truncated(j)?.fpca(K)?;
-                    chosen.push(j as f64);
+                    let fpca = mechanism.privatize(&summary, &mut rng, Charge::unaccounted())?.output().fpca(K)?;
+                    chosen.push(fpca.components() as f64);
                     dists.push(projector_distance(&whitened(&grid, fpca.eigenfunctions()), &truth)?);
                 }
                 let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;

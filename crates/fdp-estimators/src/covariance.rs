@@ -680,13 +680,11 @@ impl Covariance {
                 reason: "the number of principal components must be between 1 and J",
             });
         }
-        match self.truncation {
-            Truncation::Risk => match self.risk_truncation(k)? {
-                j if j < self.components => self.truncated(j)?.principal_components(k),
-                _ => self.principal_components(k),
-            },
-            Truncation::Fixed => self.principal_components(k),
-        }
+        let j = match self.truncation {
+            Truncation::Risk => self.risk_truncation(k)?,
+            Truncation::Fixed => self.components,
+        };
+        if j < self.components { self.truncated(j)?.principal_components(k) } else { self.principal_components(k) }
     }
 
     /// The top `k <= J` eigenpairs of the matrix (checked by [`fpca`](Self::fpca)).

@@ -229,9 +229,11 @@ impl TunedCovariance {
         })
     }
 
-    /// The ε of the bound stage (0: released at the ceiling) and of the covariance release.
+    /// The ε of the bound stage (0: released at the ceiling) and of the covariance release: the
+    /// budgets of the composed stages ([`plan`](Self::plan)).
     pub fn epsilons(&self) -> (f64, f64) {
-        (self.eps_bound, BudgetSplit::rest_of(self.epsilon.get(), self.eps_bound))
+        let plan = self.plan();
+        (plan.epsilon("bound"), plan.epsilon("release"))
     }
 
     /// The number of components J.
