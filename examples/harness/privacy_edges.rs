@@ -443,6 +443,17 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             Ok(small.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
         };
         out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_ceiling_only{tag}"), worst_pair(&s, worst)?));
+        // Issue 23 (section 16.8): at n ε = 25 a private bound is bought and the matched family
+        // clips in, and releases, the leading J* = 5 components only; the adversarial records put
+        // their mass anywhere, inside the block or beyond it.
+        let truncated =
+            TunedMean::iclp_rkhs(&basis, n, Epsilon::new(25.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?;
+        assert_eq!(truncated.truncation(), Some(5));
+        let s = curve_summaries(&truncated, &base, &records)?;
+        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+            Ok(truncated.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+        };
+        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_truncated{tag}"), worst_pair(&s, worst)?));
         // Issue 23 (rough curves): with a public range and n ε = 100 the default may release the
         // pointwise-clipped binned family (K' bins of records clamped to [-5, 5]) instead of the
         // matched ICLP-RKHS, chosen from the bound stage's release; its release stage is charged

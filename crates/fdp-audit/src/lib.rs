@@ -186,15 +186,22 @@ struct Event {
 
 impl Event {
     fn contains(&self, y: &[f64]) -> bool {
-        let proj: f64 = self.coordinates.iter().zip(&self.weights).map(|(&c, w)| w * y[c]).sum();
+        let proj: f64 = self.coordinates.iter().zip(&self.weights).map(|(&c, w)| w * coordinate(y, c)).sum();
         (proj > self.threshold) == self.above
     }
 }
 
+/// Coordinate `c` of a release's values; a release with fewer values (a mechanism whose output's
+/// length varies, e.g. with a choice made from an earlier stage) reads 0 there, so the length is
+/// observed too and never indexes out of bounds.
+fn coordinate(y: &[f64], c: usize) -> f64 {
+    y.get(c).copied().unwrap_or(0.0)
+}
+
 fn mean_var(samples: &[Vec<f64>], c: usize) -> (f64, f64) {
     let n = samples.len() as f64;
-    let mean = samples.iter().map(|s| s[c]).sum::<f64>() / n;
-    let var = samples.iter().map(|s| (s[c] - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    let mean = samples.iter().map(|s| coordinate(s, c)).sum::<f64>() / n;
+    let var = samples.iter().map(|s| (coordinate(s, c) - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (mean, var)
 }
 
@@ -202,7 +209,7 @@ fn mean_var(samples: &[Vec<f64>], c: usize) -> (f64, f64) {
 /// Events are scored by the bound the pilot itself gives at the test's level: small pilot counts are
 /// penalised, which keeps the choice away from lucky far-tail events (the winner's curse).
 fn choose_event(a: &[Vec<f64>], b: &[Vec<f64>], delta: f64, alpha: f64) -> Event {
-    let dim = a.first().map_or(0, Vec::len);
+    let dim = a.iter().chain(b).map(Vec::len).max().unwrap_or(0);
     let m = a.len() as f64;
     let stats: Vec<(f64, f64)> = (0..dim)
         .map(|c| {
@@ -227,7 +234,7 @@ fn choose_event(a: &[Vec<f64>], b: &[Vec<f64>], delta: f64, alpha: f64) -> Event
             if w.is_finite() { w } else { stats[c].0.signum() }
         })
         .collect();
-    let project = |y: &Vec<f64>| coordinates.iter().zip(&weights).map(|(&c, w)| w * y[c]).sum::<f64>();
+    let project = |y: &Vec<f64>| coordinates.iter().zip(&weights).map(|(&c, w)| w * coordinate(y, c)).sum::<f64>();
     let pa: Vec<f64> = a.iter().map(project).collect();
     let pb: Vec<f64> = b.iter().map(project).collect();
     let mut pooled: Vec<f64> = pa.iter().chain(&pb).copied().collect();
@@ -325,6 +332,17 @@ impl Auditor {
 mod tests {
     use super::*;
     use fdp_noise::LatticeLaplace;
+
+    #[test]
+    fn a_release_whose_length_varies_is_audited_not_a_panic() {
+        // Releases of 1 or 3 values, the longer ones more likely under A: the length is observed.
+        let a: Vec<Vec<f64>> = (0..100).map(|i| if i % 4 == 0 { vec![1.0] } else { vec![1.0, 2.0, 3.0] }).collect();
+        let b: Vec<Vec<f64>> = (0..100).map(|i| if i % 4 == 0 { vec![1.0, 2.0, 3.0] } else { vec![1.0] }).collect();
+        let event = choose_event(&a, &b, 0.0, 0.01);
+        let (in_a, in_b) =
+            (a.iter().filter(|y| event.contains(y)).count(), b.iter().filter(|y| event.contains(y)).count());
+        assert!(in_a.abs_diff(in_b) >= 40, "{in_a} {in_b}");
+    }
 
     #[test]
     fn clopper_pearson_brackets_the_proportion() {

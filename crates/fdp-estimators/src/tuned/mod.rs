@@ -17,6 +17,11 @@
 //! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
 //! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 //!
+//! Where it buys a private bound, ICLP-RKHS clips in, and releases, only the leading
+//! `J* = max(4, round(0.7 (n ε)^0.6 max(1, n ε/150)^0.6))` components of the basis (a public rule,
+//! [`TunedMean::truncation`]; docs/DESIGN.md section 16.8): the records' trailing coefficients no
+//! longer inflate the bound, and so the noise on the leading ones.
+//!
 //! ## The stages, file by file
 //!
 //! A `TunedMean` is a [`Sequential`] composition of stage mechanisms (see
@@ -211,6 +216,7 @@ impl TunedMean {
         let setup = TunedSetup {
             kind,
             basis: basis.clone(),
+            full_basis: basis.clone(),
             basis_description: fdp_functional::describe::basis(basis)?,
             n,
             epsilon,
@@ -244,7 +250,8 @@ impl TunedMean {
     /// interpolated linearly between the bins' centres (both post-processing). It is chosen when
     /// `n ε_release < 166`, a private bound is bought (share > 0) and the bound stage's released
     /// mean clamped log coefficient-l1 norm `L̂` satisfies `L̂ - ln(hi - lo) > -0.25` (rough
-    /// records: their coefficient-l1 norm is about the range's width). The choice is a function of
+    /// records: their coefficient-l1 norm is about the range's width; `-0.8` when the matched
+    /// family keeps only the leading components, [`truncation`](Self::truncation)). The choice is a function of
     /// the bound stage's output and public quantities: **post-processing**. Both families' releases
     /// are ε_release-DP for every bound the first stage can choose, so by sequential composition
     /// the pipeline is ε-DP with the same stages (bound, release) and budgets as without a range.
@@ -269,6 +276,15 @@ impl TunedMean {
     /// and `n ε_release < 166`), else `None`. A function of public quantities only.
     pub fn binned_candidate(&self) -> Option<usize> {
         self.setup.binned_candidate()
+    }
+
+    /// **The small-n ε truncation** (docs/DESIGN.md section 16.8): the number of leading basis
+    /// components `J* = max(4, round(0.7 (n ε)^{0.6} max(1, n ε / 150)^{0.6}))` the matched
+    /// ICLP-RKHS clips in and releases when a private bound is bought, or `None` when it keeps the
+    /// whole basis (every other kind, J* at least the basis' size, or the public ceiling alone).
+    /// Public: from n, ε and the split.
+    pub fn truncation(&self) -> Option<usize> {
+        self.setup.truncation()
     }
 
     /// Centre records at a public reference curve before clipping (added back to the release).
@@ -313,7 +329,12 @@ impl TunedMean {
     /// stages' budgets checked to add up to the guarantee ([`Sequential`]). What remains in
     /// `privatize` are shape checks of the summary, which a summary from
     /// [`summarize`](Mechanism::summarize) or a checked state always passes.
-    fn build(setup: TunedSetup) -> Result<Self> {
+    fn build(mut setup: TunedSetup) -> Result<Self> {
+        let keep = setup.truncation().unwrap_or(setup.full_basis.len());
+        if keep != setup.basis.len() {
+            setup.basis = crate::mechanism::leading_block(&setup.full_basis, keep)?;
+            setup.blocks = LeadingBlocks::default();
+        }
         setup.check()?;
         let setup = Arc::new(setup);
         let stages = TunedStages::compose(&setup)?;

@@ -16,12 +16,28 @@ use crate::error::{EstimatorError, Result};
 use crate::mechanism::LeadingBlocks;
 use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
 
+/// The small-n ε truncation's rule (see [`TunedSetup::truncation`]): `J* = max(4, round(0.7
+/// (n ε)^0.6 max(1, n ε / 150)^0.6))`. Set on the cells of `examples/studies/robust_accuracy` only:
+/// the best fixed J per cell grows from 4 at n ε = 25-30 to 8-16 at 100-120 and 16-48 above 300;
+/// above n ε = 150 the rule keeps many more (32 at 300, 46 at 400, all of a 100-component basis
+/// from about 700), because S-4, smooth but with much of its mean in the middle components, then
+/// needs 32-48 (1.43x its error at J = 24, n ε = 300).
+const TRUNCATION_SCALE: f64 = 0.7;
+const TRUNCATION_POWER: f64 = 0.6;
+const TRUNCATION_MIN: usize = 4;
+const TRUNCATION_KNEE: f64 = 150.0;
+
 /// Everything a tuned mean's stages read: public quantities only, fixed when it is built.
 #[derive(Debug, Clone)]
 pub(super) struct TunedSetup {
     pub(super) kind: TunedKind,
+    /// The basis the matched family clips in and releases on: the given basis, or its leading
+    /// block when the small-n ε truncation applies ([`TunedSetup::truncation`]).
     pub(super) basis: MercerBasis,
-    /// The basis as the release metadata records it, described once here (before any charge).
+    /// The basis as given (the binned family's releases are stored on it).
+    pub(super) full_basis: MercerBasis,
+    /// `full_basis` as the release metadata records it (every release is stored on it), described
+    /// once here (before any charge).
     pub(super) basis_description: Descriptor,
     pub(super) n: usize,
     pub(super) epsilon: Epsilon,
@@ -156,6 +172,25 @@ impl TunedSetup {
             TunedKind::GaussianProcess(delta) => Some(delta),
             _ => None,
         }
+    }
+
+    /// **The small-n ε truncation** (issue 23, docs/DESIGN.md section 16.8): the number of leading
+    /// components `J* = max(4, round(0.7 (n ε)^{0.6} max(1, n ε / 150)^{0.6}))` the matched
+    /// ICLP-RKHS keeps when a private bound is bought (bound share > 0), if fewer than the basis
+    /// has; else `None`. Clipping in the coefficient-l1 norm of all J components makes the bound
+    /// (and so the noise on every coefficient) pay for the records' trailing, mostly noise,
+    /// coefficients, which the shrinkage then discards anyway; at small n ε a shorter basis lowers
+    /// the bound several times over. A function of n, ε, the kind and the split only: public, no
+    /// budget.
+    pub(super) fn truncation(&self) -> Option<usize> {
+        let (eps_bound, _, _) = self.split_budget();
+        let n_eps = self.n as f64 * self.epsilon.get();
+        let keep =
+            TRUNCATION_SCALE * n_eps.powf(TRUNCATION_POWER) * (n_eps / TRUNCATION_KNEE).max(1.0).powf(TRUNCATION_POWER);
+        // Above the basis' size (or not finite, at an enormous n ε) the whole basis is kept.
+        let keep =
+            if keep < self.full_basis.len() as f64 { (keep.round() as usize).max(TRUNCATION_MIN) } else { usize::MAX };
+        (matches!(self.kind, TunedKind::IclpRkhs) && eps_bound > 0.0 && keep < self.full_basis.len()).then_some(keep)
     }
 
     /// Width of one clipped mean in the summary: J coefficients, or K grid values (Bernstein).

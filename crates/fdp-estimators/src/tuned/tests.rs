@@ -600,3 +600,55 @@ fn the_stages_are_the_composition_s_and_a_stage_that_cannot_be_built_refuses_the
     let l1 = TunedMean::iclp_l1(&b, 40, Epsilon::new(1.0).unwrap(), ClippingBound::l2(10.0).unwrap()).unwrap();
     assert!(l1.with_split(tiny_pilot).is_err());
 }
+
+#[test]
+fn the_matched_family_keeps_fewer_components_only_where_n_epsilon_is_small_and_a_bound_is_bought() {
+    let b = basis(60);
+    let ceiling = ClippingBound::coefficient_l1(20.0).unwrap();
+    let default = |n: usize, eps: f64| TunedMean::iclp_rkhs(&b, n, Epsilon::new(eps).unwrap(), ceiling).unwrap();
+    // n ε = 25: J* = round(0.7 · 25^0.6) = 5; n ε = 120: 12; both with a bound bought.
+    assert_eq!(default(100, 0.25).truncation(), Some(5));
+    assert_eq!(default(100, 1.2).truncation(), Some(12));
+    assert!(default(100, 0.25).epsilons().0 > 0.0);
+    // Above n ε = 150 many more: 0.7 · 300^0.6 · 2^0.6 = 33 at n ε = 300; the whole basis (60
+    // components) from n ε ≈ 430; n ε = 4: no bound bought (the public ceiling), the whole basis.
+    assert_eq!(default(100, 3.0).truncation(), Some(33));
+    assert_eq!(default(100, 5.0).truncation(), None);
+    assert_eq!(default(100, 0.04).epsilons().0, 0.0);
+    assert_eq!(default(100, 0.04).truncation(), None);
+    // Only the matched ICLP-RKHS truncates.
+    for m in all_kinds(&b, 100, 0.25).into_iter().skip(1) {
+        assert_eq!(m.truncation(), None, "{}", m.name());
+    }
+    // The release is on the leading J* components, within its budget, and its summary is shorter.
+    let sim = simulate(Scenario::S1, &b, 100, 3).unwrap();
+    let m = default(100, 0.25);
+    let summary = m.summarize(&sim.curves).unwrap();
+    assert_eq!(summary.len(), 1 + BoundSearch::GRID_POINTS * 5);
+    let release = m.privatize(&summary, &mut NoiseRng::seeded(1), Charge::unaccounted()).unwrap();
+    assert_eq!(release.metadata().components, 5);
+    assert!(release.curve().iter().all(|v| v.is_finite()));
+    // Stored on the basis as given, the dropped components released as 0.
+    assert_eq!(release.coefficients().len(), b.len());
+    assert!(release.coefficients()[5..].iter().all(|c| *c == 0.0));
+    let edited: Vec<f64> = summary.iter().map(|v| v + 1e-3).collect();
+    for (_, ratio) in m.stage_losses(&summary, &edited).unwrap() {
+        assert!(ratio.is_finite());
+    }
+}
+
+#[test]
+fn a_truncated_default_still_releases_the_binned_family_on_the_whole_grid() {
+    let b = basis(60);
+    let records = rough_counts(100, 5);
+    let m = counts_default(&b, 100, 0.5);
+    assert!(m.truncation().is_some() && m.binned_candidate().is_some());
+    let summary = m.summarize(&records).unwrap();
+    let release = m.privatize(&summary, &mut NoiseRng::seeded(4), Charge::unaccounted()).unwrap();
+    let family = release.metadata().stages.iter().find(|s| s.stage == "family").unwrap();
+    assert!(family.outcome.contains("-0.8"), "{}", family.outcome);
+    // The truncated statistic of rough counts (about -0.5 at J* = 7) is above the threshold.
+    assert!(family.outcome.contains("binned"), "{}", family.outcome);
+    // Stored on the whole basis (J = K reproduces the interpolated bins), as the matched family's.
+    assert_eq!(release.coefficients().len(), b.len());
+}
