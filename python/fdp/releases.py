@@ -91,7 +91,9 @@ class CurveRelease(_Release):
 
     @property
     def coefficients(self) -> NDArray[np.float64]:
-        """The released numbers (basis coefficients or Bernstein lattice values)."""
+        """The released curve's numbers: its coefficients on the basis (components a mechanism did
+        not release, e.g. beyond the small-n·ε truncation of the tuned default, are 0; see
+        ``metadata["components"]`` for how many were released) or Bernstein lattice values."""
         return np.asarray(self._inner.coefficients())
 
     @property

@@ -187,6 +187,7 @@ impl TunedSetup {
             .collect();
         let mut choice = SureChoice {
             psi: f64::NAN,
+            fitted_psi: f64::NAN,
             shrink: Vec::new(),
             risk: sure(s).max(0.0),
             centre_risk: sure(0.0).max(0.0),

@@ -67,7 +67,9 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
     /// range's squared diameter `(hi - lo)² Σ w_i`, which no clamped release can exceed against a
     /// mean in the range. When the binned family can be chosen, the larger of that noise and the
     /// binned family's before shrinkage, `2 b² Σ w_i` (its binning bias is not included; the
-    /// diameter caps both). It is not an estimate: the realised error is typically 2-300x lower
+    /// diameter caps both). When the matched family keeps only the leading `J*` components
+    /// ([`TunedMean::truncation`]), it adds `F²` (F the ceiling): for records within the ceiling
+    /// the energy of their mean's dropped components is at most `(Σ_{k>J*} |m_k|)² ≤ F²`. It is not an estimate: the realised error is typically 2-300x lower
     /// (`docs/design-notes/robust-after.txt`); each release carries its own estimate in its
     /// `accuracy` stage.
     fn accuracy(&self) -> Accuracy {

@@ -376,13 +376,14 @@ impl TunedSetup {
         // The components the small-n ε truncation dropped (section 16.8) are not released. Their
         // energy is estimated from the prior the marginal likelihood fitted on the kept block,
         // `m_k ~ N(0, v λ_k^η / ψ̂)`, continued past the last kept component `J*` with the kernel's
-        // own decay: `TAIL_FACTOR (v / ψ̂) λ_{J*}^{η - 1} Σ_{k > J*} λ_k` (0 when ψ̂ = ∞: no signal).
-        // Post-processing of ψ̂ and public eigenvalues.
+        // own decay: `TAIL_FACTOR (v / ψ̂) λ_{J*}^{η - 1} Σ_{k > J*} λ_k` (0 when ψ̂ = ∞: no signal),
+        // added to both the release's and the centre's estimates (ψ̂ is the fitted one, also when
+        // the test released the centre). Post-processing of ψ̂ and public eigenvalues.
         let kept = self.basis.eigenvalues();
         let last = kept.last().map_or(0.0, |l| l.powf(self.eta - 1.0));
         let dropped: f64 = last * self.full_basis.eigenvalues()[kept.len()..].iter().sum::<f64>();
-        if dropped > 0.0 && choice.psi > 0.0 && choice.psi.is_finite() {
-            let tail = TAIL_FACTOR * noise.variance() / choice.psi * dropped;
+        if dropped > 0.0 && choice.fitted_psi > 0.0 && choice.fitted_psi.is_finite() {
+            let tail = TAIL_FACTOR * noise.variance() / choice.fitted_psi * dropped;
             choice.risk += tail;
             choice.centre_risk += tail;
         }

@@ -52,6 +52,8 @@ pub(crate) fn sure_shrinkage(
 #[derive(Debug, Clone)]
 pub(crate) struct SureChoice {
     pub psi: f64,
+    /// The marginal likelihood's ψ̂ (the chosen ψ unless the test released the centre instead).
+    pub fitted_psi: f64,
     pub shrink: Vec<f64>,
     /// SURE of the chosen shrinkage (floored at 0): the release's estimated squared error.
     pub risk: f64,
@@ -146,6 +148,7 @@ pub(crate) fn guarded_sure(
     let risk = if centre == Some(chosen) { centre_risk } else { risks[chosen] };
     SureChoice {
         psi: grid[chosen],
+        fitted_psi: grid[best],
         shrink: shrinks[chosen].clone(),
         risk: risk.max(0.0),
         centre_risk: centre_risk.max(0.0),

@@ -19,8 +19,8 @@ use crate::sums::{ClippedSums, clipped_sums, mean_fingerprint};
 /// The small-n ε truncation's rule (see [`TunedSetup::truncation`]): `J* = max(4, round(0.7
 /// (n ε)^0.6 max(1, n ε / 150)^0.6))`. Set on the cells of `examples/studies/robust_accuracy` only:
 /// the best fixed J per cell grows from 4 at n ε = 25-30 to 8-16 at 100-120 and 16-48 above 300;
-/// above n ε = 150 the rule keeps many more (32 at 300, 46 at 400, all of a 100-component basis
-/// from about 700), because S-4, smooth but with much of its mean in the middle components, then
+/// above n ε = 150 the rule keeps many more (33 at 300, 46 at 400, all of a 100-component basis
+/// from about 765), because S-4, smooth but with much of its mean in the middle components, then
 /// needs 32-48 (1.43x its error at J = 24, n ε = 300).
 const TRUNCATION_SCALE: f64 = 0.7;
 const TRUNCATION_POWER: f64 = 0.6;

@@ -611,15 +611,28 @@ fn the_matched_family_keeps_fewer_components_only_where_n_epsilon_is_small_and_a
     assert_eq!(default(100, 1.2).truncation(), Some(12));
     assert!(default(100, 0.25).epsilons().0 > 0.0);
     // Above n ε = 150 many more: 0.7 · 300^0.6 · 2^0.6 = 33 at n ε = 300; the whole basis (60
-    // components) from n ε ≈ 430; n ε = 4: no bound bought (the public ceiling), the whole basis.
+    // components) from n ε ≈ 500; n ε = 4: no bound bought (the public ceiling), the whole basis.
     assert_eq!(default(100, 3.0).truncation(), Some(33));
-    assert_eq!(default(100, 5.0).truncation(), None);
+    assert_eq!(default(100, 6.0).truncation(), None);
     assert_eq!(default(100, 0.04).epsilons().0, 0.0);
     assert_eq!(default(100, 0.04).truncation(), None);
     // Only the matched ICLP-RKHS truncates.
     for m in all_kinds(&b, 100, 0.25).into_iter().skip(1) {
         assert_eq!(m.truncation(), None, "{}", m.name());
     }
+    // Every edit rebuilds the rule: a bound bought by a fixed split at n ε = 4 truncates (J* = 4);
+    // the matched family alone keeps J*.
+    let bought = default(100, 0.04).with_split(BudgetSplit::new(0.5, 0.0).unwrap()).unwrap();
+    assert_eq!(bought.truncation(), Some(4));
+    assert_eq!(default(100, 0.25).with_family(FamilyChoice::Matched).unwrap().truncation(), Some(5));
+    // The preview (an upper bound) counts the dropped components' energy, at most F² = 400.
+    assert!(default(100, 0.25).accuracy().expected_sq_error >= 400.0);
+    assert!(default(100, 6.0).accuracy().expected_sq_error < 400.0);
+    // A state laid out for another J* (n ε = 50: 7 components) is refused.
+    let (five, seven) = (default(100, 0.25), default(100, 0.5));
+    assert_eq!(seven.truncation(), Some(7));
+    assert_ne!(five.empty_state().fingerprint(), seven.empty_state().fingerprint());
+    assert!(five.empty_state().merge(&seven.empty_state()).is_err());
     // The release is on the leading J* components, within its budget, and its summary is shorter.
     let sim = simulate(Scenario::S1, &b, 100, 3).unwrap();
     let m = default(100, 0.25);
