@@ -1,7 +1,9 @@
 //! Exact samplers on the integers (Canonne, Kamath & Steinke 2020, Algorithms 1-3).
 //!
-//! Everything here uses integer arithmetic and exact uniform integers (rejection sampling), so the
-//! output law is exactly the stated one: no floating-point rounding enters a sample.
+//! Everything here uses integer arithmetic, exact uniform integers (rejection sampling) and the exact
+//! Bernoulli(exp(−γ)) of [`crate::exp_neg`] (whose f64 fast path only decides how many random words
+//! are read, never a result), so the output law is exactly the stated one: no floating-point rounding
+//! enters a sample.
 
 use std::cell::RefCell;
 use std::hint::black_box;
@@ -9,6 +11,7 @@ use std::hint::black_box;
 use rand::rngs::{StdRng, SysRng};
 use rand::{Rng, SeedableRng};
 
+use crate::exp_neg::{self, Threshold};
 use crate::timing::{self, SamplerTiming};
 
 /// Uniform integer in `[0, n)`, exactly (mask-and-reject), for `n >= 1`.
@@ -39,11 +42,8 @@ pub fn bernoulli_ratio<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bo
     uniform_below(rng, den) < num
 }
 
-/// Trials of the parity loop of Bernoulli(exp(-γ)), `γ <= 1`, that always run: the loop needs more
-/// with probability `γ^T / T! <= 1/23! < 2^-74`.
-const PAD_TRIALS: u64 = 23;
-/// Calls of Bernoulli(exp(-1)) that always run in a geometric loop (the ⌊γ⌋ factors of
-/// [`bernoulli_exp`], the discrete Laplace's `v`): more are needed with probability `e^-48 < 2^-69`.
+/// Calls of Bernoulli(exp(-1)) that always run in the discrete Laplace's geometric loop (its `v`):
+/// more are needed with probability `e^-48 < 2^-69`.
 const PAD_CALLS: u64 = 48;
 
 thread_local! {
@@ -58,21 +58,18 @@ fn new_pad() -> StdRng {
     StdRng::try_from_rng(&mut SysRng).unwrap_or_else(|_| StdRng::seed_from_u64(0x7469_6d69_6e67))
 }
 
-/// The padding of one public sampler call: its stream, and the bounds the loops are padded to as
-/// constants of the mode (`PADDED`), which `with_pad!` sets once per call from
-/// [`timing::current`]. In [`SamplerTiming::Variable`] mode (`PADDED = false`) the bounds are the
-/// least the algorithm needs (one trial, no extra calls), so every loop stops as soon as it has
-/// decided and the padding stream is never drawn from: the same code, the same draws on the
-/// caller's stream, without the padding. `PADDED` also selects the fixed-work division and the
-/// last parity loop run after a failed factor. The samplers are compiled once per mode, so in
-/// variable time the padding's bookkeeping is constant-folded away rather than tested at every trial.
+/// The padding of one public sampler call: its stream, and the bound the geometric loop is padded
+/// to as a constant of the mode (`PADDED`), which `with_pad!` sets once per call from
+/// [`timing::current`]. In [`SamplerTiming::Variable`] mode (`PADDED = false`) the bound is 0, so
+/// the loop stops as soon as it has decided and the padding stream is never drawn from: the same
+/// code, the same draws on the caller's stream, without the padding. `PADDED` also selects the
+/// fixed-work division. The samplers are compiled once per mode, so in variable time the padding's
+/// bookkeeping is constant-folded away rather than tested at every call.
 struct Pad<'a, const PADDED: bool> {
     rng: &'a mut StdRng,
 }
 
 impl<const PADDED: bool> Pad<'_, PADDED> {
-    /// Trials every parity loop runs ([`PAD_TRIALS`], or 1).
-    const TRIALS: u64 = if PADDED { PAD_TRIALS } else { 1 };
     /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
     const CALLS: u64 = if PADDED { PAD_CALLS } else { 0 };
 }
@@ -103,32 +100,6 @@ macro_rules! with_pad {
     };
 }
 
-/// The parity loop of CKS Algorithm 1, padded: `trial(k, decided)` draws Bernoulli(γ/k) — from the
-/// main stream while the result is open, from the padding stream once it is `decided` — for
-/// `k = 1, 2, ...` until the first failure fixes the result (`k` odd: true), and always for at least
-/// `bound` ([`PAD_TRIALS`] in fixed work) values of `k`, so the work done does not depend on `γ` or
-/// on the result.
-#[inline(always)]
-fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
-    let mut result: Option<bool> = None;
-    let mut k = 1u64;
-    loop {
-        #[cfg(test)]
-        tests::TRIALS.with(|c| c.set(c.get() + 1));
-        let decided = result.is_some();
-        let success = black_box(trial(k, decided));
-        if !success & !decided {
-            result = Some(k % 2 == 1);
-        }
-        if k >= bound
-            && let Some(r) = result
-        {
-            return r;
-        }
-        k += 1;
-    }
-}
-
 /// The number of successes before the first failure of `trial(true)` (draws on the main stream),
 /// padded by calls of `trial(false)` (on the padding stream) to at least `bound` ([`PAD_CALLS`] in
 /// fixed work) calls.
@@ -145,73 +116,36 @@ fn padded_geometric(bound: u64, mut trial: impl FnMut(bool) -> bool) -> u64 {
     successes
 }
 
-/// Bernoulli(exp(-num/den)) for rational `num/den >= 0` (CKS Algorithm 1), in fixed work.
+/// Bernoulli(exp(-num/den)) for rational `num/den >= 0`, exactly, in fixed work: one 64-bit word
+/// `w` of a uniform `U∞` compared with bounds of `e^{-γ} 2^64` from one f64 `exp`, and with
+/// probability `≤ 2^-35 e^{-γ} + 2^-62` an exact fallback that reads further words against
+/// big-integer bounds of `e^{-γ}` until `[U∞ < e^{-γ}]` is decided (the proof and the f64 margin are
+/// in `exp_neg`). The result is `[U∞ < e^{-γ}]`, true with probability exactly `e^{-γ}`.
 ///
-/// `exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋))`: up to ⌊γ⌋ Bernoulli(exp(-1)) factors (stopping at the
-/// first failure), then the fractional one, each by the parity loop. The draws on `rng` are exactly
-/// those of the unpadded algorithm (same values, same order: seeded streams are unchanged); the work
-/// is padded on a separate stream to 48 factor calls plus one fractional call of
-/// 23 trials each, whatever `γ` and the result, unless the algorithm itself needs more
-/// (probability `< 2^-68`; then it continues, so the law is exactly unchanged). In
-/// [`SamplerTiming::Variable`] mode (an opt-in for simulations, [`crate::timing`]) the loops stop
-/// as soon as they have decided: the same draws, in a time that depends on them. See
-/// docs/DESIGN.md section 15.5.
+/// **Timing.** The fast path's work does not depend on `γ` or on the result (the `exp`'s argument is
+/// clamped so that libm runs its main path); only the fallback, taken with the probability above,
+/// takes longer. The call is the same in both [`timing`] modes. `den = 0` reads as `γ = +∞`
+/// (false, without a draw). See docs/DESIGN.md section 15.5.
 pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    with_pad!(|pad| bernoulli_exp_padded(Some(rng), pad, num, den))
-}
-
-/// [`bernoulli_exp`] with its padding stream; `main = None` runs the whole call on `pad` (padding).
-fn bernoulli_exp_padded<const P: bool, R: Rng + ?Sized>(
-    mut main: Option<&mut R>,
-    pad: &mut Pad<'_, P>,
-    num: u128,
-    den: u128,
-) -> bool {
-    let (mut rest, mut failed, mut calls) = (num, false, 0u64);
-    loop {
-        let live = !failed & (rest > den);
-        if !live && calls >= Pad::<P>::CALLS {
-            break;
-        }
-        let source = if live { main.as_deref_mut() } else { None };
-        let pass = bernoulli_exp_at_most_one(source, pad, den, den);
-        if live {
-            if pass { rest -= den } else { failed = true }
-        }
-        calls += 1;
-    }
-    if failed & !P {
+    if den == 0 {
         return false;
     }
-    let source = if failed { None } else { main };
-    let last = bernoulli_exp_at_most_one(source, pad, rest.min(den), den);
-    !failed & last
+    exp_neg::bernoulli(rng, Threshold::of(num as f64 / den as f64), num, den)
 }
 
-/// Bernoulli(exp(-γ)) for `γ = num/den ∈ [0, 1]`: the parity of the first k with Bernoulli(γ/k) = 0,
-/// padded to [`PAD_TRIALS`] trials; `main = None` draws everything from `pad`.
-fn bernoulli_exp_at_most_one<const P: bool, R: Rng + ?Sized>(
-    mut main: Option<&mut R>,
-    pad: &mut Pad<'_, P>,
-    num: u128,
-    den: u128,
-) -> bool {
-    padded_parity(Pad::<P>::TRIALS, |k, decided| match (decided, main.as_deref_mut()) {
-        (false, Some(rng)) => bernoulli_over_k(rng, num, den, k),
-        _ => bernoulli_over_k(&mut *pad.rng, num, den, k),
+/// The number of successes before the first failure of Bernoulli(exp(-1)) on `rng` (the discrete
+/// Laplace's `v`), padded in fixed work to [`PAD_CALLS`] calls (the others on the padding stream).
+/// Each call is one word compared with the two integers around `e^{-1} 2^64`.
+#[inline(always)]
+fn geometric<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>) -> u64 {
+    let threshold = Threshold::exp_minus_one();
+    padded_geometric(Pad::<P>::CALLS, |live| {
+        if live {
+            exp_neg::bernoulli(&mut *rng, threshold, 1, 1)
+        } else {
+            exp_neg::bernoulli(&mut *pad.rng, threshold, 1, 1)
+        }
     })
-}
-
-/// Bernoulli(num / (den · k)) for `num <= den`: one uniform below `den · k`, or, when `den · k`
-/// overflows u128 (a Gaussian acceptance test near the largest lattice resolution, `den ≈ 2^125`,
-/// from k = 8), the product of Bernoulli(1/k) and Bernoulli(num/den), which has the same law. Which
-/// case applies depends on the public `den` and `k` only.
-#[inline]
-fn bernoulli_over_k<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128, k: u64) -> bool {
-    match den.checked_mul(u128::from(k)) {
-        Some(n) => uniform_below(rng, n) < num,
-        None => (uniform_below(rng, u128::from(k)) == 0) & (uniform_below(rng, den) < num),
-    }
 }
 
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
@@ -221,11 +155,12 @@ fn bernoulli_over_k<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128, k: u64) 
 /// draws in the same order and returns the same value (tested), only with native arithmetic.
 ///
 /// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
-/// test's parity loop always runs 23 trials and the geometric loop of `v` always makes
-/// 48 calls (padding on a separate stream of the same generator; the draws on `rng` are
-/// unchanged), the sign is applied without a branch and `(u + t v) / s` is a shift or a fixed-work
-/// division. Rejected trials are independent of the accepted one. A draw whose loops need more than
-/// the padding (probability `< 2^-64`) takes longer, and is still exact.
+/// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]) and the geometric loop of
+/// `v` always makes 48 calls of one word each (padding on a separate stream of the same generator;
+/// the draws on `rng` are unchanged), the sign is applied without a branch and `(u + t v) / s` is a
+/// shift or a fixed-work division. Rejected trials are independent of the accepted one. A draw whose
+/// geometric loop needs more than the padding (probability `< 2^-69`) or whose Bernoulli takes the
+/// exact fallback (probability `< 2^-35` a call) takes longer, and is still exact.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
     with_pad!(|pad| discrete_laplace_padded(rng, pad, t, s))
 }
@@ -246,14 +181,10 @@ fn discrete_laplace_padded<const P: bool, R: Rng + ?Sized>(
 fn discrete_laplace_u128<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u128, s: u128) -> i128 {
     loop {
         let u = uniform_below(rng, t);
-        // u < t: γ = u/t < 1, a single parity loop (what `bernoulli_exp` does for γ <= 1).
-        if !bernoulli_exp_at_most_one(Some(&mut *rng), pad, u, t) {
+        if !exp_neg::bernoulli(rng, Threshold::of(u as f64 / t as f64), u, t) {
             continue;
         }
-        let v = padded_geometric(Pad::<P>::CALLS, |live| {
-            let source = if live { Some(&mut *rng) } else { None };
-            bernoulli_exp_at_most_one(source, pad, 1, 1)
-        });
+        let v = geometric(rng, pad);
         let magnitude = u + t * u128::from(v);
         let y = if s.is_power_of_two() {
             magnitude >> s.trailing_zeros()
@@ -313,37 +244,15 @@ fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
     }
 }
 
-/// `bernoulli_exp_at_most_one` with 64-bit operands (the same draws); a denominator `den · k` beyond
-/// 64 bits (never met in practice) takes the u128 draw, which is the same draw.
-#[inline]
-fn bernoulli_exp_at_most_one_u64<const P: bool, R: Rng + ?Sized>(
-    mut main: Option<&mut R>,
-    pad: &mut Pad<'_, P>,
-    num: u64,
-    den: u64,
-) -> bool {
-    padded_parity(Pad::<P>::TRIALS, |k, decided| {
-        let source = if decided { None } else { main.as_deref_mut() };
-        match (den.checked_mul(k), source) {
-            (Some(d), Some(rng)) => uniform_below_u64(rng, d) < num,
-            (Some(d), None) => uniform_below_u64(&mut *pad.rng, d) < num,
-            (None, Some(rng)) => uniform_below(rng, den as u128 * k as u128) < num as u128,
-            (None, None) => uniform_below(&mut *pad.rng, den as u128 * k as u128) < num as u128,
-        }
-    })
-}
-
 /// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
 fn discrete_laplace_u64<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u64, shift: u32) -> i128 {
     loop {
         let u = uniform_below_u64(rng, t);
-        if !bernoulli_exp_at_most_one_u64(Some(&mut *rng), pad, u, t) {
+        // The same f64 γ as the u128 path's (u64 and u128 convert to the nearest f64 alike).
+        if !exp_neg::bernoulli(rng, Threshold::of(u as f64 / t as f64), u.into(), t.into()) {
             continue;
         }
-        let v = padded_geometric(Pad::<P>::CALLS, |live| {
-            let source = if live { Some(&mut *rng) } else { None };
-            bernoulli_exp_at_most_one_u64(source, pad, 1, 1)
-        });
+        let v = geometric(rng, pad);
         if let Some(z) = with_random_sign(rng, (u as u128 + t as u128 * v as u128) >> shift) {
             return z;
         }
@@ -400,7 +309,7 @@ impl Gaussian {
             let a = y.unsigned_abs() * self.t;
             let diff = a.abs_diff(self.s2);
             if let (Some(num), Some(den)) = (diff.checked_mul(diff), self.den)
-                && bernoulli_exp_padded(Some(&mut *rng), pad, num, den)
+                && bernoulli_exp(rng, num, den)
             {
                 return y;
             }
@@ -413,48 +322,18 @@ impl Gaussian {
 pub(crate) mod tests {
     use super::*;
     use crate::NoiseRng;
+    use crate::exp_neg::tests::{decisions_of, with_window};
     use crate::timing::tests::in_mode;
-    use std::cell::Cell;
 
     const MODES: [SamplerTiming; 2] = [SamplerTiming::Padded, SamplerTiming::Variable];
 
-    thread_local! {
-        /// Parity-loop trials run on this thread (main and padding streams): the samplers' work.
-        pub(crate) static TRIALS: Cell<u64> = const { Cell::new(0) };
-    }
-
-    /// The trials `f` runs.
-    pub(crate) fn trials_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
-        let before = TRIALS.with(Cell::get);
-        let out = f();
-        (out, TRIALS.with(Cell::get) - before)
-    }
-
-    /// The variable-time samplers this module had before padding (CKS Algorithms 1-3 as written),
-    /// kept as the reference the padded ones must match draw for draw.
+    /// The variable-time samplers as written (CKS Algorithms 2-3 on the exact Bernoulli(exp(−γ)) of
+    /// [`bernoulli_exp`], the geometric `v` by Bernoulli(exp(−1)) against its own threshold), kept
+    /// as the reference the padded ones must match draw for draw.
     pub(crate) mod unpadded {
-        use super::super::{uniform_below, with_random_sign};
+        use super::super::{bernoulli_exp, exp_neg, uniform_below, with_random_sign};
+        use crate::exp_neg::Threshold;
         use rand::Rng;
-
-        pub(crate) fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, mut num: u128, den: u128) -> bool {
-            while num > den {
-                if !at_most_one(rng, den, den) {
-                    return false;
-                }
-                num -= den;
-            }
-            at_most_one(rng, num, den)
-        }
-
-        fn at_most_one<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-            let mut k: u128 = 1;
-            loop {
-                if uniform_below(rng, den * k) >= num {
-                    return k % 2 == 1;
-                }
-                k += 1;
-            }
-        }
 
         pub(crate) fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
             loop {
@@ -463,7 +342,7 @@ pub(crate) mod tests {
                     continue;
                 }
                 let mut v: u128 = 0;
-                while bernoulli_exp(rng, 1, 1) {
+                while exp_neg::bernoulli(rng, Threshold::exp_minus_one(), 1, 1) {
                     v += 1;
                 }
                 if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
@@ -512,17 +391,6 @@ pub(crate) mod tests {
                     for _ in 0..2_000 {
                         let reference = unpadded::discrete_gaussian(&mut b, sigma);
                         assert_eq!(discrete_gaussian(&mut a, sigma), reference, "σ = {sigma}, {mode}");
-                    }
-                    assert_eq!(a.next_u64(), b.next_u64());
-                }
-                for (num, den) in [(0u128, 1u128), (1, 2), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
-                    let (mut a, mut b) = (NoiseRng::seeded(9), NoiseRng::seeded(9));
-                    for _ in 0..2_000 {
-                        assert_eq!(
-                            bernoulli_exp(&mut a, num, den),
-                            unpadded::bernoulli_exp(&mut b, num, den),
-                            "{mode}"
-                        );
                     }
                     assert_eq!(a.next_u64(), b.next_u64());
                 }
@@ -588,44 +456,112 @@ pub(crate) mod tests {
         assert_eq!(draws(SamplerTiming::Padded), draws(SamplerTiming::Variable));
     }
 
-    /// In variable-time mode the work is the algorithm's own and grows with γ: the switch does what
-    /// it says (and the padded mode's fixed work below is not an accident of the inputs).
+    /// In variable-time mode the work is the algorithm's own: a discrete Laplace draw makes one
+    /// decision per first-stage trial and `v + 1` for its geometric `v`, so its work grows with |z|
+    /// (the switch does what it says, and the padded mode's fixed work below is not an accident of
+    /// the inputs).
     #[test]
     fn variable_mode_does_only_the_algorithms_work() {
         let mut rng = NoiseRng::seeded(6);
+        let t = 1000u128;
         in_mode(SamplerTiming::Variable, || {
-            let (_, small) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 0, 1)).count());
-            assert_eq!(small, 300, "γ = 0: one trial a call");
-            let (_, large) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 5, 2)).count());
-            assert!(large > 300 && large < 300 * 10, "{large}");
+            let (mut least, mut far) = (u64::MAX, false);
+            for _ in 0..3_000 {
+                let (z, work) = decisions_of(|| discrete_laplace(&mut rng, t, 1));
+                let v = (z.unsigned_abs() / t) as u64;
+                assert!(work >= v + 2, "work {work} for z = {z}");
+                least = least.min(work);
+                far |= v >= 4;
+            }
+            assert_eq!(least, 2, "one trial and v = 0: two decisions");
+            assert!(far, "draws with v >= 4 were covered");
         });
     }
 
-    /// The work of a Bernoulli(exp(-γ)) is the same for every γ and both results; the work of a
-    /// discrete Laplace draw does not grow with |z|. (The variable-time loops did `~γ` and `~|z|/scale`
-    /// trials: ⌊γ⌋ factors for γ = 40 against 1 for γ = 1/2.)
+    /// The work of a Bernoulli(exp(-γ)) is one decision for every γ and both results; the work of
+    /// a discrete Laplace draw does not grow with |z|: its first-stage trials (independent of the
+    /// value) plus exactly [`PAD_CALLS`] geometric calls; a Gaussian draw's work is a sum of such
+    /// proposals plus one acceptance decision each. (The variable-time loops do `~|z|/scale`.)
     #[test]
     fn padded_work_does_not_depend_on_the_value() {
         let mut rng = NoiseRng::seeded(4);
-        let fixed = (PAD_CALLS + 1) * PAD_TRIALS;
         for (num, den) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
-            for _ in 0..300 {
-                let (_, work) = trials_of(|| bernoulli_exp(&mut rng, num, den));
-                assert_eq!(work, fixed, "γ = {num}/{den}");
+            for mode in MODES {
+                for _ in 0..300 {
+                    let (_, work) = decisions_of(|| in_mode(mode, || bernoulli_exp(&mut rng, num, den)));
+                    assert_eq!(work, 1, "γ = {num}/{den}");
+                }
             }
         }
         // Laplace at a large lattice scale: every trial passes the first stage with probability
-        // ≈ 1 - 1/e and costs PAD_TRIALS; the accepted one adds exactly PAD_CALLS calls for v.
+        // ≈ 1 - 1/e; the accepted one adds exactly PAD_CALLS calls for v.
         let (t, s) = ((1u64 << 52) + 12345, 1u128 << 12);
         let mut largest = 0;
         for _ in 0..3_000 {
-            let (z, work) = trials_of(|| discrete_laplace(&mut rng, t as u128, s));
+            let (z, work) = decisions_of(|| discrete_laplace(&mut rng, t as u128, s));
             largest = largest.max(z.unsigned_abs() / (t as u128 >> 12));
-            assert_eq!(work % PAD_TRIALS, 0);
-            let trials = work / PAD_TRIALS - PAD_CALLS;
+            let trials = work - PAD_CALLS;
             assert!((1..=40).contains(&trials), "work {work} for z = {z}");
         }
         assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
+    }
+
+    /// Pearson's statistic of the counts of `draws` on `-k..=k` (and one bin for the rest) against
+    /// the pmf `∝ weight(|z|)` (normalised over the integers).
+    fn chi_square(draws: &[i128], k: i128, weight: impl Fn(f64) -> f64) -> f64 {
+        let norm: f64 = (-400i128..=400).map(|z| weight(z.unsigned_abs() as f64)).sum();
+        let mut counts = vec![0f64; 2 * k as usize + 2];
+        for &z in draws {
+            let bin = if z.abs() <= k { (z + k) as usize } else { 2 * k as usize + 1 };
+            counts[bin] += 1.0;
+        }
+        let n = draws.len() as f64;
+        let inner: f64 = (-k..=k).map(|z| weight(z.unsigned_abs() as f64) / norm).sum();
+        let expected = (-k..=k).map(|z| weight(z.unsigned_abs() as f64) / norm).chain([1.0 - inner]);
+        counts.iter().zip(expected).map(|(o, p)| (o - n * p).powi(2) / (n * p)).sum()
+    }
+
+    /// The discrete Laplace (scale 3/2 and 7/3) and Gaussian (σ = 2) follow their laws by a
+    /// chi-square test in both modes, also with the fast path's window widened to 1/16 so that the
+    /// exact fallback decides a good share of the Bernoulli trials (about one in ten, including the
+    /// geometric loop's); the same counts reject a scale 10% off (power check).
+    #[test]
+    fn laws_by_chi_square_in_both_modes_and_through_the_fallback() {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let n = 20_000;
+        for mode in MODES {
+            for window in [None, Some(1.0 / 16.0)] {
+                let run = |seed: u64, f: &dyn Fn(&mut NoiseRng) -> i128| {
+                    let mut rng = NoiseRng::seeded(seed);
+                    let mut draw = || in_mode(mode, || (0..n).map(|_| f(&mut rng)).collect::<Vec<i128>>());
+                    match window {
+                        Some(w) => {
+                            let (draws, fallbacks) = with_window(w, false, draw);
+                            assert!(fallbacks > n as u64 / 20, "the fallback ran: {fallbacks}");
+                            draws
+                        }
+                        None => draw(),
+                    }
+                };
+                let cases: [(&dyn Fn(&mut NoiseRng) -> i128, f64, i128); 3] = [
+                    (&|r| discrete_laplace(r, 3, 2), 1.5, 6),
+                    (&|r| discrete_laplace(r, 7, 3), 7.0 / 3.0, 8),
+                    (&|r| discrete_gaussian(r, 2), 2.0, 6),
+                ];
+                for (i, (sampler, scale, k)) in cases.into_iter().enumerate() {
+                    let draws = run(i as u64 + 20, sampler);
+                    let critical = ChiSquared::new(2.0 * k as f64 + 1.0).unwrap().inverse_cdf(1.0 - 1e-4);
+                    let gaussian = i == 2;
+                    let law = |scale: f64| {
+                        move |a: f64| if gaussian { (-a * a / (2.0 * scale * scale)).exp() } else { (-a / scale).exp() }
+                    };
+                    let own = chi_square(&draws, k, law(scale));
+                    assert!(own < critical, "case {i}, {mode}, window {window:?}: chi2 = {own}");
+                    let off = chi_square(&draws, k, law(1.1 * scale));
+                    assert!(off > critical, "case {i}: a 10% wrong scale goes unnoticed: chi2 = {off}");
+                }
+            }
+        }
     }
 
     #[test]

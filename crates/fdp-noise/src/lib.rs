@@ -23,6 +23,7 @@
 pub mod calibration;
 pub mod discrete;
 mod error;
+mod exp_neg;
 pub mod exact_loss;
 pub mod exponential;
 pub mod privacy;
