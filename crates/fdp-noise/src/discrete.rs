@@ -130,7 +130,7 @@ pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool
     if den == 0 {
         return false;
     }
-    exp_neg::bernoulli(rng, Threshold::of(num as f64 / den as f64), num, den)
+    exp_neg::bernoulli(rng, Threshold::of(exp_neg::ratio(num, den)), num, den)
 }
 
 /// The number of successes before the first failure of Bernoulli(exp(-1)) on `rng` (the discrete
@@ -150,9 +150,9 @@ fn geometric<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>) 
 
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
 ///
-/// `t, s >= 1`. Expected cost: a handful of uniform draws from `rng`, independent of the scale. The
-/// lattice samplers' scales (`t < 2^62`, `s` a power of two) take a 64-bit path that makes the same
-/// draws in the same order and returns the same value (tested), only with native arithmetic.
+/// `t, s >= 1`. Expected cost, independent of the scale: `1/(1 - e^{-1}) ≈ 1.6` first-stage trials
+/// (a uniform `u < t`, 32-bit words for `t ≤ 2^32`, and one Bernoulli(exp(-u/t)) word each), as
+/// many words again for the geometric `v`, and a sign: about 6 words of the stream and 1.6 `exp`s.
 ///
 /// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
 /// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]) and the geometric loop of
@@ -171,17 +171,9 @@ fn discrete_laplace_padded<const P: bool, R: Rng + ?Sized>(
     t: u128,
     s: u128,
 ) -> i128 {
-    match u64::try_from(t) {
-        Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, pad, t, s.trailing_zeros()),
-        _ => discrete_laplace_u128(rng, pad, t, s),
-    }
-}
-
-/// [`discrete_laplace`] in u128 arithmetic, for any `t, s >= 1`.
-fn discrete_laplace_u128<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u128, s: u128) -> i128 {
     loop {
-        let u = uniform_below(rng, t);
-        if !exp_neg::bernoulli(rng, Threshold::of(u as f64 / t as f64), u, t) {
+        let u = laplace_u(rng, t);
+        if !exp_neg::bernoulli(rng, Threshold::of(exp_neg::ratio(u, t)), u, t) {
             continue;
         }
         let v = geometric(rng, pad);
@@ -229,33 +221,29 @@ fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
     Some((y ^ mask) - mask)
 }
 
-/// `uniform_below` for `n < 2^64`: the same mask-and-reject on the same draws.
+/// The discrete Laplace's `u`, uniform in `[0, t)` for `t ≥ 1`, exactly: for `t < 2^64` by
+/// Lemire's multiply-and-reject (a 64-bit word `x`, `u = ⌊x t / 2^64⌋`, rejecting the
+/// `2^64 mod t` values of `x` whose low product word is below `2^64 mod t`, so that every `u` has
+/// exactly `⌊2^64 / t⌋` preimages; D. Lemire, "Fast random integer generation in an interval",
+/// ACM TOMACS 2019). A rejection has probability `< t / 2^64` (`2^-43` at the lattices' `t ≈ 2^21`,
+/// against up to 1/2 for mask-and-reject), and it does not depend on the `u` accepted. Larger `t`
+/// take [`uniform_below`].
 #[inline]
-fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    if n <= 1 {
+fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
+    let Ok(t) = u64::try_from(t) else {
+        return uniform_below(rng, t);
+    };
+    if t <= 1 {
         return 0;
     }
-    let mask = u64::MAX >> (n - 1).leading_zeros();
     loop {
-        let draw = rng.next_u64() & mask;
-        if draw < n {
-            return draw;
-        }
-    }
-}
-
-/// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
-fn discrete_laplace_u64<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u64, shift: u32) -> i128 {
-    loop {
-        let u = uniform_below_u64(rng, t);
-        // The same f64 γ as the u128 path's (u64 and u128 convert to the nearest f64 alike).
-        if !exp_neg::bernoulli(rng, Threshold::of(u as f64 / t as f64), u.into(), t.into()) {
+        let product = u128::from(rng.next_u64()) * u128::from(t);
+        let low = product as u64;
+        // 2^64 mod t, computed only in the rare case that can need it (low < t).
+        if low < t && low < t.wrapping_neg() % t {
             continue;
         }
-        let v = geometric(rng, pad);
-        if let Some(z) = with_random_sign(rng, (u as u128 + t as u128 * v as u128) >> shift) {
-            return z;
-        }
+        return product >> 64;
     }
 }
 
@@ -331,13 +319,13 @@ pub(crate) mod tests {
     /// [`bernoulli_exp`], the geometric `v` by Bernoulli(exp(−1)) against its own threshold), kept
     /// as the reference the padded ones must match draw for draw.
     pub(crate) mod unpadded {
-        use super::super::{bernoulli_exp, exp_neg, uniform_below, with_random_sign};
+        use super::super::{bernoulli_exp, exp_neg, laplace_u, with_random_sign};
         use crate::exp_neg::Threshold;
         use rand::Rng;
 
         pub(crate) fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
             loop {
-                let u = uniform_below(rng, t);
+                let u = laplace_u(rng, t);
                 if !bernoulli_exp(rng, u, t) {
                     continue;
                 }
@@ -506,6 +494,8 @@ pub(crate) mod tests {
         assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
     }
 
+    type Sampler = dyn Fn(&mut NoiseRng) -> i128;
+
     /// Pearson's statistic of the counts of `draws` on `-k..=k` (and one bin for the rest) against
     /// the pmf `∝ weight(|z|)` (normalised over the integers).
     fn chi_square(draws: &[i128], k: i128, weight: impl Fn(f64) -> f64) -> f64 {
@@ -531,7 +521,7 @@ pub(crate) mod tests {
         let n = 20_000;
         for mode in MODES {
             for window in [None, Some(1.0 / 16.0)] {
-                let run = |seed: u64, f: &dyn Fn(&mut NoiseRng) -> i128| {
+                let run = |seed: u64, f: &Sampler| {
                     let mut rng = NoiseRng::seeded(seed);
                     let mut draw = || in_mode(mode, || (0..n).map(|_| f(&mut rng)).collect::<Vec<i128>>());
                     match window {
@@ -543,7 +533,7 @@ pub(crate) mod tests {
                         None => draw(),
                     }
                 };
-                let cases: [(&dyn Fn(&mut NoiseRng) -> i128, f64, i128); 3] = [
+                let cases: [(&Sampler, f64, i128); 3] = [
                     (&|r| discrete_laplace(r, 3, 2), 1.5, 6),
                     (&|r| discrete_laplace(r, 7, 3), 7.0 / 3.0, 8),
                     (&|r| discrete_gaussian(r, 2), 2.0, 6),
@@ -577,20 +567,22 @@ pub(crate) mod tests {
         assert_eq!(uniform_below(&mut rng, 1), 0);
     }
 
+    /// The Laplace's `u` is uniform below `t` (small `t`, where every value is visible), and in
+    /// range for `t` near 2^64, beyond it (the u128 path) and at 1.
     #[test]
-    fn the_64_bit_path_makes_the_same_draws_and_values() {
-        // The lattice samplers' (t, s) shapes, small scales, and t near the path's limit.
-        let cases = [(3u128, 2u128), (1, 1), (7, 1), ((1u128 << 52) + 12345, 1 << 12), ((1 << 62) - 1, 1 << 40)];
-        for (seed, (t, s)) in cases.into_iter().enumerate() {
-            let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
-            for i in 0..20_000 {
-                // The two paths are compared in variable time (both modes make the same draws).
-                let mode = if i % 20 == 0 { SamplerTiming::Padded } else { SamplerTiming::Variable };
-                let old = in_mode(mode, || with_pad!(|pad| discrete_laplace_u128(&mut b, pad, t, s)));
-                assert_eq!(in_mode(mode, || discrete_laplace(&mut a, t, s)), old, "t = {t}, s = {s}");
-            }
-            assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+    fn laplace_u_is_uniform_and_in_range() {
+        let mut rng = NoiseRng::seeded(12);
+        let mut seen = [0usize; 7];
+        for _ in 0..70_000 {
+            seen[laplace_u(&mut rng, 7) as usize] += 1;
         }
+        assert!(seen.iter().all(|&c| (9_500..10_500).contains(&c)), "{seen:?}");
+        for t in [(1u128 << 64) - 1, 3 << 62, 1 << 64, (1 << 100) + 7, (1 << 21) + 1] {
+            assert!((0..1000).all(|_| laplace_u(&mut rng, t) < t), "t = {t}");
+        }
+        let top = (0..1000).map(|_| laplace_u(&mut rng, (1 << 21) + 1)).max().unwrap();
+        assert!(top > 1 << 20, "the upper half is drawn: {top}");
+        assert_eq!(laplace_u(&mut rng, 1), 0);
     }
 
     #[test]

@@ -61,23 +61,24 @@ impl Threshold {
     /// between this integer and the next.
     pub(crate) const EXP_MINUS_ONE: Self = Self { lo: 0x5E2D_58D8_B3BC_DF1A, hi: 0x5E2D_58D8_B3BC_DF1B };
 
-    /// The bounds for `gamma ≈ num/den`, computed as `gamma = num as f64 / den as f64` (each
-    /// rounding to nearest).
+    /// The bounds for `γ = num/den` from `gamma = ratio(num, den)`.
     ///
     /// **Margin.** For `γ ≤ 44.4` (beyond it `e^{-γ} 2^64 < 1` and `[0, hi ≥ 2]` are bounds
-    /// whatever the f64 result): the two conversions and the division put `gamma` within
-    /// `γ (1 ± 3.001 · 2^-53)`, so `e^{-gamma}` is within a relative `44.4 · 3.001 · 2^-53 < 2^-45.9`
-    /// of `e^{-γ}`; the clamp at `GAMMA_MIN` adds `< 2^-50`; libm's `exp` adds `E`; the scaling
-    /// by `2^64` is exact (the result is a normal number) and each product by `1 ∓ WINDOW` rounds by
-    /// `≤ 2^-53`. In all, `x = e^{-gamma} 2^64` is within a relative `2^-45 + E` of `e^{-γ} 2^64`,
-    /// and `x (1 ∓ WINDOW)` rounded down less 1 / rounded down plus 2 bracket it while
-    /// `E < 2^-37`. Both sides are checked against the exact bounds in the tests.
+    /// whatever the f64 result): [`ratio`] puts `gamma` within `γ (1 ± 5.001 · 2^-53)`, so
+    /// `e^{-gamma}` is within a relative `44.4 · 5.001 · 2^-53 < 2^-45.1` of `e^{-γ}`; the clamp at
+    /// `GAMMA_MIN` adds `< 2^-50`; libm's `exp` adds `E`; the scaling by `2^64` is exact (the result
+    /// is a normal number) and each product by `1 ∓ WINDOW` rounds by `≤ 2^-53`. In all,
+    /// `x = e^{-gamma} 2^64` is within a relative `2^-45 + E` of `e^{-γ} 2^64`, and `x (1 ∓ WINDOW)`
+    /// truncated, less 1 / plus 2, bracket it while `E < 2^-37`. (`x (1 - WINDOW) < e^{-γ} 2^64 ≤
+    /// 2^64` fits a u64; `x (1 + WINDOW)` may reach `2^64` for `γ < 2^-36`, where the conversion
+    /// saturates at `2^64 − 1` and `hi = 2^64 + 1` is still above `e^{-γ} 2^64`.) Both sides are
+    /// checked against the exact bounds in the tests.
     #[inline(always)]
     pub(crate) fn of(gamma: f64) -> Self {
         let x = (-gamma.clamp(GAMMA_MIN, GAMMA_MAX)).exp() * TWO_POW_64;
         let window = window();
-        let lo = ((x * (1.0 - window)) as u128).saturating_sub(1);
-        let hi = (x * (1.0 + window)) as u128 + 2;
+        let lo = u128::from((x * (1.0 - window)) as u64).saturating_sub(1);
+        let hi = u128::from((x * (1.0 + window)) as u64) + 2;
         Self { lo, hi }
     }
 
@@ -91,6 +92,16 @@ impl Threshold {
         }
         Self::EXP_MINUS_ONE
     }
+}
+
+/// `num / den` in f64 (`den ≥ 1`), within a relative `5.001 · 2^-53` of the rational: each u128 is
+/// converted as its two 64-bit halves (each rounded to nearest, then summed with one more rounding:
+/// `≤ 2 · 2^-53` relative, the parts being nonnegative), then one division. Without a branch on
+/// the value (the compiler's u128 conversion has one).
+#[inline(always)]
+pub(crate) fn ratio(num: u128, den: u128) -> f64 {
+    let to_f64 = |v: u128| ((v >> 64) as u64 as f64) * TWO_POW_64 + (v as u64 as f64);
+    to_f64(num) / to_f64(den)
 }
 
 /// The fast path's window ([`WINDOW`]; tests may widen it on their thread to run the fallback often).
@@ -450,15 +461,15 @@ pub(crate) mod tests {
         let mut cases: Vec<(u128, u128)> = vec![(0, 1), (1, 1), (1, u128::MAX), (44, 1), (45, 1), (1 << 100, 3)];
         for _ in 0..20_000 {
             let den = u128::from(rng.next_u64() >> (rng.next_u32() % 63)).max(1);
-            let den = if rng.next_u32() % 8 == 0 { den << 60 } else { den };
+            let den = if rng.next_u32().is_multiple_of(8) { den << 60 } else { den };
             let gamma = f64::from(rng.next_u32()) / f64::from(u32::MAX) * 46.0;
             cases.push(((gamma * den as f64) as u128, den));
         }
         for (num, den) in cases {
-            let fast = Threshold::of(num as f64 / den as f64);
+            let fast = Threshold::of(ratio(num, den));
             let (lo, hi) = exp_neg_bounds(num, den, 64);
             assert!(Nat::from_u128(fast.lo) <= lo && hi <= Nat::from_u128(fast.hi), "γ = {num}/{den}: {fast:?}");
-            let x = (-(num as f64 / den as f64)).exp() * TWO_POW_64;
+            let x = (-ratio(num, den)).exp() * TWO_POW_64;
             // 2 WINDOW x, the outward rounding (≤ 4) and the f64 products' rounding (≤ 2 ulp(x)).
             let width = (fast.hi - fast.lo) as f64;
             assert!(width <= 2.0 * WINDOW * x + 4.0 + 4.0 * f64::EPSILON * x, "γ = {num}/{den}: {fast:?} {x}");
@@ -474,11 +485,13 @@ pub(crate) mod tests {
         let mean = |num: u128, den: u128, biased: bool, seed: u64| {
             let mut rng = NoiseRng::seeded(seed);
             with_window(0.25, biased, || {
-                let threshold = Threshold::of(num as f64 / den as f64);
+                let threshold = Threshold::of(ratio(num, den));
                 (0..n).filter(|_| bernoulli(&mut rng, threshold, num, den)).count() as f64 / n as f64
             })
         };
-        for (seed, (num, den)) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), ((1 << 90) + 3, 1 << 90)].into_iter().enumerate() {
+        for (seed, (num, den)) in
+            [(0u128, 1u128), (1, 3), (1, 1), (5, 2), ((1 << 90) + 3, 1 << 90)].into_iter().enumerate()
+        {
             let p = (-(num as f64 / den as f64)).exp();
             let se = (p * (1.0 - p) / n as f64).sqrt().max(1e-9);
             let (own, fallbacks) = mean(num, den, false, seed as u64);
@@ -517,7 +530,8 @@ pub(crate) mod tests {
             // big mod 7 = (2^200 mod 7 + 12345) mod 7 = (4 + 12345) mod 7, as 2^3 = 1 mod 7.
             let r = (4 + 12345) % 7;
             let times = big.div_u128(7, up).mul_u128(7);
-            let back = if up { times.saturating_sub(&Nat::from_u128((7 - r) % 7)) } else { times.add(&Nat::from_u128(r)) };
+            let back =
+                if up { times.saturating_sub(&Nat::from_u128((7 - r) % 7)) } else { times.add(&Nat::from_u128(r)) };
             assert_eq!(back, big);
         }
     }

@@ -23,8 +23,8 @@
 pub mod calibration;
 pub mod discrete;
 mod error;
-mod exp_neg;
 pub mod exact_loss;
+mod exp_neg;
 pub mod exponential;
 pub mod privacy;
 pub mod rng;
