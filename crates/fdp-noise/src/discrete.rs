@@ -11,7 +11,7 @@ use std::hint::black_box;
 use rand::rngs::{StdRng, SysRng};
 use rand::{Rng, SeedableRng};
 
-use crate::exp_neg::{self, Threshold};
+use crate::exp_neg::{self, Denominator, Threshold};
 use crate::timing::{self, SamplerTiming};
 
 /// Uniform integer in `[0, n)`, exactly (mask-and-reject), for `n >= 1`.
@@ -130,7 +130,7 @@ pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool
     if den == 0 {
         return false;
     }
-    exp_neg::bernoulli(rng, Threshold::of(exp_neg::ratio(num, den)), num, den)
+    exp_neg::bernoulli(rng, Threshold::of(Denominator::new(den).gamma(num)), num, den)
 }
 
 /// The number of successes before the first failure of Bernoulli(exp(-1)) on `rng` (the discrete
@@ -171,9 +171,10 @@ fn discrete_laplace_padded<const P: bool, R: Rng + ?Sized>(
     t: u128,
     s: u128,
 ) -> i128 {
+    let over_t = Denominator::new(t);
     loop {
         let u = laplace_u(rng, t);
-        if !exp_neg::bernoulli(rng, Threshold::of(exp_neg::ratio(u, t)), u, t) {
+        if !exp_neg::bernoulli(rng, Threshold::of(over_t.gamma(u)), u, t) {
             continue;
         }
         let v = geometric(rng, pad);
@@ -273,19 +274,21 @@ pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(rng: &mut R, sigma: u64, out: 
 
 /// The constants of CKS Algorithm 3 for one σ: `σ²`, the Laplace proposal's scale `t = σ + 1`
 /// and the acceptance test's denominator `2 σ² t²` (`None` when it overflows u128: then no
-/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ).
+/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ), with its
+/// f64 reciprocal.
 #[derive(Clone, Copy)]
 struct Gaussian {
     s2: u128,
     t: u128,
-    den: Option<u128>,
+    den: Option<(u128, Denominator)>,
 }
 
 impl Gaussian {
     fn new(sigma: u64) -> Self {
         let s2 = u128::from(sigma) * u128::from(sigma);
         let t = u128::from(sigma) + 1;
-        Self { s2, t, den: (2 * s2).checked_mul(t * t) }
+        let den = (2 * s2).checked_mul(t * t);
+        Self { s2, t, den: den.map(|d| (d, Denominator::new(d))) }
     }
 
     /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
@@ -296,8 +299,9 @@ impl Gaussian {
             // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
             let a = y.unsigned_abs() * self.t;
             let diff = a.abs_diff(self.s2);
-            if let (Some(num), Some(den)) = (diff.checked_mul(diff), self.den)
-                && bernoulli_exp(rng, num, den)
+            // The same bounds as `bernoulli_exp(rng, num, den)`, with 1/den computed once.
+            if let (Some(num), Some((den, over_den))) = (diff.checked_mul(diff), self.den)
+                && exp_neg::bernoulli(rng, Threshold::of(over_den.gamma(num)), num, den)
             {
                 return y;
             }

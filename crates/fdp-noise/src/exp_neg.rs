@@ -61,14 +61,14 @@ impl Threshold {
     /// between this integer and the next.
     pub(crate) const EXP_MINUS_ONE: Self = Self { lo: 0x5E2D_58D8_B3BC_DF1A, hi: 0x5E2D_58D8_B3BC_DF1B };
 
-    /// The bounds for `γ = num/den` from `gamma = ratio(num, den)`.
+    /// The bounds for `γ = num/den` from `gamma = Denominator::new(den).gamma(num)`.
     ///
     /// **Margin.** For `γ ≤ 44.4` (beyond it `e^{-γ} 2^64 < 1` and `[0, hi ≥ 2]` are bounds
-    /// whatever the f64 result): [`ratio`] puts `gamma` within `γ (1 ± 5.001 · 2^-53)`, so
-    /// `e^{-gamma}` is within a relative `44.4 · 5.001 · 2^-53 < 2^-45.1` of `e^{-γ}`; the clamp at
+    /// whatever the f64 result): [`Denominator`] puts `gamma` within `γ (1 ± 6.001 · 2^-53)`, so
+    /// `e^{-gamma}` is within a relative `44.4 · 6.001 · 2^-53 < 2^-44.9` of `e^{-γ}`; the clamp at
     /// `GAMMA_MIN` adds `< 2^-50`; libm's `exp` adds `E`; the scaling by `2^64` is exact (the result
     /// is a normal number) and each product by `1 ∓ WINDOW` rounds by `≤ 2^-53`. In all,
-    /// `x = e^{-gamma} 2^64` is within a relative `2^-45 + E` of `e^{-γ} 2^64`, and `x (1 ∓ WINDOW)`
+    /// `x = e^{-gamma} 2^64` is within a relative `2^-44.8 + E` of `e^{-γ} 2^64`, and `x (1 ∓ WINDOW)`
     /// truncated, less 1 / plus 2, bracket it while `E < 2^-37`. (`x (1 - WINDOW) < e^{-γ} 2^64 ≤
     /// 2^64` fits a u64; `x (1 + WINDOW)` may reach `2^64` for `γ < 2^-36`, where the conversion
     /// saturates at `2^64 − 1` and `hi = 2^64 + 1` is still above `e^{-γ} 2^64`.) Both sides are
@@ -94,14 +94,33 @@ impl Threshold {
     }
 }
 
-/// `num / den` in f64 (`den ≥ 1`), within a relative `5.001 · 2^-53` of the rational: each u128 is
-/// converted as its two 64-bit halves (each rounded to nearest, then summed with one more rounding:
-/// `≤ 2 · 2^-53` relative, the parts being nonnegative), then one division. Without a branch on
-/// the value (the compiler's u128 conversion has one).
+/// A denominator `den ≥ 1` as the f64 `1/den`, so that `γ = num/den` costs a product, not a
+/// division, when `den` is fixed for many draws (the Laplace's `t`, the Gaussian's `2σ²t²`).
+/// [`Self::gamma`] is within a relative `6.001 · 2^-53` of `num/den`: each u128 is converted within
+/// `2 · 2^-53` ([`to_f64`]), the reciprocal and the product round once each. Every caller computes
+/// `γ` this way, so the same `(num, den)` always gives the same f64 and the same fast-path bounds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Denominator(f64);
+
+impl Denominator {
+    #[inline(always)]
+    pub(crate) fn new(den: u128) -> Self {
+        Self(1.0 / to_f64(den))
+    }
+
+    /// `num / den` in f64.
+    #[inline(always)]
+    pub(crate) fn gamma(self, num: u128) -> f64 {
+        to_f64(num) * self.0
+    }
+}
+
+/// A u128 in f64 within a relative `2 · 2^-53`, without a branch on the value (the compiler's u128
+/// conversion has one): its two 64-bit halves, each rounded to nearest, summed with one more
+/// rounding (the parts are nonnegative, so the errors add up to at most `2^-53` of the sum each).
 #[inline(always)]
-pub(crate) fn ratio(num: u128, den: u128) -> f64 {
-    let to_f64 = |v: u128| ((v >> 64) as u64 as f64) * TWO_POW_64 + (v as u64 as f64);
-    to_f64(num) / to_f64(den)
+fn to_f64(v: u128) -> f64 {
+    ((v >> 64) as u64 as f64) * TWO_POW_64 + (v as u64 as f64)
 }
 
 /// The fast path's window ([`WINDOW`]; tests may widen it on their thread to run the fallback often).
@@ -466,10 +485,10 @@ pub(crate) mod tests {
             cases.push(((gamma * den as f64) as u128, den));
         }
         for (num, den) in cases {
-            let fast = Threshold::of(ratio(num, den));
+            let fast = Threshold::of(Denominator::new(den).gamma(num));
             let (lo, hi) = exp_neg_bounds(num, den, 64);
             assert!(Nat::from_u128(fast.lo) <= lo && hi <= Nat::from_u128(fast.hi), "γ = {num}/{den}: {fast:?}");
-            let x = (-ratio(num, den)).exp() * TWO_POW_64;
+            let x = (-Denominator::new(den).gamma(num)).exp() * TWO_POW_64;
             // 2 WINDOW x, the outward rounding (≤ 4) and the f64 products' rounding (≤ 2 ulp(x)).
             let width = (fast.hi - fast.lo) as f64;
             assert!(width <= 2.0 * WINDOW * x + 4.0 + 4.0 * f64::EPSILON * x, "γ = {num}/{den}: {fast:?} {x}");
@@ -485,7 +504,7 @@ pub(crate) mod tests {
         let mean = |num: u128, den: u128, biased: bool, seed: u64| {
             let mut rng = NoiseRng::seeded(seed);
             with_window(0.25, biased, || {
-                let threshold = Threshold::of(ratio(num, den));
+                let threshold = Threshold::of(Denominator::new(den).gamma(num));
                 (0..n).filter(|_| bernoulli(&mut rng, threshold, num, den)).count() as f64 / n as f64
             })
         };
