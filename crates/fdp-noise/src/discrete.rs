@@ -5,11 +5,9 @@
 //! are read, never a result), so the output law is exactly the stated one: no floating-point rounding
 //! enters a sample.
 
-use std::cell::RefCell;
 use std::hint::black_box;
 
-use rand::rngs::{StdRng, SysRng};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 use crate::exp_neg::{self, Denominator, Threshold};
 use crate::timing::{self, SamplerTiming};
@@ -42,78 +40,13 @@ pub fn bernoulli_ratio<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bo
     uniform_below(rng, den) < num
 }
 
-/// Calls of Bernoulli(exp(-1)) that always run in the discrete Laplace's geometric loop (its `v`):
-/// more are needed with probability `e^-48 < 2^-69`.
-const PAD_CALLS: u64 = 48;
-
-thread_local! {
-    /// The padding stream: the same generator as [`crate::NoiseRng`], seeded from the operating
-    /// system once per thread. Its draws only ever feed discarded work.
-    static PAD: RefCell<Option<StdRng>> = const { RefCell::new(None) };
-}
-
-fn new_pad() -> StdRng {
-    // The padding stream never reaches an output: a fixed seed (if the OS has no entropy) only makes
-    // the padding's own rejection counts predictable, never the law of a draw.
-    StdRng::try_from_rng(&mut SysRng).unwrap_or_else(|_| StdRng::seed_from_u64(0x7469_6d69_6e67))
-}
-
-/// The padding of one public sampler call: its stream, and the bound the geometric loop is padded
-/// to as a constant of the mode (`PADDED`), which `with_pad!` sets once per call from
-/// [`timing::current`]. In [`SamplerTiming::Variable`] mode (`PADDED = false`) the bound is 0, so
-/// the loop stops as soon as it has decided and the padding stream is never drawn from: the same
-/// code, the same draws on the caller's stream, without the padding. `PADDED` also selects the
-/// fixed-work division. The samplers are compiled once per mode, so in variable time the padding's
-/// bookkeeping is constant-folded away rather than tested at every call.
-struct Pad<'a, const PADDED: bool> {
-    rng: &'a mut StdRng,
-}
-
-impl<const PADDED: bool> Pad<'_, PADDED> {
-    /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
-    const CALLS: u64 = if PADDED { PAD_CALLS } else { 0 };
-}
-
-/// Runs `f` with this thread's padding stream (a fresh one if it is already in use).
+/// Whether the samplers called now divide in fixed work ([`div_fixed_work`]): in
+/// [`SamplerTiming::Padded`] mode, read once per public call ([`timing::current`]). It is all the
+/// two modes differ in: every other step does the same work whatever the value (module
+/// [`crate::timing`]).
 #[inline]
-fn pad_stream<T>(f: impl FnOnce(&mut StdRng) -> T) -> T {
-    PAD.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut slot) => f(slot.get_or_insert_with(new_pad)),
-        Err(_) => f(&mut new_pad()),
-    })
-}
-
-/// `with_pad!(|pad| body)`: runs `body` with `pad` the padding of the current mode
-/// ([`timing::current`], read once): `body` is compiled for both modes and the mode picks one.
-macro_rules! with_pad {
-    (|$pad:ident| $body:expr) => {
-        match timing::current() {
-            SamplerTiming::Padded => pad_stream(|rng| {
-                let $pad = &mut Pad::<true> { rng };
-                $body
-            }),
-            SamplerTiming::Variable => pad_stream(|rng| {
-                let $pad = &mut Pad::<false> { rng };
-                $body
-            }),
-        }
-    };
-}
-
-/// The number of successes before the first failure of `trial(true)` (draws on the main stream),
-/// padded by calls of `trial(false)` (on the padding stream) to at least `bound` ([`PAD_CALLS`] in
-/// fixed work) calls.
-#[inline]
-fn padded_geometric(bound: u64, mut trial: impl FnMut(bool) -> bool) -> u64 {
-    let (mut successes, mut done, mut calls) = (0u64, false, 0u64);
-    while !done || calls < bound {
-        let success = black_box(trial(!done));
-        if !done {
-            if success { successes += 1 } else { done = true }
-        }
-        calls += 1;
-    }
-    successes
+fn fixed_work() -> bool {
+    timing::current() == SamplerTiming::Padded
 }
 
 /// Bernoulli(exp(-num/den)) for rational `num/den >= 0`, exactly, in fixed work: one 64-bit word
@@ -133,55 +66,36 @@ pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool
     exp_neg::bernoulli(rng, Threshold::of(Denominator::new(den).gamma(num)), num, den)
 }
 
-/// The number of successes before the first failure of Bernoulli(exp(-1)) on `rng` (the discrete
-/// Laplace's `v`), padded in fixed work to [`PAD_CALLS`] calls (the others on the padding stream).
-/// Each call is one word compared with the two integers around `e^{-1} 2^64`.
-#[inline(always)]
-fn geometric<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>) -> u64 {
-    let threshold = Threshold::exp_minus_one();
-    padded_geometric(Pad::<P>::CALLS, |live| {
-        if live {
-            exp_neg::bernoulli(&mut *rng, threshold, 1, 1)
-        } else {
-            exp_neg::bernoulli(&mut *pad.rng, threshold, 1, 1)
-        }
-    })
-}
-
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
 ///
 /// `t, s >= 1`. Expected cost, independent of the scale: `1/(1 - e^{-1}) ≈ 1.6` first-stage trials
-/// (a uniform `u < t`, 32-bit words for `t ≤ 2^32`, and one Bernoulli(exp(-u/t)) word each), as
-/// many words again for the geometric `v`, and a sign: about 6 words of the stream and 1.6 `exp`s.
+/// (a uniform `u < t` and a Bernoulli(exp(-u/t)), one word each), one word for the geometric `v`
+/// (CKS's loop of Bernoulli(exp(-1)) replaced by the same law from one word,
+/// `exp_neg::geometric`) and a 32-bit sign: about 4.2 words of the stream and 1.6 `exp`s.
 ///
 /// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
-/// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]) and the geometric loop of
-/// `v` always makes 48 calls of one word each (padding on a separate stream of the same generator;
-/// the draws on `rng` are unchanged), the sign is applied without a branch and `(u + t v) / s` is a
-/// shift or a fixed-work division. Rejected trials are independent of the accepted one. A draw whose
-/// geometric loop needs more than the padding (probability `< 2^-69`) or whose Bernoulli takes the
-/// exact fallback (probability `< 2^-35` a call) takes longer, and is still exact.
+/// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]), `v` is one word against
+/// 44 constants whatever `v`, the sign is applied without a branch and `(u + t v) / s` is a shift or
+/// (in [`SamplerTiming::Padded`] mode) a fixed-work division. Rejected trials are independent of
+/// the accepted one. A draw whose Bernoulli or geometric takes the exact fallback (probability
+/// `< 2^-34.9` a Bernoulli, `45 · 2^-64` a geometric) takes longer, and is still exact.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
-    with_pad!(|pad| discrete_laplace_padded(rng, pad, t, s))
+    discrete_laplace_in(rng, t, s, fixed_work())
 }
 
-fn discrete_laplace_padded<const P: bool, R: Rng + ?Sized>(
-    rng: &mut R,
-    pad: &mut Pad<'_, P>,
-    t: u128,
-    s: u128,
-) -> i128 {
+/// [`discrete_laplace`], dividing in fixed work if `fixed`.
+fn discrete_laplace_in<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128, fixed: bool) -> i128 {
     let over_t = Denominator::new(t);
     loop {
         let u = laplace_u(rng, t);
         if !exp_neg::bernoulli(rng, Threshold::of(over_t.gamma(u)), u, t) {
             continue;
         }
-        let v = geometric(rng, pad);
+        let v = exp_neg::geometric(rng);
         let magnitude = u + t * u128::from(v);
         let y = if s.is_power_of_two() {
             magnitude >> s.trailing_zeros()
-        } else if P {
+        } else if fixed {
             div_fixed_work(magnitude, s)
         } else {
             magnitude / s
@@ -251,25 +165,23 @@ fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
 /// Discrete Gaussian on Z with integer standard-deviation parameter `sigma >= 1`:
 /// `P(z) ∝ exp(-z² / (2 σ²))` (CKS Algorithm 3, with σ² = sigma² an integer).
 ///
-/// **Timing.** Each proposal is a fixed-work discrete Laplace draw and a fixed-work Bernoulli
-/// (see [`bernoulli_exp`]), so every trial costs the same whatever the proposal; the number of
-/// trials is independent of the accepted value.
+/// **Timing.** Each proposal is a fixed-work discrete Laplace draw (scale `t = σ + 1`, `s = 1`: no
+/// division) and a fixed-work Bernoulli (see [`bernoulli_exp`]), so every trial costs the same
+/// whatever the proposal; the number of trials is independent of the accepted value. The same in
+/// both [`timing`] modes.
 pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
-    let gaussian = Gaussian::new(sigma);
-    with_pad!(|pad| gaussian.draw(rng, pad))
+    Gaussian::new(sigma).draw(rng)
 }
 
 /// `out.len()` discrete Gaussians of one `sigma`, `out[i] = map(z_i)`: the same draws, in the same
 /// order, as `out.len()` calls of [`discrete_gaussian`] (tested), with the constants of σ computed
-/// and the padding stream and the [`timing`] mode looked up once for the whole batch instead of
-/// once per draw. Each draw's work and timing are [`discrete_gaussian`]'s.
+/// once for the whole batch instead of once per draw. Each draw's work and timing are
+/// [`discrete_gaussian`]'s.
 pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(rng: &mut R, sigma: u64, out: &mut [T], map: impl Fn(i128) -> T) {
     let gaussian = Gaussian::new(sigma);
-    with_pad!(|pad| {
-        for v in out.iter_mut() {
-            *v = map(gaussian.draw(rng, pad));
-        }
-    });
+    for v in out.iter_mut() {
+        *v = map(gaussian.draw(rng));
+    }
 }
 
 /// The constants of CKS Algorithm 3 for one σ: `σ²`, the Laplace proposal's scale `t = σ + 1`
@@ -293,9 +205,10 @@ impl Gaussian {
 
     /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
     #[inline]
-    fn draw<const P: bool, R: Rng + ?Sized>(&self, rng: &mut R, pad: &mut Pad<'_, P>) -> i128 {
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i128 {
         loop {
-            let y = discrete_laplace_padded(rng, pad, self.t, 1);
+            // s = 1: no division, so the timing mode changes nothing here.
+            let y = discrete_laplace_in(rng, self.t, 1, false);
             // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
             let a = y.unsigned_abs() * self.t;
             let diff = a.abs_diff(self.s2);
@@ -319,12 +232,11 @@ pub(crate) mod tests {
 
     const MODES: [SamplerTiming; 2] = [SamplerTiming::Padded, SamplerTiming::Variable];
 
-    /// The variable-time samplers as written (CKS Algorithms 2-3 on the exact Bernoulli(exp(−γ)) of
-    /// [`bernoulli_exp`], the geometric `v` by Bernoulli(exp(−1)) against its own threshold), kept
-    /// as the reference the padded ones must match draw for draw.
+    /// The samplers as written (CKS Algorithms 2-3 on the exact Bernoulli(exp(−γ)) of
+    /// [`bernoulli_exp`] and the one-word geometric, with the plain u128 division), kept as the
+    /// reference both modes must match draw for draw.
     pub(crate) mod unpadded {
         use super::super::{bernoulli_exp, exp_neg, laplace_u, with_random_sign};
-        use crate::exp_neg::Threshold;
         use rand::Rng;
 
         pub(crate) fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
@@ -333,10 +245,7 @@ pub(crate) mod tests {
                 if !bernoulli_exp(rng, u, t) {
                     continue;
                 }
-                let mut v: u128 = 0;
-                while exp_neg::bernoulli(rng, Threshold::exp_minus_one(), 1, 1) {
-                    v += 1;
-                }
+                let v = u128::from(exp_neg::geometric(rng));
                 if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
                     return z;
                 }
@@ -448,54 +357,33 @@ pub(crate) mod tests {
         assert_eq!(draws(SamplerTiming::Padded), draws(SamplerTiming::Variable));
     }
 
-    /// In variable-time mode the work is the algorithm's own: a discrete Laplace draw makes one
-    /// decision per first-stage trial and `v + 1` for its geometric `v`, so its work grows with |z|
-    /// (the switch does what it says, and the padded mode's fixed work below is not an accident of
-    /// the inputs).
+    /// The work of a Bernoulli(exp(-γ)) is one decision (one word) for every γ and both results,
+    /// and that of a discrete Laplace draw is its first-stage trials (independent of the value) plus
+    /// one for the geometric `v`, whatever |z|, in both modes. (CKS's loops did `~γ` and `~|z|/scale`
+    /// trials, which is what the padding used to hide.)
     #[test]
-    fn variable_mode_does_only_the_algorithms_work() {
-        let mut rng = NoiseRng::seeded(6);
-        let t = 1000u128;
-        in_mode(SamplerTiming::Variable, || {
-            let (mut least, mut far) = (u64::MAX, false);
-            for _ in 0..3_000 {
-                let (z, work) = decisions_of(|| discrete_laplace(&mut rng, t, 1));
-                let v = (z.unsigned_abs() / t) as u64;
-                assert!(work >= v + 2, "work {work} for z = {z}");
-                least = least.min(work);
-                far |= v >= 4;
-            }
-            assert_eq!(least, 2, "one trial and v = 0: two decisions");
-            assert!(far, "draws with v >= 4 were covered");
-        });
-    }
-
-    /// The work of a Bernoulli(exp(-γ)) is one decision for every γ and both results; the work of
-    /// a discrete Laplace draw does not grow with |z|: its first-stage trials (independent of the
-    /// value) plus exactly [`PAD_CALLS`] geometric calls; a Gaussian draw's work is a sum of such
-    /// proposals plus one acceptance decision each. (The variable-time loops do `~|z|/scale`.)
-    #[test]
-    fn padded_work_does_not_depend_on_the_value() {
+    fn the_work_does_not_depend_on_the_value() {
         let mut rng = NoiseRng::seeded(4);
-        for (num, den) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
-            for mode in MODES {
-                for _ in 0..300 {
-                    let (_, work) = decisions_of(|| in_mode(mode, || bernoulli_exp(&mut rng, num, den)));
-                    assert_eq!(work, 1, "γ = {num}/{den}");
+        for mode in MODES {
+            in_mode(mode, || {
+                for (num, den) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
+                    for _ in 0..300 {
+                        let (_, work) = decisions_of(|| bernoulli_exp(&mut rng, num, den));
+                        assert_eq!(work, 1, "γ = {num}/{den}");
+                    }
                 }
-            }
+                // Laplace at a large lattice scale and at a small one with a division.
+                for (t, s) in [((1u128 << 52) + 12345, 1u128 << 12), (7, 3)] {
+                    let mut largest = 0;
+                    for _ in 0..3_000 {
+                        let (z, work) = decisions_of(|| discrete_laplace(&mut rng, t, s));
+                        largest = largest.max(z.unsigned_abs() * s / t);
+                        assert!((2..=40).contains(&work), "work {work} for z = {z}");
+                    }
+                    assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
+                }
+            });
         }
-        // Laplace at a large lattice scale: every trial passes the first stage with probability
-        // ≈ 1 - 1/e; the accepted one adds exactly PAD_CALLS calls for v.
-        let (t, s) = ((1u64 << 52) + 12345, 1u128 << 12);
-        let mut largest = 0;
-        for _ in 0..3_000 {
-            let (z, work) = decisions_of(|| discrete_laplace(&mut rng, t as u128, s));
-            largest = largest.max(z.unsigned_abs() / (t as u128 >> 12));
-            let trials = work - PAD_CALLS;
-            assert!((1..=40).contains(&trials), "work {work} for z = {z}");
-        }
-        assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
     }
 
     type Sampler = dyn Fn(&mut NoiseRng) -> i128;

@@ -20,9 +20,13 @@
 //! with a wide safety factor (the argument is on [`Threshold::of`]). A call therefore reads one word,
 //! computes one `exp` and makes two comparisons, and takes the exact **fallback** ([`refine`]:
 //! further words against big-integer bounds at 128, 192, … bits) with probability at most
-//! `2 · 2^-36 · e^{-γ} + 3 · 2^-64`. Bernoulli(exp(−1)), the discrete Laplace's geometric step, compares its word
-//! with two constants ([`Threshold::EXP_MINUS_ONE`]) and falls back only when the word is
-//! `⌊e^{-1} 2^64⌋`.
+//! `2 · 2^-36 · e^{-γ} + 3 · 2^-64`.
+//!
+//! **The geometric** `v` of the discrete Laplace (`P(v ≥ k) = e^{-k}`, the number of successes of
+//! Bernoulli(exp(−1)) before the first failure in CKS) is `#{k ≥ 1 : U∞ < e^{-k}}` for one such
+//! uniform ([`geometric`]): the word's leading zeros give all but one of the comparisons with the
+//! constants `⌊e^{-k} 2^64⌋`, one table entry gives the last, without a loop on the value; the same
+//! exact fallback runs when the word equals that entry or is 0.
 //!
 //! **The big-integer bounds** ([`exp_neg_bounds`]) are the Taylor series of `e^{-γ}` in fixed point
 //! with every term rounded down and up separately and the series' tail bounded by its next term,
@@ -56,11 +60,6 @@ pub(crate) struct Threshold {
 }
 
 impl Threshold {
-    /// `⌊e^{-1} 2^64⌋ = 0x5E2D58D8B3BCDF1A` (e^{-1} = 0x0.5E2D58D8B3BCDF1A BADEC782…; checked
-    /// against [`exp_neg_bounds`] in the tests): `e^{-1} 2^64` is irrational, so it lies strictly
-    /// between this integer and the next.
-    pub(crate) const EXP_MINUS_ONE: Self = Self { lo: 0x5E2D_58D8_B3BC_DF1A, hi: 0x5E2D_58D8_B3BC_DF1B };
-
     /// The bounds for `γ = num/den` from `gamma = Denominator::new(den).gamma(num)`.
     ///
     /// **Margin.** For `γ ≤ 44.4` (beyond it `e^{-γ} 2^64 < 1` and `[0, hi ≥ 2]` are bounds
@@ -80,17 +79,6 @@ impl Threshold {
         let lo = u128::from((x * (1.0 - window)) as u64).saturating_sub(1);
         let hi = u128::from((x * (1.0 + window)) as u64) + 2;
         Self { lo, hi }
-    }
-
-    /// [`Self::EXP_MINUS_ONE`], or (in the tests, with a widened window) the f64 bounds of γ = 1, so
-    /// that the geometric loops exercise the fallback too.
-    #[inline(always)]
-    pub(crate) fn exp_minus_one() -> Self {
-        #[cfg(test)]
-        if window() != WINDOW {
-            return Self::of(1.0);
-        }
-        Self::EXP_MINUS_ONE
     }
 }
 
@@ -161,18 +149,141 @@ fn refine<R: Rng + ?Sized>(rng: &mut R, first: u64, num: u128, den: u128) -> boo
     tests::FALLBACKS.with(|c| c.set(c.get() + 1));
     #[cfg(test)]
     let (num, den) = tests::biased(num, den);
-    // The prefix as a natural number, least significant word first.
-    let mut prefix = vec![first];
+    let mut prefix = Prefix(vec![first]);
+    prefix.extend(rng);
+    prefix.below_exp_neg(rng, num, den)
+}
+
+/// `⌊e^{-k} 2^64⌋` for `k = 1..=44` (`e^{-k} 2^64 < 1` from `k = 45`), from Python's `Decimal` at
+/// 120 digits and checked against [`exp_neg_bounds`] in the tests. `e^{-k} 2^64` is irrational, so
+/// it lies strictly between each entry and the next integer.
+const EXP_NEG_K: [u64; 44] = [
+    0x5E2D58D8B3BCDF1A,
+    0x22A555477F03973F,
+    0xCBED86667585764,
+    0x4B0556E084F3D1D,
+    0x1B993FE00D53761,
+    0xA2728F889EA6AE,
+    0x3BC2D73849531D,
+    0x15FC21041027AC,
+    0x8167912932A2C,
+    0x2F9AF36AC8F93,
+    0x118354238F676,
+    0x671530ED0EF2,
+    0x25EC0A77303B,
+    0xDF3637ED80B,
+    0x521D72889FB,
+    0x1E355BBAEE8,
+    0xB1CF18BAD3,
+    0x41698A31A6,
+    0x181056FF2C,
+    0x8DA432AF9,
+    0x341B61A1B,
+    0x132B48BF1,
+    0x70D49F90,
+    0x29820F1F,
+    0xF451BD2,
+    0x59E14A9,
+    0x2110A53,
+    0xC29F80,
+    0x47990A,
+    0x1A56E0,
+    0x9B090,
+    0x3908C,
+    0x14FB5,
+    0x7B80,
+    0x2D6E,
+    0x10B6,
+    0x626,
+    0x243,
+    0xD5,
+    0x4E,
+    0x1C,
+    0xA,
+    0x3,
+    0x1,
+];
+
+/// The discrete Laplace's geometric `v`, `P(v ≥ k) = e^{-k}` (what CKS draws as the successes of
+/// Bernoulli(exp(−1)) before the first failure), as `v = #{k ≥ 1 : U∞ < e^{-k}}` (`U∞ < e^{-k}` has
+/// probability `e^{-k}`, and the events are nested), from one word `w` of `U∞`.
+///
+/// Let `w ≥ 1`, `ℓ` its leading zeros (`2^{63-ℓ} ≤ w < 2^{64-ℓ}`) and `a = ⌊ℓ ln 2⌋`. For
+/// `k ≤ a`, `e^{-k} 2^64 ≥ 2^{64-ℓ} > w`, so `⌊e^{-k} 2^64⌋ > w` and `U∞ < (w + 1)/2^64 ≤ e^{-k}`.
+/// For `k ≥ a + 2 > ℓ ln 2 + 1`, `e^{-k} 2^64 < 2^{64-ℓ}/e < 2^{63-ℓ} ≤ w`, so
+/// `U∞ ≥ w/2^64 > e^{-k}` (this covers every `k ≥ 45`, where `e^{-k} 2^64 < 1`). Only
+/// `k = a + 1 ≤ 44` is left: `w < ⌊e^{-(a+1)} 2^64⌋` decides it true, `w >` it false. So
+/// `v = a + [w < EXP_NEG_K[a]]`: a leading-zero count, a product, one table entry and one comparison,
+/// whatever `v`. When `w` equals that entry or is 0 (probability `≤ 2^-63`) the exact fallback
+/// decides `U∞ < e^{-k}` for `k = 1, 2, …` on further words until the first false.
+#[inline(always)]
+pub(crate) fn geometric<R: Rng + ?Sized>(rng: &mut R) -> u64 {
+    #[cfg(test)]
+    tests::DECISIONS.with(|c| c.set(c.get() + 1));
+    let w = rng.next_u64();
+    let zeros = u64::from(w.leading_zeros()).min(63);
+    // ⌊ℓ ln 2⌋ for ℓ ≤ 64 (45426 / 2^16 = 0.693146…, checked against ln 2 for every ℓ in the tests).
+    let a = (zeros * 45_426) >> 16;
+    let entry = EXP_NEG_K[a as usize];
+    if undecided(w, entry) | (w == 0) {
+        return geometric_refine(rng, w);
+    }
+    a + u64::from(w < entry)
+}
+
+/// Whether the word `w` leaves `U∞ < e^{-k}` open against the entry `⌊e^{-k} 2^64⌋` (in the tests,
+/// with a widened window, any `w` within that relative distance of the entry).
+#[inline(always)]
+fn undecided(w: u64, entry: u64) -> bool {
+    #[cfg(test)]
+    if let Some(window) = tests::WINDOW_OVERRIDE.with(std::cell::Cell::get) {
+        return w.abs_diff(entry) as f64 <= window * entry as f64;
+    }
+    w == entry
+}
+
+/// [`geometric`]'s exact fallback: `v` = the first `k` with `U∞ ≥ e^{-(k+1)}`, each comparison on
+/// the prefix of `U∞` extended as needed.
+#[cold]
+#[inline(never)]
+fn geometric_refine<R: Rng + ?Sized>(rng: &mut R, first: u64) -> u64 {
+    #[cfg(test)]
+    tests::FALLBACKS.with(|c| c.set(c.get() + 1));
+    let mut prefix = Prefix(vec![first]);
+    let mut v = 0u64;
+    #[cfg(test)]
+    let step = |k: u64| tests::biased(u128::from(k), 1);
+    #[cfg(not(test))]
+    let step = |k: u64| (u128::from(k), 1);
     loop {
-        prefix.insert(0, rng.next_u64());
-        let bits = 64 * prefix.len() as u64;
-        let (lo, hi) = exp_neg_bounds(num, den, bits);
-        let p = Nat::from_limbs(prefix.clone());
-        if p < lo {
-            return true;
+        let (num, den) = step(v + 1);
+        if !prefix.below_exp_neg(rng, num, den) {
+            return v;
         }
-        if p >= hi {
-            return false;
+        v += 1;
+    }
+}
+
+/// The words of `U∞` read so far, most significant first.
+struct Prefix(Vec<u64>);
+
+impl Prefix {
+    fn extend<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.0.push(rng.next_u64());
+    }
+
+    /// `[U∞ < e^{-num/den}]`, reading further words until the prefix decides (module docs).
+    fn below_exp_neg<R: Rng + ?Sized>(&mut self, rng: &mut R, num: u128, den: u128) -> bool {
+        loop {
+            let (lo, hi) = exp_neg_bounds(num, den, 64 * self.0.len() as u64);
+            let p = Nat::from_limbs(self.0.iter().rev().copied().collect());
+            if p < lo {
+                return true;
+            }
+            if p >= hi {
+                return false;
+            }
+            self.extend(rng);
         }
     }
 }
@@ -412,8 +523,16 @@ pub(crate) mod tests {
         // e^{-1} 2^128 is in (D, D + 1) for the 128-bit floor D.
         assert!(lo <= EXP_MINUS_ONE_128 && EXP_MINUS_ONE_128 < hi, "{lo:x} {hi:x}");
         assert!(hi - lo <= 3, "{}", hi - lo);
-        let (lo, hi) = exp_neg_bounds(1, 1, 64);
-        assert_eq!((to_u128(&lo), to_u128(&hi)), (Threshold::EXP_MINUS_ONE.lo, Threshold::EXP_MINUS_ONE.hi));
+        // The geometric's table: each entry is ⌊e^{-k} 2^64⌋ (the bounds are one unit apart around it).
+        for (k, &entry) in EXP_NEG_K.iter().enumerate() {
+            let (lo, hi) = exp_neg_bounds(k as u128 + 1, 1, 64);
+            assert_eq!((to_u128(&lo), to_u128(&hi)), (u128::from(entry), u128::from(entry) + 1), "k = {}", k + 1);
+        }
+        assert_eq!(exp_neg_bounds(45, 1, 64).1, Nat::from_u128(1), "e^-45 2^64 < 1");
+        // The geometric's ⌊ℓ ln 2⌋ for every leading-zero count ℓ.
+        for zeros in 0..=64u64 {
+            assert_eq!((zeros * 45_426) >> 16, (zeros as f64 * std::f64::consts::LN_2).floor() as u64, "ℓ = {zeros}");
+        }
         // The same number by other routes: 2/2, and 3 · (1/3) through the u128 division.
         assert_eq!(exp_neg_bounds(2, 2, 128), exp_neg_bounds(1, 1, 128));
         let huge_den = (1u128 << 127) + 12345;
@@ -521,14 +640,39 @@ pub(crate) mod tests {
                 assert!((wrong - p).abs() > 5.0 * se, "a biased fallback goes unnoticed at γ = {num}/{den}: {wrong}");
             }
         }
-        // Bernoulli(exp(−1)) by its own threshold takes the fallback too under the widened window.
-        let mut rng = NoiseRng::seeded(9);
-        let (hits, fallbacks) = with_window(0.25, false, || {
-            (0..n).filter(|_| bernoulli(&mut rng, Threshold::exp_minus_one(), 1, 1)).count()
-        });
-        let p = (-1f64).exp();
-        assert!((hits as f64 / n as f64 - p).abs() < 5.0 * (p * (1.0 - p) / n as f64).sqrt());
-        assert!(fallbacks > n as u64 / 8);
+    }
+
+    /// The geometric `v` has `P(v = k) = (1 - e^{-1}) e^{-k}` (chi-square on `v ≤ 6` and the tail),
+    /// also with the window widened so that its fallback decides a good share of the draws; the
+    /// same test rejects a fallback that decides against `k + 1/4` (power check).
+    #[test]
+    fn the_geometric_has_the_right_law_and_a_biased_fallback_is_caught() {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let n = 40_000u64;
+        let chi_square = |window: Option<f64>, biased: bool| {
+            let mut rng = NoiseRng::seeded(9);
+            let mut draw = || (0..n).map(|_| geometric(&mut rng)).collect::<Vec<u64>>();
+            let (draws, fallbacks) = match window {
+                Some(w) => with_window(w, biased, draw),
+                None => (draw(), 0),
+            };
+            let mut counts = [0f64; 8];
+            for v in draws {
+                counts[(v as usize).min(7)] += 1.0;
+            }
+            let q = (-1f64).exp();
+            let p = |k: usize| if k < 7 { (1.0 - q) * q.powi(k as i32) } else { q.powi(7) };
+            let stat: f64 = (0..8).map(|k| (counts[k] - n as f64 * p(k)).powi(2) / (n as f64 * p(k))).sum();
+            (stat, fallbacks)
+        };
+        let critical = ChiSquared::new(7.0).unwrap().inverse_cdf(1.0 - 1e-4);
+        let (own, _) = chi_square(None, false);
+        assert!(own < critical, "chi2 = {own}");
+        let (widened, fallbacks) = chi_square(Some(0.25), false);
+        assert!(widened < critical, "chi2 = {widened} through the fallback");
+        assert!(fallbacks > n / 5, "the fallback ran: {fallbacks}");
+        let (wrong, _) = chi_square(Some(0.25), true);
+        assert!(wrong > critical, "a biased fallback goes unnoticed: chi2 = {wrong}");
     }
 
     #[test]
