@@ -34,6 +34,8 @@
 //! units. The arithmetic is a small natural-number type ([`Nat`]): addition, subtraction,
 //! multiplication by a u128 and division by a u128, nothing else.
 
+use std::hint::black_box;
+
 use rand::Rng;
 
 /// The fast path's relative window: `L` and `H` are `e^{-γ} 2^64 (1 ∓ WINDOW)`, rounded outwards.
@@ -134,10 +136,12 @@ pub(crate) fn bernoulli<R: Rng + ?Sized>(rng: &mut R, threshold: Threshold, num:
     let w = rng.next_u64();
     let word = u128::from(w);
     let (below, open) = (word < threshold.lo, (word >= threshold.lo) & (word < threshold.hi));
-    if open {
+    // `black_box` keeps the result a computed flag rather than two branches on the word (which
+    // the compiler may otherwise emit, making the time depend on the result).
+    if black_box(open) {
         return refine(rng, w, num, den);
     }
-    below
+    black_box(below)
 }
 
 /// The exact fallback: more words of `U∞` against [`exp_neg_bounds`] at 64 bits a word, until the
