@@ -1,9 +1,10 @@
-//! Exact samplers on the integers (Canonne, Kamath & Steinke 2020, Algorithms 1-3).
+//! Exact samplers on the integers (Canonne, Kamath & Steinke 2020, Algorithms 2-3, on an exact
+//! Bernoulli(exp(−γ)) and geometric that replace their Algorithm 1's parity loops).
 //!
 //! Everything here uses integer arithmetic, exact uniform integers (rejection sampling) and the exact
-//! Bernoulli(exp(−γ)) of [`crate::exp_neg`] (whose f64 fast path only decides how many random words
-//! are read, never a result), so the output law is exactly the stated one: no floating-point rounding
-//! enters a sample.
+//! Bernoulli(exp(−γ)) and geometric of `exp_neg.rs` (whose f64 fast path only decides how many
+//! random words are read, never a result), so the output law is exactly the stated one: no
+//! floating-point rounding enters a sample.
 
 use std::hint::black_box;
 
@@ -446,35 +447,25 @@ pub(crate) mod tests {
         }
     }
 
+    /// `uniform_below` and the Laplace's `u` (Lemire's) are uniform below a small `t`, where every
+    /// value is visible, in range for `t` near 2^64, beyond it and far beyond, and 0 at `t = 1`.
     #[test]
-    fn uniform_below_is_in_range_and_covers_it() {
-        let mut rng = NoiseRng::seeded(1);
-        let mut seen = [0usize; 7];
-        for _ in 0..7000 {
-            seen[uniform_below(&mut rng, 7) as usize] += 1;
+    fn the_uniforms_are_uniform_and_in_range() {
+        let samplers: [fn(&mut NoiseRng, u128) -> u128; 2] = [|r, t| uniform_below(r, t), |r, t| laplace_u(r, t)];
+        for (seed, draw) in samplers.into_iter().enumerate() {
+            let mut rng = NoiseRng::seeded(seed as u64 + 1);
+            let mut seen = [0usize; 7];
+            for _ in 0..70_000 {
+                seen[draw(&mut rng, 7) as usize] += 1;
+            }
+            assert!(seen.iter().all(|&c| (9_500..10_500).contains(&c)), "{seen:?}");
+            for t in [(1u128 << 64) - 1, 3 << 62, 1 << 64, (1 << 100) + 7, 3 << 90, (1 << 21) + 1] {
+                assert!((0..1000).all(|_| draw(&mut rng, t) < t), "t = {t}");
+            }
+            let top = (0..1000).map(|_| draw(&mut rng, (1 << 21) + 1)).max().unwrap();
+            assert!(top > 1 << 20, "the upper half is drawn: {top}");
+            assert_eq!(draw(&mut rng, 1), 0);
         }
-        assert!(seen.iter().all(|&c| (800..1200).contains(&c)), "{seen:?}");
-        let big = 3u128 << 90;
-        assert!((0..1000).all(|_| uniform_below(&mut rng, big) < big));
-        assert_eq!(uniform_below(&mut rng, 1), 0);
-    }
-
-    /// The Laplace's `u` is uniform below `t` (small `t`, where every value is visible), and in
-    /// range for `t` near 2^64, beyond it (the u128 path) and at 1.
-    #[test]
-    fn laplace_u_is_uniform_and_in_range() {
-        let mut rng = NoiseRng::seeded(12);
-        let mut seen = [0usize; 7];
-        for _ in 0..70_000 {
-            seen[laplace_u(&mut rng, 7) as usize] += 1;
-        }
-        assert!(seen.iter().all(|&c| (9_500..10_500).contains(&c)), "{seen:?}");
-        for t in [(1u128 << 64) - 1, 3 << 62, 1 << 64, (1 << 100) + 7, (1 << 21) + 1] {
-            assert!((0..1000).all(|_| laplace_u(&mut rng, t) < t), "t = {t}");
-        }
-        let top = (0..1000).map(|_| laplace_u(&mut rng, (1 << 21) + 1)).max().unwrap();
-        assert!(top > 1 << 20, "the upper half is drawn: {top}");
-        assert_eq!(laplace_u(&mut rng, 1), 0);
     }
 
     #[test]
