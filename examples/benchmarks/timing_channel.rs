@@ -11,8 +11,9 @@
 //! `cargo run --release --example timing_channel [-- --quick]` prints one line per sampler:
 //! `timing sampler=... variant=... draws=... ns_per_draw=... distinguisher_advantage=...`.
 //! Every sampler is measured twice in one run, with the same code: `variant=before` in the
-//! variable-time mode ([`fdp::noise::timing::allow_variable_time_for_simulation`], what the
-//! samplers did before padding), `variant=after` in the fixed-work mode releases use
+//! variable-time mode ([`fdp::noise::timing::allow_variable_time_for_simulation`]; since the
+//! one-word Bernoulli and geometric it differs only in the division by a non-power-of-two `s`),
+//! `variant=after` in the fixed-work mode releases use
 //! ([`fdp::noise::timing::padded_on_this_thread`]). The u128 arithmetic probes are measured once.
 
 #[path = "../common/mod.rs"]

@@ -13,8 +13,8 @@
 //! samplers' `s` are powers of two).
 //!
 //! **Both modes make exactly the same draws on the caller's stream** (same values, same order, same
-//! count) and return the same value: the padding only ever draws from its own stream. A seeded
-//! release is the same in both modes; only its running time differs.
+//! count) and return the same value: the division is the only step that differs. A seeded release
+//! is the same in both modes; only its running time can differ.
 //!
 //! The mode is process-wide and starts as [`SamplerTiming::Padded`] (a thread can require padding for
 //! its own draws with [`padded_on_this_thread`]). Releases from the CLI, Python
