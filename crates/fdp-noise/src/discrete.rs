@@ -69,19 +69,24 @@ pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool
 
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
 ///
-/// `t, s >= 1`. Expected cost, independent of the scale: `1/(1 - e^{-1}) ≈ 1.6` first-stage trials
+/// `t, s >= 1` (`t = 0` gives 0, the law's limit; `s = 0` is read as 1, so that no parameter
+/// panics or loops forever). Expected cost, independent of the scale: `1/(1 - e^{-1}) ≈ 1.6` first-stage trials
 /// (a uniform `u < t` and a Bernoulli(exp(-u/t)), one word each), one word for the geometric `v`
 /// (CKS's loop of Bernoulli(exp(-1)) replaced by the same law from one word,
 /// `exp_neg::geometric`) and a 32-bit sign: about 4.2 words of the stream and 1.6 `exp`s.
 ///
 /// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
-/// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]), `v` is one word against
-/// 44 constants whatever `v`, the sign is applied without a branch and `(u + t v) / s` is a shift or
-/// (in [`SamplerTiming::Padded`] mode) a fixed-work division. Rejected trials are independent of
-/// the accepted one. A draw whose Bernoulli or geometric takes the exact fallback (probability
-/// `< 2^-34.9` a Bernoulli, `45 · 2^-64` a geometric) takes longer, and is still exact.
+/// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]), `v` is one word, its
+/// leading-zero count and one table entry whatever `v`, the sign is applied without a branch and
+/// `(u + t v) / s` is a shift or (in [`SamplerTiming::Padded`] mode) a fixed-work division.
+/// Rejected trials are independent of the accepted one. A draw whose Bernoulli or geometric takes
+/// the exact fallback (probability `< 2^-34.9` a Bernoulli, `≤ 2^-63` a geometric) takes longer, and
+/// is still exact.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
-    discrete_laplace_in(rng, t, s, fixed_work())
+    if t == 0 {
+        return 0;
+    }
+    discrete_laplace_in(rng, t, s.max(1), fixed_work())
 }
 
 /// [`discrete_laplace`], dividing in fixed work if `fixed`.
@@ -164,7 +169,8 @@ fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
 }
 
 /// Discrete Gaussian on Z with integer standard-deviation parameter `sigma >= 1`:
-/// `P(z) ∝ exp(-z² / (2 σ²))` (CKS Algorithm 3, with σ² = sigma² an integer).
+/// `P(z) ∝ exp(-z² / (2 σ²))` (CKS Algorithm 3, with σ² = sigma² an integer). `sigma = 0` gives 0,
+/// the law's limit.
 ///
 /// **Timing.** Each proposal is a fixed-work discrete Laplace draw (scale `t = σ + 1`, `s = 1`: no
 /// division) and a fixed-work Bernoulli (see [`bernoulli_exp`]), so every trial costs the same
@@ -207,6 +213,9 @@ impl Gaussian {
     /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
     #[inline]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i128 {
+        if self.s2 == 0 {
+            return 0;
+        }
         loop {
             // s = 1: no division, so the timing mode changes nothing here.
             let y = discrete_laplace_in(rng, self.t, 1, false);
@@ -268,9 +277,9 @@ pub(crate) mod tests {
         }
     }
 
-    /// Padding draws only from its own stream: in both modes every sampler returns what the
-    /// variable-time algorithm as written returned, from the same draws in the same order, so seeded
-    /// releases are bit-for-bit the same whatever the mode.
+    /// The modes differ only in how they divide: in both, every sampler returns what the algorithm
+    /// as written returns, from the same draws in the same order, so seeded releases are bit-for-bit
+    /// the same whatever the mode.
     #[test]
     fn both_modes_make_the_unpadded_draws() {
         let laplace =
@@ -465,6 +474,22 @@ pub(crate) mod tests {
             let top = (0..1000).map(|_| draw(&mut rng, (1 << 21) + 1)).max().unwrap();
             assert!(top > 1 << 20, "the upper half is drawn: {top}");
             assert_eq!(draw(&mut rng, 1), 0);
+        }
+    }
+
+    /// Parameters outside the samplers' ranges neither panic nor loop: `t = 0` and `σ = 0` give 0,
+    /// `s = 0` reads as 1, `den = 0` as `γ = ∞`.
+    #[test]
+    fn degenerate_parameters_are_total() {
+        let mut rng = NoiseRng::seeded(13);
+        for mode in MODES {
+            in_mode(mode, || {
+                assert_eq!(discrete_laplace(&mut rng, 0, 5), 0);
+                let (mut a, mut b) = (NoiseRng::seeded(14), NoiseRng::seeded(14));
+                assert_eq!(discrete_laplace(&mut a, 3, 0), discrete_laplace(&mut b, 3, 1));
+                assert_eq!(discrete_gaussian(&mut rng, 0), 0);
+                assert!(!bernoulli_exp(&mut rng, 5, 0) && !bernoulli_exp(&mut rng, 0, 0));
+            });
         }
     }
 

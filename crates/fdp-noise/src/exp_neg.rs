@@ -39,7 +39,7 @@ use std::hint::black_box;
 use rand::Rng;
 
 /// The fast path's relative window: `L` and `H` are `e^{-γ} 2^64 (1 ∓ WINDOW)`, rounded outwards.
-/// The f64 computation is within `2^-45 + E` of `e^{-γ}` (relative; `E` is libm `exp`'s error,
+/// The f64 computation is within `2^-44.8 + E` of `e^{-γ}` (relative; `E` is libm `exp`'s error,
 /// below one ulp, `2^-52`, in glibc, musl and the other C libraries Rust links): the window holds
 /// for any `E < 2^-37`, some 30 000 ulps.
 pub(crate) const WINDOW: f64 = 1.0 / (1u64 << 36) as f64;
