@@ -134,7 +134,9 @@ fn div_fixed_work(n: u128, d: u128) -> u128 {
 #[inline]
 fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
     let negative = rng.next_u32() & 1 == 1;
-    if negative & (y == 0) {
+    // One branch on the combined flag (`black_box` keeps the compiler from splitting it into a
+    // branch on `y == 0`, whose outcome would be the accepted value's).
+    if black_box(negative & (y == 0)) {
         return None;
     }
     let y = y.min(i128::MAX as u128) as i128;
