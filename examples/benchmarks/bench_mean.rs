@@ -158,8 +158,8 @@ impl Job {
 }
 
 fn main() -> BoxResult<()> {
-    // A benchmark: variable-time sampling (the same draws; releases are padded by default and cost
-    // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
+    // A benchmark: variable-time sampling (the same draws; releases are padded by default, which
+    // costs the same except a fixed-work division at non-power-of-two Laplace scales, DESIGN 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));

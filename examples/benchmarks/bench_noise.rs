@@ -13,8 +13,8 @@ use fdp::prelude::*;
 use rand::RngExt;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // A benchmark: variable-time sampling (the same draws; releases are padded by default and cost
-    // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
+    // A benchmark: variable-time sampling (the same draws; releases are padded by default, which
+    // costs the same except a fixed-work division at non-power-of-two Laplace scales, DESIGN 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let grid = Grid::midpoint(0.0, 1.0, 200)?;
     let basis = MercerBasis::build(Stationary::matern32(0.1)?, grid, BasisOptions::default().max_components(100))?;

@@ -11,8 +11,9 @@
 //! `cargo run --release --example timing_channel [-- --quick]` prints one line per sampler:
 //! `timing sampler=... variant=... draws=... ns_per_draw=... distinguisher_advantage=...`.
 //! Every sampler is measured twice in one run, with the same code: `variant=before` in the
-//! variable-time mode ([`fdp::noise::timing::allow_variable_time_for_simulation`], what the
-//! samplers did before padding), `variant=after` in the fixed-work mode releases use
+//! variable-time mode ([`fdp::noise::timing::allow_variable_time_for_simulation`]; since the
+//! one-word Bernoulli and geometric it differs only in the division by a non-power-of-two `s`),
+//! `variant=after` in the fixed-work mode releases use
 //! ([`fdp::noise::timing::padded_on_this_thread`]). The u128 arithmetic probes are measured once.
 
 #[path = "../common/mod.rs"]
@@ -118,9 +119,18 @@ fn line(sampler: &str, variant: &str, draws: usize, ns: f64, advantage: f64) -> 
     )
 }
 
-/// Times an integer sampler and scores the distinguisher on `|output|` against its median.
-fn magnitude_line(sampler: &str, variant: &str, draws: usize, draw: impl FnMut() -> f64) -> String {
+/// Times a sampler and scores the distinguisher on `|output|` against its median. The output is
+/// converted to f64 after the timing: an integer's conversion (`i128 as f64` returns early for 0) is
+/// not the sampler's work, and it would tell the frequent 0 of a small scale from the rest.
+fn magnitude_line<T: Copy>(
+    sampler: &str,
+    variant: &str,
+    draws: usize,
+    draw: impl FnMut() -> T,
+    to_f64: impl Fn(T) -> f64,
+) -> String {
     let (ns, times, outputs) = time_draws(draws, draw);
+    let outputs: Vec<f64> = outputs.into_iter().map(to_f64).collect();
     line(sampler, variant, draws, ns, distinguisher_advantage(&times, &above_median(&outputs)))
 }
 
@@ -165,17 +175,23 @@ fn samplers(variant: &str, n: usize, n_em: usize) -> AnyResult<Vec<String>> {
     let mut lines = Vec::new();
     let v = variant;
 
-    lines.push(magnitude_line("laplace_u64_small(t=3,s=2)", v, n, || discrete_laplace(&mut rng, 3, 2) as f64));
+    let int = |z: i128| z as f64;
+    let float = |x: f64| x;
+    lines.push(magnitude_line("laplace_u64_small(t=3,s=2)", v, n, || discrete_laplace(&mut rng, 3, 2), int));
     let lattice = LatticeLaplace::with_scale(1.0)?;
-    lines.push(magnitude_line("laplace_u64_lattice(b=1,r=2^-40)", v, n, || lattice.sample(&mut rng)));
-    lines.push(magnitude_line("laplace_u128_small(t=7,s=3)", v, n, || discrete_laplace(&mut rng, 7, 3) as f64));
+    lines.push(magnitude_line("laplace_u64_lattice(b=1,r=2^-40)", v, n, || lattice.sample(&mut rng), float));
+    lines.push(magnitude_line("laplace_u128_small(t=7,s=3)", v, n, || discrete_laplace(&mut rng, 7, 3), int));
     let (t, s) = ((1u128 << 70) + 12_345, 3u128 << 40);
-    lines.push(magnitude_line("laplace_u128_large(t=2^70+12345,s=3*2^40)", v, n, || {
-        discrete_laplace(&mut rng, t, s) as f64
-    }));
-    lines.push(magnitude_line("gaussian_small(sigma=3)", v, n, || discrete_gaussian(&mut rng, 3) as f64));
+    lines.push(magnitude_line(
+        "laplace_u128_large(t=2^70+12345,s=3*2^40)",
+        v,
+        n,
+        || discrete_laplace(&mut rng, t, s),
+        int,
+    ));
+    lines.push(magnitude_line("gaussian_small(sigma=3)", v, n, || discrete_gaussian(&mut rng, 3), int));
     let gaussian = LatticeGaussian::with_sigma(1.0)?;
-    lines.push(magnitude_line("gaussian_lattice(sigma=1,r=2^-20)", v, n, || gaussian.sample(&mut rng)));
+    lines.push(magnitude_line("gaussian_lattice(sigma=1,r=2^-20)", v, n, || gaussian.sample(&mut rng), float));
     for (num, den) in [(1u128, 2u128), (5, 2)] {
         let (ns, times, outputs) = time_draws(n, || bernoulli_exp(&mut rng, num, den));
         lines.push(line(

@@ -198,8 +198,8 @@ fn numpy_peer(sizes: &[usize], single_thread: bool) -> Option<Vec<(usize, f64, f
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // A benchmark: variable-time sampling (the same draws; releases are padded by default and cost
-    // 10-60 us more per exact draw, docs/DESIGN.md 15.5).
+    // A benchmark: variable-time sampling (the same draws; releases are padded by default, which
+    // costs the same except a fixed-work division at non-power-of-two Laplace scales, DESIGN 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let quick = std::env::args().any(|a| a == "--quick");
     let args: Vec<String> = std::env::args().collect();

@@ -141,10 +141,11 @@ pub struct AuditReport {
 
 /// The auditor.
 ///
-/// An audit draws thousands of releases; with the exact samplers in their default fixed-work mode
-/// each draw costs 10–60 µs. A process that only audits (publishes nothing about a person) can call
-/// `fdp_noise::timing::allow_variable_time_for_simulation()` first: the same draws, ×26–×320
-/// faster (docs/DESIGN.md section 15.5). The auditor does not switch the mode itself.
+/// An audit draws thousands of releases; the exact samplers cost 0.05–0.1 µs a draw in their
+/// default fixed-work mode as in variable time (only a discrete Laplace divided by a
+/// non-power-of-two scale is faster in variable time). A process that only audits (publishes nothing
+/// about a person) may call `fdp_noise::timing::allow_variable_time_for_simulation()` first: the
+/// same draws (docs/DESIGN.md section 15.5). The auditor does not switch the mode itself.
 #[derive(Debug, Clone, Copy)]
 pub struct Auditor {
     config: AuditConfig,

@@ -1,14 +1,16 @@
-//! Exact samplers on the integers (Canonne, Kamath & Steinke 2020, Algorithms 1-3).
+//! Exact samplers on the integers (Canonne, Kamath & Steinke 2020, Algorithms 2-3, on an exact
+//! Bernoulli(exp(−γ)) and geometric that replace their Algorithm 1's parity loops).
 //!
-//! Everything here uses integer arithmetic and exact uniform integers (rejection sampling), so the
-//! output law is exactly the stated one: no floating-point rounding enters a sample.
+//! Everything here uses integer arithmetic, exact uniform integers (rejection sampling) and the exact
+//! Bernoulli(exp(−γ)) and geometric of `exp_neg.rs` (whose f64 fast path only decides how many
+//! random words are read, never a result), so the output law is exactly the stated one: no
+//! floating-point rounding enters a sample.
 
-use std::cell::RefCell;
 use std::hint::black_box;
 
-use rand::rngs::{StdRng, SysRng};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
+use crate::exp_neg::{self, Denominator, Threshold};
 use crate::timing::{self, SamplerTiming};
 
 /// Uniform integer in `[0, n)`, exactly (mask-and-reject), for `n >= 1`.
@@ -39,225 +41,67 @@ pub fn bernoulli_ratio<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bo
     uniform_below(rng, den) < num
 }
 
-/// Trials of the parity loop of Bernoulli(exp(-γ)), `γ <= 1`, that always run: the loop needs more
-/// with probability `γ^T / T! <= 1/23! < 2^-74`.
-const PAD_TRIALS: u64 = 23;
-/// Calls of Bernoulli(exp(-1)) that always run in a geometric loop (the ⌊γ⌋ factors of
-/// [`bernoulli_exp`], the discrete Laplace's `v`): more are needed with probability `e^-48 < 2^-69`.
-const PAD_CALLS: u64 = 48;
-
-thread_local! {
-    /// The padding stream: the same generator as [`crate::NoiseRng`], seeded from the operating
-    /// system once per thread. Its draws only ever feed discarded work.
-    static PAD: RefCell<Option<StdRng>> = const { RefCell::new(None) };
-}
-
-fn new_pad() -> StdRng {
-    // The padding stream never reaches an output: a fixed seed (if the OS has no entropy) only makes
-    // the padding's own rejection counts predictable, never the law of a draw.
-    StdRng::try_from_rng(&mut SysRng).unwrap_or_else(|_| StdRng::seed_from_u64(0x7469_6d69_6e67))
-}
-
-/// The padding of one public sampler call: its stream, and the bounds the loops are padded to as
-/// constants of the mode (`PADDED`), which `with_pad!` sets once per call from
-/// [`timing::current`]. In [`SamplerTiming::Variable`] mode (`PADDED = false`) the bounds are the
-/// least the algorithm needs (one trial, no extra calls), so every loop stops as soon as it has
-/// decided and the padding stream is never drawn from: the same code, the same draws on the
-/// caller's stream, without the padding. `PADDED` also selects the fixed-work division and the
-/// last parity loop run after a failed factor. The samplers are compiled once per mode, so in
-/// variable time the padding's bookkeeping is constant-folded away rather than tested at every trial.
-struct Pad<'a, const PADDED: bool> {
-    rng: &'a mut StdRng,
-}
-
-impl<const PADDED: bool> Pad<'_, PADDED> {
-    /// Trials every parity loop runs ([`PAD_TRIALS`], or 1).
-    const TRIALS: u64 = if PADDED { PAD_TRIALS } else { 1 };
-    /// Calls every geometric loop makes ([`PAD_CALLS`], or 0).
-    const CALLS: u64 = if PADDED { PAD_CALLS } else { 0 };
-}
-
-/// Runs `f` with this thread's padding stream (a fresh one if it is already in use).
+/// Whether the samplers called now divide in fixed work ([`div_fixed_work`]): in
+/// [`SamplerTiming::Padded`] mode, read once per public call ([`timing::current`]). It is all the
+/// two modes differ in: every other step does the same work whatever the value (module
+/// [`crate::timing`]).
 #[inline]
-fn pad_stream<T>(f: impl FnOnce(&mut StdRng) -> T) -> T {
-    PAD.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut slot) => f(slot.get_or_insert_with(new_pad)),
-        Err(_) => f(&mut new_pad()),
-    })
+fn fixed_work() -> bool {
+    timing::current() == SamplerTiming::Padded
 }
 
-/// `with_pad!(|pad| body)`: runs `body` with `pad` the padding of the current mode
-/// ([`timing::current`], read once): `body` is compiled for both modes and the mode picks one.
-macro_rules! with_pad {
-    (|$pad:ident| $body:expr) => {
-        match timing::current() {
-            SamplerTiming::Padded => pad_stream(|rng| {
-                let $pad = &mut Pad::<true> { rng };
-                $body
-            }),
-            SamplerTiming::Variable => pad_stream(|rng| {
-                let $pad = &mut Pad::<false> { rng };
-                $body
-            }),
-        }
-    };
-}
-
-/// The parity loop of CKS Algorithm 1, padded: `trial(k, decided)` draws Bernoulli(γ/k) — from the
-/// main stream while the result is open, from the padding stream once it is `decided` — for
-/// `k = 1, 2, ...` until the first failure fixes the result (`k` odd: true), and always for at least
-/// `bound` ([`PAD_TRIALS`] in fixed work) values of `k`, so the work done does not depend on `γ` or
-/// on the result.
-#[inline(always)]
-fn padded_parity(bound: u64, mut trial: impl FnMut(u64, bool) -> bool) -> bool {
-    let mut result: Option<bool> = None;
-    let mut k = 1u64;
-    loop {
-        #[cfg(test)]
-        tests::TRIALS.with(|c| c.set(c.get() + 1));
-        let decided = result.is_some();
-        let success = black_box(trial(k, decided));
-        if !success & !decided {
-            result = Some(k % 2 == 1);
-        }
-        if k >= bound
-            && let Some(r) = result
-        {
-            return r;
-        }
-        k += 1;
-    }
-}
-
-/// The number of successes before the first failure of `trial(true)` (draws on the main stream),
-/// padded by calls of `trial(false)` (on the padding stream) to at least `bound` ([`PAD_CALLS`] in
-/// fixed work) calls.
-#[inline]
-fn padded_geometric(bound: u64, mut trial: impl FnMut(bool) -> bool) -> u64 {
-    let (mut successes, mut done, mut calls) = (0u64, false, 0u64);
-    while !done || calls < bound {
-        let success = black_box(trial(!done));
-        if !done {
-            if success { successes += 1 } else { done = true }
-        }
-        calls += 1;
-    }
-    successes
-}
-
-/// Bernoulli(exp(-num/den)) for rational `num/den >= 0` (CKS Algorithm 1), in fixed work.
+/// Bernoulli(exp(-num/den)) for rational `num/den >= 0`, exactly, in fixed work: one 64-bit word
+/// `w` of a uniform `U∞` compared with bounds of `e^{-γ} 2^64` from one f64 `exp`, and with
+/// probability `≤ 2^-35 e^{-γ} + 2^-62` an exact fallback that reads further words against
+/// big-integer bounds of `e^{-γ}` until `[U∞ < e^{-γ}]` is decided (the proof and the f64 margin are
+/// in `exp_neg`). The result is `[U∞ < e^{-γ}]`, true with probability exactly `e^{-γ}`.
 ///
-/// `exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋))`: up to ⌊γ⌋ Bernoulli(exp(-1)) factors (stopping at the
-/// first failure), then the fractional one, each by the parity loop. The draws on `rng` are exactly
-/// those of the unpadded algorithm (same values, same order: seeded streams are unchanged); the work
-/// is padded on a separate stream to 48 factor calls plus one fractional call of
-/// 23 trials each, whatever `γ` and the result, unless the algorithm itself needs more
-/// (probability `< 2^-68`; then it continues, so the law is exactly unchanged). In
-/// [`SamplerTiming::Variable`] mode (an opt-in for simulations, [`crate::timing`]) the loops stop
-/// as soon as they have decided: the same draws, in a time that depends on them. See
-/// docs/DESIGN.md section 15.5.
+/// **Timing.** The fast path's work does not depend on `γ` or on the result (the `exp`'s argument is
+/// clamped so that libm runs its main path); only the fallback, taken with the probability above,
+/// takes longer. The call is the same in both [`timing`] modes. `den = 0` reads as `γ = +∞`
+/// (false, without a draw). See docs/DESIGN.md section 15.5.
 pub fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    with_pad!(|pad| bernoulli_exp_padded(Some(rng), pad, num, den))
-}
-
-/// [`bernoulli_exp`] with its padding stream; `main = None` runs the whole call on `pad` (padding).
-fn bernoulli_exp_padded<const P: bool, R: Rng + ?Sized>(
-    mut main: Option<&mut R>,
-    pad: &mut Pad<'_, P>,
-    num: u128,
-    den: u128,
-) -> bool {
-    let (mut rest, mut failed, mut calls) = (num, false, 0u64);
-    loop {
-        let live = !failed & (rest > den);
-        if !live && calls >= Pad::<P>::CALLS {
-            break;
-        }
-        let source = if live { main.as_deref_mut() } else { None };
-        let pass = bernoulli_exp_at_most_one(source, pad, den, den);
-        if live {
-            if pass { rest -= den } else { failed = true }
-        }
-        calls += 1;
-    }
-    if failed & !P {
+    if den == 0 {
         return false;
     }
-    let source = if failed { None } else { main };
-    let last = bernoulli_exp_at_most_one(source, pad, rest.min(den), den);
-    !failed & last
-}
-
-/// Bernoulli(exp(-γ)) for `γ = num/den ∈ [0, 1]`: the parity of the first k with Bernoulli(γ/k) = 0,
-/// padded to [`PAD_TRIALS`] trials; `main = None` draws everything from `pad`.
-fn bernoulli_exp_at_most_one<const P: bool, R: Rng + ?Sized>(
-    mut main: Option<&mut R>,
-    pad: &mut Pad<'_, P>,
-    num: u128,
-    den: u128,
-) -> bool {
-    padded_parity(Pad::<P>::TRIALS, |k, decided| match (decided, main.as_deref_mut()) {
-        (false, Some(rng)) => bernoulli_over_k(rng, num, den, k),
-        _ => bernoulli_over_k(&mut *pad.rng, num, den, k),
-    })
-}
-
-/// Bernoulli(num / (den · k)) for `num <= den`: one uniform below `den · k`, or, when `den · k`
-/// overflows u128 (a Gaussian acceptance test near the largest lattice resolution, `den ≈ 2^125`,
-/// from k = 8), the product of Bernoulli(1/k) and Bernoulli(num/den), which has the same law. Which
-/// case applies depends on the public `den` and `k` only.
-#[inline]
-fn bernoulli_over_k<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128, k: u64) -> bool {
-    match den.checked_mul(u128::from(k)) {
-        Some(n) => uniform_below(rng, n) < num,
-        None => (uniform_below(rng, u128::from(k)) == 0) & (uniform_below(rng, den) < num),
-    }
+    exp_neg::bernoulli(rng, Threshold::of(Denominator::new(den).gamma(num)), num, den)
 }
 
 /// Discrete Laplace on Z with scale `t/s`: `P(z) ∝ exp(-|z| s / t)` (CKS Algorithm 2).
 ///
-/// `t, s >= 1`. Expected cost: a handful of uniform draws from `rng`, independent of the scale. The
-/// lattice samplers' scales (`t < 2^62`, `s` a power of two) take a 64-bit path that makes the same
-/// draws in the same order and returns the same value (tested), only with native arithmetic.
+/// `t, s >= 1` (`t = 0` gives 0, the law's limit; `s = 0` is read as 1, so that no parameter
+/// panics or loops forever). Expected cost, independent of the scale: `1/(1 - e^{-1}) ≈ 1.6` first-stage trials
+/// (a uniform `u < t` and a Bernoulli(exp(-u/t)), one word each), one word for the geometric `v`
+/// (CKS's loop of Bernoulli(exp(-1)) replaced by the same law from one word,
+/// `exp_neg::geometric`) and a 32-bit sign: about 4.2 words of the stream and 1.6 `exp`s.
 ///
 /// **Timing.** The work of the accepted trial does not depend on the value drawn: the acceptance
-/// test's parity loop always runs 23 trials and the geometric loop of `v` always makes
-/// 48 calls (padding on a separate stream of the same generator; the draws on `rng` are
-/// unchanged), the sign is applied without a branch and `(u + t v) / s` is a shift or a fixed-work
-/// division. Rejected trials are independent of the accepted one. A draw whose loops need more than
-/// the padding (probability `< 2^-64`) takes longer, and is still exact.
+/// test Bernoulli(exp(-u/t)) is one word and one `exp` ([`bernoulli_exp`]), `v` is one word, its
+/// leading-zero count and one table entry whatever `v`, the sign is applied without a branch and
+/// `(u + t v) / s` is a shift or (in [`SamplerTiming::Padded`] mode) a fixed-work division.
+/// Rejected trials are independent of the accepted one. A draw whose Bernoulli or geometric takes
+/// the exact fallback (probability `< 2^-34.9` a Bernoulli, `≤ 2^-63` a geometric) takes longer, and
+/// is still exact.
 pub fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
-    with_pad!(|pad| discrete_laplace_padded(rng, pad, t, s))
-}
-
-fn discrete_laplace_padded<const P: bool, R: Rng + ?Sized>(
-    rng: &mut R,
-    pad: &mut Pad<'_, P>,
-    t: u128,
-    s: u128,
-) -> i128 {
-    match u64::try_from(t) {
-        Ok(t) if t < 1 << 62 && s.is_power_of_two() => discrete_laplace_u64(rng, pad, t, s.trailing_zeros()),
-        _ => discrete_laplace_u128(rng, pad, t, s),
+    if t == 0 {
+        return 0;
     }
+    discrete_laplace_in(rng, t, s.max(1), fixed_work())
 }
 
-/// [`discrete_laplace`] in u128 arithmetic, for any `t, s >= 1`.
-fn discrete_laplace_u128<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u128, s: u128) -> i128 {
+/// [`discrete_laplace`], dividing in fixed work if `fixed`.
+fn discrete_laplace_in<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128, fixed: bool) -> i128 {
+    let over_t = Denominator::new(t);
     loop {
-        let u = uniform_below(rng, t);
-        // u < t: γ = u/t < 1, a single parity loop (what `bernoulli_exp` does for γ <= 1).
-        if !bernoulli_exp_at_most_one(Some(&mut *rng), pad, u, t) {
+        let u = laplace_u(rng, t);
+        if !exp_neg::bernoulli(rng, Threshold::of(over_t.gamma(u)), u, t) {
             continue;
         }
-        let v = padded_geometric(Pad::<P>::CALLS, |live| {
-            let source = if live { Some(&mut *rng) } else { None };
-            bernoulli_exp_at_most_one(source, pad, 1, 1)
-        });
+        let v = exp_neg::geometric(rng);
         let magnitude = u + t * u128::from(v);
         let y = if s.is_power_of_two() {
             magnitude >> s.trailing_zeros()
-        } else if P {
+        } else if fixed {
             div_fixed_work(magnitude, s)
         } else {
             magnitude / s
@@ -290,7 +134,9 @@ fn div_fixed_work(n: u128, d: u128) -> u128 {
 #[inline]
 fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
     let negative = rng.next_u32() & 1 == 1;
-    if negative & (y == 0) {
+    // One branch on the combined flag (`black_box` keeps the compiler from splitting it into a
+    // branch on `y == 0`, whose outcome would be the accepted value's).
+    if black_box(negative & (y == 0)) {
         return None;
     }
     let y = y.min(i128::MAX as u128) as i128;
@@ -298,109 +144,89 @@ fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
     Some((y ^ mask) - mask)
 }
 
-/// `uniform_below` for `n < 2^64`: the same mask-and-reject on the same draws.
+/// The discrete Laplace's `u`, uniform in `[0, t)` for `t ≥ 1`, exactly: for `t < 2^64` by
+/// Lemire's multiply-and-reject (a 64-bit word `x`, `u = ⌊x t / 2^64⌋`, rejecting the
+/// `2^64 mod t` values of `x` whose low product word is below `2^64 mod t`, so that every `u` has
+/// exactly `⌊2^64 / t⌋` preimages; D. Lemire, "Fast random integer generation in an interval",
+/// ACM TOMACS 2019). A rejection has probability `< t / 2^64` (`2^-43` at the lattices' `t ≈ 2^21`,
+/// against up to 1/2 for mask-and-reject), and it does not depend on the `u` accepted. Larger `t`
+/// take [`uniform_below`].
 #[inline]
-fn uniform_below_u64<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    if n <= 1 {
+fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
+    let Ok(t) = u64::try_from(t) else {
+        return uniform_below(rng, t);
+    };
+    if t <= 1 {
         return 0;
     }
-    let mask = u64::MAX >> (n - 1).leading_zeros();
     loop {
-        let draw = rng.next_u64() & mask;
-        if draw < n {
-            return draw;
-        }
-    }
-}
-
-/// `bernoulli_exp_at_most_one` with 64-bit operands (the same draws); a denominator `den · k` beyond
-/// 64 bits (never met in practice) takes the u128 draw, which is the same draw.
-#[inline]
-fn bernoulli_exp_at_most_one_u64<const P: bool, R: Rng + ?Sized>(
-    mut main: Option<&mut R>,
-    pad: &mut Pad<'_, P>,
-    num: u64,
-    den: u64,
-) -> bool {
-    padded_parity(Pad::<P>::TRIALS, |k, decided| {
-        let source = if decided { None } else { main.as_deref_mut() };
-        match (den.checked_mul(k), source) {
-            (Some(d), Some(rng)) => uniform_below_u64(rng, d) < num,
-            (Some(d), None) => uniform_below_u64(&mut *pad.rng, d) < num,
-            (None, Some(rng)) => uniform_below(rng, den as u128 * k as u128) < num as u128,
-            (None, None) => uniform_below(&mut *pad.rng, den as u128 * k as u128) < num as u128,
-        }
-    })
-}
-
-/// [`discrete_laplace`] for `t < 2^62` and `s = 2^shift`.
-fn discrete_laplace_u64<const P: bool, R: Rng + ?Sized>(rng: &mut R, pad: &mut Pad<'_, P>, t: u64, shift: u32) -> i128 {
-    loop {
-        let u = uniform_below_u64(rng, t);
-        if !bernoulli_exp_at_most_one_u64(Some(&mut *rng), pad, u, t) {
+        let product = u128::from(rng.next_u64()) * u128::from(t);
+        let low = product as u64;
+        // 2^64 mod t, computed only in the rare case that can need it (low < t).
+        if low < t && low < t.wrapping_neg() % t {
             continue;
         }
-        let v = padded_geometric(Pad::<P>::CALLS, |live| {
-            let source = if live { Some(&mut *rng) } else { None };
-            bernoulli_exp_at_most_one_u64(source, pad, 1, 1)
-        });
-        if let Some(z) = with_random_sign(rng, (u as u128 + t as u128 * v as u128) >> shift) {
-            return z;
-        }
+        return product >> 64;
     }
 }
 
 /// Discrete Gaussian on Z with integer standard-deviation parameter `sigma >= 1`:
-/// `P(z) ∝ exp(-z² / (2 σ²))` (CKS Algorithm 3, with σ² = sigma² an integer).
+/// `P(z) ∝ exp(-z² / (2 σ²))` (CKS Algorithm 3, with σ² = sigma² an integer). `sigma = 0` gives 0,
+/// the law's limit.
 ///
-/// **Timing.** Each proposal is a fixed-work discrete Laplace draw and a fixed-work Bernoulli
-/// (see [`bernoulli_exp`]), so every trial costs the same whatever the proposal; the number of
-/// trials is independent of the accepted value.
+/// **Timing.** Each proposal is a fixed-work discrete Laplace draw (scale `t = σ + 1`, `s = 1`: no
+/// division) and a fixed-work Bernoulli (see [`bernoulli_exp`]), so every trial costs the same
+/// whatever the proposal; the number of trials is independent of the accepted value. The same in
+/// both [`timing`] modes.
 pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
-    let gaussian = Gaussian::new(sigma);
-    with_pad!(|pad| gaussian.draw(rng, pad))
+    Gaussian::new(sigma).draw(rng)
 }
 
 /// `out.len()` discrete Gaussians of one `sigma`, `out[i] = map(z_i)`: the same draws, in the same
 /// order, as `out.len()` calls of [`discrete_gaussian`] (tested), with the constants of σ computed
-/// and the padding stream and the [`timing`] mode looked up once for the whole batch instead of
-/// once per draw. Each draw's work and timing are [`discrete_gaussian`]'s.
+/// once for the whole batch instead of once per draw. Each draw's work and timing are
+/// [`discrete_gaussian`]'s.
 pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(rng: &mut R, sigma: u64, out: &mut [T], map: impl Fn(i128) -> T) {
     let gaussian = Gaussian::new(sigma);
-    with_pad!(|pad| {
-        for v in out.iter_mut() {
-            *v = map(gaussian.draw(rng, pad));
-        }
-    });
+    for v in out.iter_mut() {
+        *v = map(gaussian.draw(rng));
+    }
 }
 
 /// The constants of CKS Algorithm 3 for one σ: `σ²`, the Laplace proposal's scale `t = σ + 1`
 /// and the acceptance test's denominator `2 σ² t²` (`None` when it overflows u128: then no
-/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ).
+/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ), with its
+/// f64 reciprocal.
 #[derive(Clone, Copy)]
 struct Gaussian {
     s2: u128,
     t: u128,
-    den: Option<u128>,
+    den: Option<(u128, Denominator)>,
 }
 
 impl Gaussian {
     fn new(sigma: u64) -> Self {
         let s2 = u128::from(sigma) * u128::from(sigma);
         let t = u128::from(sigma) + 1;
-        Self { s2, t, den: (2 * s2).checked_mul(t * t) }
+        let den = (2 * s2).checked_mul(t * t);
+        Self { s2, t, den: den.map(|d| (d, Denominator::new(d))) }
     }
 
     /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
     #[inline]
-    fn draw<const P: bool, R: Rng + ?Sized>(&self, rng: &mut R, pad: &mut Pad<'_, P>) -> i128 {
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i128 {
+        if self.s2 == 0 {
+            return 0;
+        }
         loop {
-            let y = discrete_laplace_padded(rng, pad, self.t, 1);
+            // s = 1: no division, so the timing mode changes nothing here.
+            let y = discrete_laplace_in(rng, self.t, 1, false);
             // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
             let a = y.unsigned_abs() * self.t;
             let diff = a.abs_diff(self.s2);
-            if let (Some(num), Some(den)) = (diff.checked_mul(diff), self.den)
-                && bernoulli_exp_padded(Some(&mut *rng), pad, num, den)
+            // The same bounds as `bernoulli_exp(rng, num, den)`, with 1/den computed once.
+            if let (Some(num), Some((den, over_den))) = (diff.checked_mul(diff), self.den)
+                && exp_neg::bernoulli(rng, Threshold::of(over_den.gamma(num)), num, den)
             {
                 return y;
             }
@@ -413,59 +239,25 @@ impl Gaussian {
 pub(crate) mod tests {
     use super::*;
     use crate::NoiseRng;
+    use crate::exp_neg::tests::{decisions_of, with_window};
     use crate::timing::tests::in_mode;
-    use std::cell::Cell;
 
     const MODES: [SamplerTiming; 2] = [SamplerTiming::Padded, SamplerTiming::Variable];
 
-    thread_local! {
-        /// Parity-loop trials run on this thread (main and padding streams): the samplers' work.
-        pub(crate) static TRIALS: Cell<u64> = const { Cell::new(0) };
-    }
-
-    /// The trials `f` runs.
-    pub(crate) fn trials_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
-        let before = TRIALS.with(Cell::get);
-        let out = f();
-        (out, TRIALS.with(Cell::get) - before)
-    }
-
-    /// The variable-time samplers this module had before padding (CKS Algorithms 1-3 as written),
-    /// kept as the reference the padded ones must match draw for draw.
+    /// The samplers as written (CKS Algorithms 2-3 on the exact Bernoulli(exp(−γ)) of
+    /// [`bernoulli_exp`] and the one-word geometric, with the plain u128 division), kept as the
+    /// reference both modes must match draw for draw.
     pub(crate) mod unpadded {
-        use super::super::{uniform_below, with_random_sign};
+        use super::super::{bernoulli_exp, exp_neg, laplace_u, with_random_sign};
         use rand::Rng;
-
-        pub(crate) fn bernoulli_exp<R: Rng + ?Sized>(rng: &mut R, mut num: u128, den: u128) -> bool {
-            while num > den {
-                if !at_most_one(rng, den, den) {
-                    return false;
-                }
-                num -= den;
-            }
-            at_most_one(rng, num, den)
-        }
-
-        fn at_most_one<R: Rng + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-            let mut k: u128 = 1;
-            loop {
-                if uniform_below(rng, den * k) >= num {
-                    return k % 2 == 1;
-                }
-                k += 1;
-            }
-        }
 
         pub(crate) fn discrete_laplace<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128) -> i128 {
             loop {
-                let u = uniform_below(rng, t);
+                let u = laplace_u(rng, t);
                 if !bernoulli_exp(rng, u, t) {
                     continue;
                 }
-                let mut v: u128 = 0;
-                while bernoulli_exp(rng, 1, 1) {
-                    v += 1;
-                }
+                let v = u128::from(exp_neg::geometric(rng));
                 if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
                     return z;
                 }
@@ -487,9 +279,9 @@ pub(crate) mod tests {
         }
     }
 
-    /// Padding draws only from its own stream: in both modes every sampler returns what the
-    /// variable-time algorithm as written returned, from the same draws in the same order, so seeded
-    /// releases are bit-for-bit the same whatever the mode.
+    /// The modes differ only in how they divide: in both, every sampler returns what the algorithm
+    /// as written returns, from the same draws in the same order, so seeded releases are bit-for-bit
+    /// the same whatever the mode.
     #[test]
     fn both_modes_make_the_unpadded_draws() {
         let laplace =
@@ -512,17 +304,6 @@ pub(crate) mod tests {
                     for _ in 0..2_000 {
                         let reference = unpadded::discrete_gaussian(&mut b, sigma);
                         assert_eq!(discrete_gaussian(&mut a, sigma), reference, "σ = {sigma}, {mode}");
-                    }
-                    assert_eq!(a.next_u64(), b.next_u64());
-                }
-                for (num, den) in [(0u128, 1u128), (1, 2), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
-                    let (mut a, mut b) = (NoiseRng::seeded(9), NoiseRng::seeded(9));
-                    for _ in 0..2_000 {
-                        assert_eq!(
-                            bernoulli_exp(&mut a, num, den),
-                            unpadded::bernoulli_exp(&mut b, num, den),
-                            "{mode}"
-                        );
                     }
                     assert_eq!(a.next_u64(), b.next_u64());
                 }
@@ -588,72 +369,129 @@ pub(crate) mod tests {
         assert_eq!(draws(SamplerTiming::Padded), draws(SamplerTiming::Variable));
     }
 
-    /// In variable-time mode the work is the algorithm's own and grows with γ: the switch does what
-    /// it says (and the padded mode's fixed work below is not an accident of the inputs).
+    /// The work of a Bernoulli(exp(-γ)) is one decision (one word) for every γ and both results,
+    /// and that of a discrete Laplace draw is its first-stage trials (independent of the value) plus
+    /// one for the geometric `v`, whatever |z|, in both modes. (CKS's loops did `~γ` and `~|z|/scale`
+    /// trials, which is what the padding used to hide.)
     #[test]
-    fn variable_mode_does_only_the_algorithms_work() {
-        let mut rng = NoiseRng::seeded(6);
-        in_mode(SamplerTiming::Variable, || {
-            let (_, small) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 0, 1)).count());
-            assert_eq!(small, 300, "γ = 0: one trial a call");
-            let (_, large) = trials_of(|| (0..300).filter(|_| bernoulli_exp(&mut rng, 5, 2)).count());
-            assert!(large > 300 && large < 300 * 10, "{large}");
-        });
-    }
-
-    /// The work of a Bernoulli(exp(-γ)) is the same for every γ and both results; the work of a
-    /// discrete Laplace draw does not grow with |z|. (The variable-time loops did `~γ` and `~|z|/scale`
-    /// trials: ⌊γ⌋ factors for γ = 40 against 1 for γ = 1/2.)
-    #[test]
-    fn padded_work_does_not_depend_on_the_value() {
+    fn the_work_does_not_depend_on_the_value() {
         let mut rng = NoiseRng::seeded(4);
-        let fixed = (PAD_CALLS + 1) * PAD_TRIALS;
-        for (num, den) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
-            for _ in 0..300 {
-                let (_, work) = trials_of(|| bernoulli_exp(&mut rng, num, den));
-                assert_eq!(work, fixed, "γ = {num}/{den}");
-            }
+        for mode in MODES {
+            in_mode(mode, || {
+                for (num, den) in [(0u128, 1u128), (1, 3), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
+                    for _ in 0..300 {
+                        let (_, work) = decisions_of(|| bernoulli_exp(&mut rng, num, den));
+                        assert_eq!(work, 1, "γ = {num}/{den}");
+                    }
+                }
+                // Laplace at a large lattice scale and at a small one with a division.
+                for (t, s) in [((1u128 << 52) + 12345, 1u128 << 12), (7, 3)] {
+                    let mut largest = 0;
+                    for _ in 0..3_000 {
+                        let (z, work) = decisions_of(|| discrete_laplace(&mut rng, t, s));
+                        largest = largest.max(z.unsigned_abs() * s / t);
+                        assert!((2..=40).contains(&work), "work {work} for z = {z}");
+                    }
+                    assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
+                }
+            });
         }
-        // Laplace at a large lattice scale: every trial passes the first stage with probability
-        // ≈ 1 - 1/e and costs PAD_TRIALS; the accepted one adds exactly PAD_CALLS calls for v.
-        let (t, s) = ((1u64 << 52) + 12345, 1u128 << 12);
-        let mut largest = 0;
-        for _ in 0..3_000 {
-            let (z, work) = trials_of(|| discrete_laplace(&mut rng, t as u128, s));
-            largest = largest.max(z.unsigned_abs() / (t as u128 >> 12));
-            assert_eq!(work % PAD_TRIALS, 0);
-            let trials = work / PAD_TRIALS - PAD_CALLS;
-            assert!((1..=40).contains(&trials), "work {work} for z = {z}");
-        }
-        assert!(largest >= 5, "draws far in the tail (v >= 5) were covered: {largest}");
     }
 
-    #[test]
-    fn uniform_below_is_in_range_and_covers_it() {
-        let mut rng = NoiseRng::seeded(1);
-        let mut seen = [0usize; 7];
-        for _ in 0..7000 {
-            seen[uniform_below(&mut rng, 7) as usize] += 1;
+    type Sampler = dyn Fn(&mut NoiseRng) -> i128;
+
+    /// Pearson's statistic of the counts of `draws` on `-k..=k` (and one bin for the rest) against
+    /// the pmf `∝ weight(|z|)` (normalised over the integers).
+    fn chi_square(draws: &[i128], k: i128, weight: impl Fn(f64) -> f64) -> f64 {
+        let norm: f64 = (-400i128..=400).map(|z| weight(z.unsigned_abs() as f64)).sum();
+        let mut counts = vec![0f64; 2 * k as usize + 2];
+        for &z in draws {
+            let bin = if z.abs() <= k { (z + k) as usize } else { 2 * k as usize + 1 };
+            counts[bin] += 1.0;
         }
-        assert!(seen.iter().all(|&c| (800..1200).contains(&c)), "{seen:?}");
-        let big = 3u128 << 90;
-        assert!((0..1000).all(|_| uniform_below(&mut rng, big) < big));
-        assert_eq!(uniform_below(&mut rng, 1), 0);
+        let n = draws.len() as f64;
+        let inner: f64 = (-k..=k).map(|z| weight(z.unsigned_abs() as f64) / norm).sum();
+        let expected = (-k..=k).map(|z| weight(z.unsigned_abs() as f64) / norm).chain([1.0 - inner]);
+        counts.iter().zip(expected).map(|(o, p)| (o - n * p).powi(2) / (n * p)).sum()
     }
 
+    /// The discrete Laplace (scale 3/2 and 7/3) and Gaussian (σ = 2) follow their laws by a
+    /// chi-square test in both modes, also with the fast path's window widened to 1/16 so that the
+    /// exact fallback decides a good share of the Bernoulli trials (about one in ten, including the
+    /// geometric loop's); the same counts reject a scale 10% off (power check).
     #[test]
-    fn the_64_bit_path_makes_the_same_draws_and_values() {
-        // The lattice samplers' (t, s) shapes, small scales, and t near the path's limit.
-        let cases = [(3u128, 2u128), (1, 1), (7, 1), ((1u128 << 52) + 12345, 1 << 12), ((1 << 62) - 1, 1 << 40)];
-        for (seed, (t, s)) in cases.into_iter().enumerate() {
-            let (mut a, mut b) = (NoiseRng::seeded(seed as u64), NoiseRng::seeded(seed as u64));
-            for i in 0..20_000 {
-                // The two paths are compared in variable time (both modes make the same draws).
-                let mode = if i % 20 == 0 { SamplerTiming::Padded } else { SamplerTiming::Variable };
-                let old = in_mode(mode, || with_pad!(|pad| discrete_laplace_u128(&mut b, pad, t, s)));
-                assert_eq!(in_mode(mode, || discrete_laplace(&mut a, t, s)), old, "t = {t}, s = {s}");
+    fn laws_by_chi_square_in_both_modes_and_through_the_fallback() {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let n = 20_000;
+        for mode in MODES {
+            for window in [None, Some(1.0 / 16.0)] {
+                let run = |seed: u64, f: &Sampler| {
+                    let mut rng = NoiseRng::seeded(seed);
+                    let mut draw = || in_mode(mode, || (0..n).map(|_| f(&mut rng)).collect::<Vec<i128>>());
+                    match window {
+                        Some(w) => {
+                            let (draws, fallbacks) = with_window(w, false, draw);
+                            assert!(fallbacks > n as u64 / 20, "the fallback ran: {fallbacks}");
+                            draws
+                        }
+                        None => draw(),
+                    }
+                };
+                let cases: [(&Sampler, f64, i128); 3] = [
+                    (&|r| discrete_laplace(r, 3, 2), 1.5, 6),
+                    (&|r| discrete_laplace(r, 7, 3), 7.0 / 3.0, 8),
+                    (&|r| discrete_gaussian(r, 2), 2.0, 6),
+                ];
+                for (i, (sampler, scale, k)) in cases.into_iter().enumerate() {
+                    let draws = run(i as u64 + 20, sampler);
+                    let critical = ChiSquared::new(2.0 * k as f64 + 1.0).unwrap().inverse_cdf(1.0 - 1e-4);
+                    let gaussian = i == 2;
+                    let law = |scale: f64| {
+                        move |a: f64| if gaussian { (-a * a / (2.0 * scale * scale)).exp() } else { (-a / scale).exp() }
+                    };
+                    let own = chi_square(&draws, k, law(scale));
+                    assert!(own < critical, "case {i}, {mode}, window {window:?}: chi2 = {own}");
+                    let off = chi_square(&draws, k, law(1.1 * scale));
+                    assert!(off > critical, "case {i}: a 10% wrong scale goes unnoticed: chi2 = {off}");
+                }
             }
-            assert_eq!(a.next_u64(), b.next_u64(), "the streams stay in step");
+        }
+    }
+
+    /// `uniform_below` and the Laplace's `u` (Lemire's) are uniform below a small `t`, where every
+    /// value is visible, in range for `t` near 2^64, beyond it and far beyond, and 0 at `t = 1`.
+    #[test]
+    fn the_uniforms_are_uniform_and_in_range() {
+        let samplers: [fn(&mut NoiseRng, u128) -> u128; 2] = [|r, t| uniform_below(r, t), |r, t| laplace_u(r, t)];
+        for (seed, draw) in samplers.into_iter().enumerate() {
+            let mut rng = NoiseRng::seeded(seed as u64 + 1);
+            let mut seen = [0usize; 7];
+            for _ in 0..70_000 {
+                seen[draw(&mut rng, 7) as usize] += 1;
+            }
+            assert!(seen.iter().all(|&c| (9_500..10_500).contains(&c)), "{seen:?}");
+            for t in [(1u128 << 64) - 1, 3 << 62, 1 << 64, (1 << 100) + 7, 3 << 90, (1 << 21) + 1] {
+                assert!((0..1000).all(|_| draw(&mut rng, t) < t), "t = {t}");
+            }
+            let top = (0..1000).map(|_| draw(&mut rng, (1 << 21) + 1)).max().unwrap();
+            assert!(top > 1 << 20, "the upper half is drawn: {top}");
+            assert_eq!(draw(&mut rng, 1), 0);
+        }
+    }
+
+    /// Parameters outside the samplers' ranges neither panic nor loop: `t = 0` and `σ = 0` give 0,
+    /// `s = 0` reads as 1, `den = 0` as `γ = ∞`.
+    #[test]
+    fn degenerate_parameters_are_total() {
+        let mut rng = NoiseRng::seeded(13);
+        for mode in MODES {
+            in_mode(mode, || {
+                assert_eq!(discrete_laplace(&mut rng, 0, 5), 0);
+                let (mut a, mut b) = (NoiseRng::seeded(14), NoiseRng::seeded(14));
+                assert_eq!(discrete_laplace(&mut a, 3, 0), discrete_laplace(&mut b, 3, 1));
+                assert_eq!(discrete_gaussian(&mut rng, 0), 0);
+                assert!(!bernoulli_exp(&mut rng, 5, 0) && !bernoulli_exp(&mut rng, 0, 0));
+            });
         }
     }
 

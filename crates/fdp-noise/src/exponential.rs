@@ -14,18 +14,18 @@
 //! the loss of any pair is `c |Δl_i| + |ln Z - ln Z'| <= 2 c K <= ε`.
 //!
 //! **Exact sampling.** Propose `i` uniformly (exact uniform integer), accept with probability
-//! `exp(-c (l_i - min_j l_j))` by the Canonne-Kamath-Steinke Bernoulli sampler on the rational
+//! `exp(-c (l_i - min_j l_j))` by the exact Bernoulli(exp(−γ)) sampler on the rational
 //! `(l_i - l_min) c_num / 2^shift`. Accepted proposals have exactly the law `∝ exp(-c l_i)`. The
 //! expected number of proposals is `C / Σ_j exp(-c (l_j - l_min)) <= C`.
 //!
 //! **Timing.** Every proposal costs the same work whatever its level and whether it is accepted
-//! (the Bernoulli is padded to a fixed number of trials, see [`crate::discrete::bernoulli_exp`]),
+//! (the Bernoulli reads one word and computes one `exp`, see [`crate::discrete::bernoulli_exp`]),
 //! so the running time is `N ×` (a constant) and `N`, the number of proposals, is independent of
 //! the candidate selected. `N` itself is geometric with success probability
 //! `Σ_j exp(-c (l_j - l_min)) / C`, which depends on the scores: the time still carries that one
-//! number about the data (docs/DESIGN.md section 15.5). In variable-time mode ([`crate::timing`],
-//! an opt-in for simulations) the selection is the same and a proposal's cost depends on its level
-//! and result again.
+//! number about the data (docs/DESIGN.md section 15.5). The Bernoulli is the same in both
+//! [`crate::timing`] modes (one word a proposal; its exact fallback, with probability `< 2^-35` a
+//! proposal, takes longer), so the mechanism is too.
 
 use rand::Rng;
 
@@ -253,7 +253,7 @@ mod tests {
     /// same work whatever its level.
     #[test]
     fn padded_selection_is_the_unpadded_one_and_proposals_cost_the_same() {
-        use crate::discrete::tests::{trials_of, unpadded};
+        use crate::exp_neg::tests::decisions_of;
         use crate::timing::{SamplerTiming, tests::in_mode};
         let em = ExponentialMechanism::new(Sensitivity::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
         let levels = em.levels(&[0.0, 0.5, 1.0, 2.0, 4.0, 40.0]).unwrap();
@@ -261,14 +261,14 @@ mod tests {
         let (mut a, mut b, mut c) = (NoiseRng::seeded(3), NoiseRng::seeded(3), NoiseRng::seeded(3));
         let mut proposals_work = std::collections::BTreeSet::new();
         for _ in 0..500 {
-            let (chosen, work) = trials_of(|| em.sample(&levels, &mut a).unwrap());
+            let (chosen, work) = decisions_of(|| em.sample(&levels, &mut a).unwrap());
             let fast = in_mode(SamplerTiming::Variable, || em.sample(&levels, &mut c).unwrap());
             let mut proposals = 0u64;
             let reference = loop {
                 proposals += 1;
                 let i = uniform_below(&mut b, levels.len() as u128) as usize;
                 let gap = (levels[i] - levels[0]) as u128;
-                if unpadded::bernoulli_exp(&mut b, gap * u128::from(em.rate_num), den) {
+                if bernoulli_exp(&mut b, gap * u128::from(em.rate_num), den) {
                     break i;
                 }
             };
@@ -276,6 +276,7 @@ mod tests {
             assert_eq!(fast, reference, "variable-time mode");
             assert_eq!(work % proposals, 0);
             proposals_work.insert(work / proposals);
+            assert_eq!(work / proposals, 1, "one decision a proposal");
         }
         assert_eq!(proposals_work.len(), 1, "work per proposal varies: {proposals_work:?}");
         assert_eq!(a.next_u64(), c.next_u64(), "the streams stay in step");

@@ -24,6 +24,7 @@ pub mod calibration;
 pub mod discrete;
 mod error;
 pub mod exact_loss;
+mod exp_neg;
 pub mod exponential;
 pub mod privacy;
 pub mod rng;

@@ -201,8 +201,8 @@ impl LatticeGaussian {
     }
 
     /// `out.len()` noise draws `r Z`: the same values, from the same draws in the same order, as
-    /// `out.len()` calls of [`sample`](Self::sample), with the sampler's setup (the constants of σ,
-    /// the padding stream, the timing mode) done once for the batch
+    /// `out.len()` calls of [`sample`](Self::sample), with the sampler's setup (the constants of σ)
+    /// done once for the batch
     /// ([`crate::discrete::discrete_gaussian_fill`]).
     pub fn fill_samples<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) {
         discrete_gaussian_fill(rng, self.sigma_units, out, |z| z as f64 * self.step);

@@ -1,17 +1,20 @@
 //! Whether the exact samplers run in fixed work (the default) or in variable time (an explicit
 //! opt-in for simulations): docs/DESIGN.md section 15.5.
 //!
-//! The exact samplers of [`crate::discrete`] (discrete Laplace and Gaussian, Bernoulli(exp(−γ)))
-//! and [`crate::exponential`] are rejection samplers whose loops run a number of times that depends
-//! on the value drawn. In [`SamplerTiming::Padded`] mode every loop is padded to a public bound
-//! (23 trials per parity loop, 48 calls per geometric loop) with work drawn from a separate
-//! padding stream, so the operations executed do not depend on the output except with probability
-//! below about 2^-64 per draw; a draw costs 10–60 µs. In [`SamplerTiming::Variable`] mode the same
-//! code stops each loop as soon as the algorithm has decided (0.1–0.6 µs a draw).
+//! The exact samplers of [`crate::discrete`] (discrete Laplace and Gaussian) and
+//! [`crate::exponential`] are rejection samplers built on an exact Bernoulli(exp(−γ)) that reads one
+//! word, and the discrete Laplace's geometric `v` is one word too; each has an exact fallback,
+//! taken with probability below 2^-34, that reads more. No loop runs a number of times that depends
+//! on the value drawn, so the operations executed do not depend on the output except with
+//! probability below about 2^-32 per draw (a fallback). The one step that still differs between
+//! the modes is the discrete Laplace's division `(u + t v) / s` by an `s` that is not a power of
+//! two: [`SamplerTiming::Padded`] divides in fixed work (128 steps), [`SamplerTiming::Variable`]
+//! uses the hardware's value-dependent u128 `/`. A draw costs 0.05–0.1 µs either way (the lattice
+//! samplers' `s` are powers of two).
 //!
 //! **Both modes make exactly the same draws on the caller's stream** (same values, same order, same
-//! count) and return the same value: the padding only ever draws from its own stream. A seeded
-//! release is the same in both modes; only its running time differs.
+//! count) and return the same value: the division is the only step that differs. A seeded release
+//! is the same in both modes; only its running time can differ.
 //!
 //! The mode is process-wide and starts as [`SamplerTiming::Padded`] (a thread can require padding for
 //! its own draws with [`padded_on_this_thread`]). Releases from the CLI, Python
@@ -40,10 +43,11 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum SamplerTiming {
     /// Fixed work (Ratliff & Vadhan padding): the operations executed do not depend on the value
-    /// drawn, except with probability < 2^-64 per draw. The default, and what releases use.
+    /// drawn, except with probability < 2^-32 per draw. The default, and what releases use.
     #[default]
     Padded,
-    /// Each loop stops as soon as the algorithm has decided: ×26–×320 faster, and the running time
+    /// The discrete Laplace divides by a non-power-of-two `s` with the hardware's u128 `/`: a little
+    /// faster for those scales only, and the running time
     /// depends on the value drawn (a timing side channel). For simulations only.
     Variable,
 }
