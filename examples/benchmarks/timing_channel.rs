@@ -189,7 +189,13 @@ fn samplers(variant: &str, n: usize, n_em: usize) -> AnyResult<Vec<String>> {
         || discrete_laplace(&mut rng, t, s),
         int,
     ));
-    lines.push(magnitude_line("gaussian_small(sigma=3)", v, n, || discrete_gaussian(&mut rng, 3), int));
+    lines.push(magnitude_line(
+        "gaussian_small(sigma=3)",
+        v,
+        n,
+        || discrete_gaussian(&mut rng, 3).expect("σ = 3 is in range"),
+        int,
+    ));
     let gaussian = LatticeGaussian::with_sigma(1.0)?;
     lines.push(magnitude_line("gaussian_lattice(sigma=1,r=2^-20)", v, n, || gaussian.sample(&mut rng), float));
     for (num, den) in [(1u128, 2u128), (5, 2)] {

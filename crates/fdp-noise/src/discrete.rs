@@ -10,6 +10,7 @@ use std::hint::black_box;
 
 use rand::Rng;
 
+use crate::error::{NoiseError, Result};
 use crate::exp_neg::{self, Denominator, Threshold};
 use crate::timing::{self, SamplerTiming};
 
@@ -148,9 +149,10 @@ fn with_random_sign<R: Rng + ?Sized>(rng: &mut R, y: u128) -> Option<i128> {
 /// Lemire's multiply-and-reject (a 64-bit word `x`, `u = ⌊x t / 2^64⌋`, rejecting the
 /// `2^64 mod t` values of `x` whose low product word is below `2^64 mod t`, so that every `u` has
 /// exactly `⌊2^64 / t⌋` preimages; D. Lemire, "Fast random integer generation in an interval",
-/// ACM TOMACS 2019). A rejection has probability `< t / 2^64` (`2^-43` at the lattices' `t ≈ 2^21`,
-/// against up to 1/2 for mask-and-reject), and it does not depend on the `u` accepted. Larger `t`
-/// take [`uniform_below`].
+/// ACM TOMACS 2019). A rejection has probability `< t / 2^64` (`2^-43` at the Gaussian's
+/// `t ≈ 2^21`; the lattice Laplace's `t` lies in `[2^52, 2^53)`; against up to 1/2 for
+/// mask-and-reject), and its test, against `2^64 mod t` computed once per call, costs the same
+/// whatever the word. Larger `t` take [`uniform_below`].
 #[inline]
 fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
     let Ok(t) = u64::try_from(t) else {
@@ -159,11 +161,13 @@ fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
     if t <= 1 {
         return 0;
     }
+    // 2^64 mod t, computed once per call whatever the word: computing it only when `low < t` (the
+    // usual form) made the accepted draw's time depend on u (the independent review: for t ≥ 2^63
+    // the division ran exactly when u mod 3 ≠ 0 at t = 3·2^62).
+    let threshold = black_box(t.wrapping_neg() % t);
     loop {
         let product = u128::from(rng.next_u64()) * u128::from(t);
-        let low = product as u64;
-        // 2^64 mod t, computed only in the rare case that can need it (low < t).
-        if low < t && low < t.wrapping_neg() % t {
+        if (product as u64) < threshold {
             continue;
         }
         return product >> 64;
@@ -178,38 +182,55 @@ fn laplace_u<R: Rng + ?Sized>(rng: &mut R, t: u128) -> u128 {
 /// division) and a fixed-work Bernoulli (see [`bernoulli_exp`]), so every trial costs the same
 /// whatever the proposal; the number of trials is independent of the accepted value. The same in
 /// both [`timing`] modes.
-pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> i128 {
-    Gaussian::new(sigma).draw(rng)
+pub fn discrete_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: u64) -> Result<i128> {
+    Ok(Gaussian::new(sigma)?.draw(rng))
 }
+
+/// The largest σ the exact discrete Gaussian takes: its acceptance test's denominator
+/// `2 σ² (σ + 1)²` must fit in u128 (at 2^31 it is below 2^126; from about 2^31.5 it leaves u128).
+pub const MAX_GAUSSIAN_SIGMA: u64 = 1 << 31;
 
 /// `out.len()` discrete Gaussians of one `sigma`, `out[i] = map(z_i)`: the same draws, in the same
 /// order, as `out.len()` calls of [`discrete_gaussian`] (tested), with the constants of σ computed
 /// once for the whole batch instead of once per draw. Each draw's work and timing are
 /// [`discrete_gaussian`]'s.
-pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(rng: &mut R, sigma: u64, out: &mut [T], map: impl Fn(i128) -> T) {
-    let gaussian = Gaussian::new(sigma);
+pub fn discrete_gaussian_fill<R: Rng + ?Sized, T>(
+    rng: &mut R,
+    sigma: u64,
+    out: &mut [T],
+    map: impl Fn(i128) -> T,
+) -> Result<()> {
+    let gaussian = Gaussian::new(sigma)?;
     for v in out.iter_mut() {
         *v = map(gaussian.draw(rng));
     }
+    Ok(())
 }
 
 /// The constants of CKS Algorithm 3 for one σ: `σ²`, the Laplace proposal's scale `t = σ + 1`
-/// and the acceptance test's denominator `2 σ² t²` (`None` when it overflows u128: then no
-/// proposal is ever accepted, which [`crate::LatticeGaussian`] rules out by bounding σ), with its
-/// f64 reciprocal.
+/// and the acceptance test's denominator `2 σ² t²`, with its f64 reciprocal.
 #[derive(Clone, Copy)]
 struct Gaussian {
     s2: u128,
     t: u128,
-    den: Option<(u128, Denominator)>,
+    den: u128,
+    over_den: Denominator,
 }
 
 impl Gaussian {
-    fn new(sigma: u64) -> Self {
+    /// σ ≤ [`MAX_GAUSSIAN_SIGMA`], else a parameter error (the denominator would leave u128).
+    fn new(sigma: u64) -> Result<Self> {
+        if sigma > MAX_GAUSSIAN_SIGMA {
+            return Err(NoiseError::BadParameter {
+                name: "discrete gaussian sigma",
+                value: sigma as f64,
+                reason: "must be at most 2^31 (the exact acceptance test works in u128)",
+            });
+        }
         let s2 = u128::from(sigma) * u128::from(sigma);
         let t = u128::from(sigma) + 1;
-        let den = (2 * s2).checked_mul(t * t);
-        Self { s2, t, den: den.map(|d| (d, Denominator::new(d))) }
+        let den = 2 * s2 * t * t;
+        Ok(Self { s2, t, den, over_den: Denominator::new(den) })
     }
 
     /// One draw: Laplace proposals of scale `t` until one passes the acceptance test.
@@ -221,16 +242,31 @@ impl Gaussian {
         loop {
             // s = 1: no division, so the timing mode changes nothing here.
             let y = discrete_laplace_in(rng, self.t, 1, false);
-            // Accept with probability exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²)).
-            let a = y.unsigned_abs() * self.t;
-            let diff = a.abs_diff(self.s2);
-            // The same bounds as `bernoulli_exp(rng, num, den)`, with 1/den computed once.
-            if let (Some(num), Some((den, over_den))) = (diff.checked_mul(diff), self.den)
-                && exp_neg::bernoulli(rng, Threshold::of(over_den.gamma(num)), num, den)
-            {
+            if self.accepts(rng, y) {
                 return y;
             }
-            // Overflow means |y| is astronomically far in the tail, where acceptance is 0 to any precision.
+        }
+    }
+
+    /// CKS's acceptance test of the proposal `y`: true with probability
+    /// `exp(-(|y| - σ²/t)² / (2σ²)) = exp(-(|y| t - σ²)² / (2 σ² t²))`.
+    #[inline]
+    fn accepts<R: Rng + ?Sized>(&self, rng: &mut R, y: i128) -> bool {
+        let a = y.unsigned_abs() * self.t;
+        let diff = a.abs_diff(self.s2);
+        match diff.checked_mul(diff) {
+            // The same bounds as `bernoulli_exp(rng, num, den)`, with 1/den computed once.
+            Some(num) => exp_neg::bernoulli(rng, Threshold::of(self.over_den.gamma(num)), num, self.den),
+            // diff² leaves u128 (|y| beyond 5σ at σ = 2^31, where the acceptance is still e^-8: the
+            // independent review; rejecting these truncated the law). Exactly: γ = q + r/den, and
+            // e^{-γ} = P(v ≥ q) · e^{-r/den} with v the one-word geometric (P(v ≥ k) = e^{-k}) and
+            // an independent Bernoulli for the fraction; both always drawn.
+            None => {
+                let (q, r) = exp_neg::square_div_rem(diff, self.den);
+                let whole = exp_neg::geometric(rng) >= q;
+                let fraction = exp_neg::bernoulli(rng, Threshold::of(self.over_den.gamma(r)), r, self.den);
+                whole & fraction
+            }
         }
     }
 }
@@ -270,13 +306,75 @@ pub(crate) mod tests {
             loop {
                 let y = discrete_laplace(rng, t, 1);
                 let diff = (y.unsigned_abs() * t).abs_diff(s2);
-                if let (Some(num), Some(den)) = (diff.checked_mul(diff), (2 * s2).checked_mul(t * t))
-                    && bernoulli_exp(rng, num, den)
-                {
+                let den = 2 * s2 * t * t;
+                let accept = match diff.checked_mul(diff) {
+                    Some(num) => bernoulli_exp(rng, num, den),
+                    // γ = q + r/den: P(v ≥ q) e^{-r/den}, both drawn.
+                    None => {
+                        let (q, r) = exp_neg::square_div_rem(diff, den);
+                        let whole = exp_neg::geometric(rng) >= q;
+                        whole & bernoulli_exp(rng, r, den)
+                    }
+                };
+                if accept {
                     return y;
                 }
             }
         }
+    }
+
+    /// Lemire's uniform at `t = 3·2^62`, where rejection matters: `P(u < 2^62) = 1/3` (it would be
+    /// 1/2 without the rejection step: 30 000 draws tell them apart by 40 sd).
+    #[test]
+    fn lemire_s_uniform_is_uniform_where_rejection_matters() {
+        let t = 3u128 << 62;
+        let mut rng = NoiseRng::seeded(12);
+        let n = 30_000;
+        let low = (0..n).filter(|_| laplace_u(&mut rng, t) < 1 << 62).count() as f64;
+        let (mean, sd) = (n as f64 / 3.0, (n as f64 * 2.0 / 9.0).sqrt());
+        assert!((low - mean).abs() < 5.0 * sd, "{low} draws below 2^62, {mean} ± {sd:.0} expected");
+    }
+
+    /// Past the largest σ the exact acceptance test supports, a parameter error, not a sampler that
+    /// never returns (the independent review: at σ > 2^31.5 every proposal was rejected).
+    #[test]
+    fn a_gaussian_beyond_its_largest_sigma_is_refused() {
+        let mut rng = NoiseRng::seeded(1);
+        assert!(discrete_gaussian(&mut rng, MAX_GAUSSIAN_SIGMA).is_ok());
+        assert!(discrete_gaussian(&mut rng, MAX_GAUSSIAN_SIGMA + 1).is_err());
+        assert!(discrete_gaussian_fill(&mut rng, u64::MAX, &mut [0i128; 3], |z| z).is_err());
+    }
+
+    /// The split of the acceptance exponent when `diff²` leaves u128 is exact, and at σ = 2^31 the
+    /// sampler reaches beyond `4σ`, where that happens (the old code rejected every such proposal:
+    /// a truncated law). P(|Z| > 4σ) ≈ 6.3·10^-5, so 2·10^5 draws see about 13 (none before).
+    #[test]
+    fn the_wide_acceptance_test_is_exact_and_used() {
+        for (a, den) in [(1u128 << 70, 3u128 << 100), (u128::MAX, u128::MAX), (u128::MAX, 7), ((1 << 64) + 1, 1)] {
+            let (q, r) = exp_neg::square_div_rem(a, den);
+            // Check a² = q den + r with r < den on the halves: (a mod 2^64)... via u128 when small.
+            assert!(r < den);
+            if let Some(square) = a.checked_mul(a) {
+                assert_eq!((u128::from(q), r), (square / den, square % den));
+            }
+        }
+        // (2^64 + 1)² = 2^128 + 2^65 + 1 over den = 1: q saturates, r = 0.
+        assert_eq!(exp_neg::square_div_rem((1 << 64) + 1, 1), (u64::MAX, 0));
+        // (2^70)² / (3·2^100) = 2^40/3: q = 366503875925, r = 2^100.
+        assert_eq!(exp_neg::square_div_rem(1 << 70, 3 << 100), (366_503_875_925, 1 << 100));
+        // At σ = 2^31 a proposal at 5.1σ is accepted with probability e^{-(4.1σ t)²/(2σ²t²)} ≈
+        // e^{-8.4} (2.2·10^-4): 10^6 trials see about 224 (the old test rejected all of them).
+        let sigma = MAX_GAUSSIAN_SIGMA;
+        let gaussian = Gaussian::new(sigma).unwrap();
+        let y = (u128::from(sigma) * 51 / 10) as i128;
+        let diff = (y.unsigned_abs() * gaussian.t - gaussian.s2) as f64;
+        let p = (-(diff * diff) / gaussian.den as f64).exp();
+        let mut rng = NoiseRng::seeded(8);
+        let trials = 1_000_000;
+        let accepted = (0..trials).filter(|_| gaussian.accepts(&mut rng, y)).count() as f64;
+        let (mean, sd) = (p * trials as f64, (p * trials as f64).sqrt());
+        assert!((accepted - mean).abs() < 5.0 * sd, "{accepted} accepted, {mean:.1} ± {sd:.1} expected");
+        assert!(mean > 150.0);
     }
 
     /// The modes differ only in how they divide: in both, every sampler returns what the algorithm
@@ -303,7 +401,7 @@ pub(crate) mod tests {
                     let (mut a, mut b) = (NoiseRng::seeded(sigma), NoiseRng::seeded(sigma));
                     for _ in 0..2_000 {
                         let reference = unpadded::discrete_gaussian(&mut b, sigma);
-                        assert_eq!(discrete_gaussian(&mut a, sigma), reference, "σ = {sigma}, {mode}");
+                        assert_eq!(discrete_gaussian(&mut a, sigma).unwrap(), reference, "σ = {sigma}, {mode}");
                     }
                     assert_eq!(a.next_u64(), b.next_u64());
                 }
@@ -324,9 +422,9 @@ pub(crate) mod tests {
                         [NoiseRng::seeded(sigma ^ 77), NoiseRng::seeded(sigma ^ 77), NoiseRng::seeded(sigma ^ 77)];
                     let [a, b, c] = &mut streams;
                     let mut batch = vec![0i128; count];
-                    discrete_gaussian_fill(a, sigma, &mut batch[..count / 2], |z| z);
-                    discrete_gaussian_fill(a, sigma, &mut batch[count / 2..], |z| z);
-                    let single: Vec<i128> = (0..count).map(|_| discrete_gaussian(b, sigma)).collect();
+                    discrete_gaussian_fill(a, sigma, &mut batch[..count / 2], |z| z).unwrap();
+                    discrete_gaussian_fill(a, sigma, &mut batch[count / 2..], |z| z).unwrap();
+                    let single: Vec<i128> = (0..count).map(|_| discrete_gaussian(b, sigma).unwrap()).collect();
                     let reference: Vec<i128> = (0..count).map(|_| unpadded::discrete_gaussian(c, sigma)).collect();
                     assert_eq!(batch, single, "σ = {sigma}, {mode}");
                     assert_eq!(single, reference, "σ = {sigma}, {mode}");
@@ -440,7 +538,7 @@ pub(crate) mod tests {
                 let cases: [(&Sampler, f64, i128); 3] = [
                     (&|r| discrete_laplace(r, 3, 2), 1.5, 6),
                     (&|r| discrete_laplace(r, 7, 3), 7.0 / 3.0, 8),
-                    (&|r| discrete_gaussian(r, 2), 2.0, 6),
+                    (&|r| discrete_gaussian(r, 2).unwrap(), 2.0, 6),
                 ];
                 for (i, (sampler, scale, k)) in cases.into_iter().enumerate() {
                     let draws = run(i as u64 + 20, sampler);
@@ -489,7 +587,7 @@ pub(crate) mod tests {
                 assert_eq!(discrete_laplace(&mut rng, 0, 5), 0);
                 let (mut a, mut b) = (NoiseRng::seeded(14), NoiseRng::seeded(14));
                 assert_eq!(discrete_laplace(&mut a, 3, 0), discrete_laplace(&mut b, 3, 1));
-                assert_eq!(discrete_gaussian(&mut rng, 0), 0);
+                assert_eq!(discrete_gaussian(&mut rng, 0).unwrap(), 0);
                 assert!(!bernoulli_exp(&mut rng, 5, 0) && !bernoulli_exp(&mut rng, 0, 0));
             });
         }
@@ -535,7 +633,7 @@ pub(crate) mod tests {
         let norm: f64 = (-40i32..=40).map(|z| (-(z * z) as f64 / 8.0).exp()).sum();
         let mut counts = std::collections::HashMap::new();
         for _ in 0..n {
-            *counts.entry(discrete_gaussian(&mut rng, sigma)).or_insert(0usize) += 1;
+            *counts.entry(discrete_gaussian(&mut rng, sigma).unwrap()).or_insert(0usize) += 1;
         }
         for z in -4i128..=4 {
             let p = (-((z * z) as f64) / 8.0).exp() / norm;

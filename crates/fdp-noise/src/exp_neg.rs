@@ -427,6 +427,19 @@ impl Ord for Nat {
 /// Integer bounds `L ≤ e^{-num/den} 2^p ≤ H` (`den ≥ 1`), with `H − L` a few units whenever
 /// `⌊γ⌋ < 0.7 p` (else `L = 0, H = 1`: then `e^{-γ} ≤ e^{-0.7 p} < 2^-p`).
 ///
+/// `(⌊a² / den⌋, a² mod den)` for `den ≥ 1`, the quotient saturated at `u64::MAX`: the discrete
+/// Gaussian's acceptance exponent `a²/den` split into a whole part and a fraction when `a²` leaves
+/// u128 (see `discrete::Gaussian::draw`). Exact (big-integer arithmetic); the saturation only
+/// matters for exponents above `2^64`, whose `e^{-q}` the one-word geometric cannot reach anyway.
+pub(crate) fn square_div_rem(a: u128, den: u128) -> (u64, u128) {
+    let square = Nat::from_u128(a).mul_u128(a);
+    let quotient = square.div_u128(den, false);
+    let rest = square.saturating_sub(&quotient.mul_u128(den));
+    let low = |n: &Nat, i: usize| n.0.get(i).copied().unwrap_or(0);
+    let q = if quotient.0.len() > 1 { u64::MAX } else { low(&quotient, 0) };
+    (q, u128::from(low(&rest, 0)) | (u128::from(low(&rest, 1)) << 64))
+}
+
 /// The Taylor series `e^{-γ} = Σ_j (−1)^j a_j`, `a_j = γ^j / j!`, in fixed point at
 /// `q = p + g` bits: each term is computed rounded down (`ℓ_j`) and up (`h_j`) from the previous
 /// one, `ℓ_j = ⌊⌊ℓ_{j−1} num / den⌋ / j⌋ = ⌊ℓ_{j−1} γ / j⌋` (and `⌈·⌉` alike), so

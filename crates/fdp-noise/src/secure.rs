@@ -13,7 +13,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
-use crate::discrete::{discrete_gaussian, discrete_gaussian_fill, discrete_laplace};
+use crate::discrete::{MAX_GAUSSIAN_SIGMA, discrete_gaussian, discrete_gaussian_fill, discrete_laplace};
 use crate::error::{NoiseError, Result};
 use crate::rng::NoiseRng;
 
@@ -134,9 +134,36 @@ impl LatticeLaplace {
 /// `r σ_units ∈ [σ, σ (1 + 2^-20)]`. At that resolution the discrete Gaussian's privacy curve equals the
 /// continuous one up to terms of order `exp(-2π² σ_units²)` (Canonne, Kamath & Steinke 2020, §2-4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "LatticeGaussianParts")]
 pub struct LatticeGaussian {
     step: f64,
     sigma_units: u64,
+}
+
+/// A [`LatticeGaussian`] as read, checked by `TryFrom` before it can draw (σ_units in
+/// `[2^20, MAX_GAUSSIAN_SIGMA]`, a power-of-two step).
+#[derive(Deserialize)]
+struct LatticeGaussianParts {
+    step: f64,
+    sigma_units: u64,
+}
+
+impl TryFrom<LatticeGaussianParts> for LatticeGaussian {
+    type Error = NoiseError;
+
+    fn try_from(parts: LatticeGaussianParts) -> Result<Self> {
+        let units = parts.sigma_units;
+        let units_fine = (1u64 << GAUSSIAN_LATTICE_BITS..=MAX_GAUSSIAN_SIGMA).contains(&units);
+        let power_of_two = parts.step > 0.0 && parts.step.is_finite() && parts.step.to_bits() & ((1u64 << 52) - 1) == 0;
+        if !(units_fine && power_of_two) {
+            return Err(NoiseError::BadParameter {
+                name: "lattice gaussian",
+                value: units as f64,
+                reason: "needs 2^20 <= sigma_units <= 2^31 and a power-of-two step",
+            });
+        }
+        Ok(Self { step: parts.step, sigma_units: units })
+    }
 }
 
 impl LatticeGaussian {
@@ -156,7 +183,7 @@ impl LatticeGaussian {
         // The discrete Gaussian's acceptance test works on 2 σ² (σ + 1)² in u128: at σ_units <= 2^31
         // that is < 2^126; above ~2^31.5 it overflows, every proposal would be rejected and the
         // sampler would never return.
-        if units > 2f64.powi(31) {
+        if units > MAX_GAUSSIAN_SIGMA as f64 {
             return Err(NoiseError::BadParameter {
                 name: "lattice step",
                 value: step,
@@ -190,7 +217,9 @@ impl LatticeGaussian {
     /// `r (round(x/r) + Z)`.
     #[inline]
     pub fn release<R: Rng + ?Sized>(&self, x: f64, rng: &mut R) -> f64 {
-        let k = snap(x, self.step).saturating_add(discrete_gaussian(rng, self.sigma_units));
+        // σ_units ≤ MAX_GAUSSIAN_SIGMA by construction: `new` and deserialisation refuse more.
+        let z = discrete_gaussian(rng, self.sigma_units).expect("σ_units is checked when built or read");
+        let k = snap(x, self.step).saturating_add(z);
         k as f64 * self.step
     }
 
@@ -205,7 +234,8 @@ impl LatticeGaussian {
     /// done once for the batch
     /// ([`crate::discrete::discrete_gaussian_fill`]).
     pub fn fill_samples<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) {
-        discrete_gaussian_fill(rng, self.sigma_units, out, |z| z as f64 * self.step);
+        discrete_gaussian_fill(rng, self.sigma_units, out, |z| z as f64 * self.step)
+            .expect("σ_units is checked when built or read");
     }
 }
 
@@ -271,6 +301,23 @@ impl ComponentNoise for LatticeGaussian {
 
 #[cfg(test)]
 mod tests {
+
+    /// A `LatticeGaussian` read from JSON is checked as `new` checks it: σ_units past the exact
+    /// sampler's range (which would never return) or a step that is not a power of two is refused.
+    #[test]
+    fn a_lattice_gaussian_is_checked_when_read() {
+        let good = LatticeGaussian::with_sigma(3.0).unwrap();
+        let json = serde_json::to_string(&good).unwrap();
+        assert_eq!(serde_json::from_str::<LatticeGaussian>(&json).unwrap(), good);
+        for bad in [
+            r#"{"step":0.5,"sigma_units":4294967296}"#,
+            r#"{"step":0.3,"sigma_units":2000000}"#,
+            r#"{"step":0.5,"sigma_units":7}"#,
+        ] {
+            assert!(serde_json::from_str::<LatticeGaussian>(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]
