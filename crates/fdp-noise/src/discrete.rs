@@ -99,7 +99,9 @@ fn discrete_laplace_in<R: Rng + ?Sized>(rng: &mut R, t: u128, s: u128, fixed: bo
             continue;
         }
         let v = exp_neg::geometric(rng);
-        let magnitude = u + t * u128::from(v);
+        // Saturating: past u128 (t ≳ 2^122) the output is clamped to i128's range anyway, as
+        // `with_random_sign` clamps (it wrapped to a wrong value before; the independent review).
+        let magnitude = u.saturating_add(t.saturating_mul(u128::from(v)));
         let y = if s.is_power_of_two() {
             magnitude >> s.trailing_zeros()
         } else if fixed {
@@ -294,7 +296,7 @@ pub(crate) mod tests {
                     continue;
                 }
                 let v = u128::from(exp_neg::geometric(rng));
-                if let Some(z) = with_random_sign(rng, (u + t * v) / s) {
+                if let Some(z) = with_random_sign(rng, u.saturating_add(t.saturating_mul(v)) / s) {
                     return z;
                 }
             }
