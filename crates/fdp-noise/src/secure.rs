@@ -140,8 +140,9 @@ pub struct LatticeGaussian {
     sigma_units: u64,
 }
 
-/// A [`LatticeGaussian`] as read, checked by `TryFrom` before it can draw (σ_units in
-/// `[2^20, MAX_GAUSSIAN_SIGMA]`, a power-of-two step).
+/// A [`LatticeGaussian`] as read, checked by `TryFrom` before it can draw: rebuilt by
+/// [`LatticeGaussian::new`] from its exact standard deviation `step · σ_units` (a power-of-two
+/// step times an integer ≤ 2^31: exact in f64), so it passes exactly `new`'s checks.
 #[derive(Deserialize)]
 struct LatticeGaussianParts {
     step: f64,
@@ -152,17 +153,7 @@ impl TryFrom<LatticeGaussianParts> for LatticeGaussian {
     type Error = NoiseError;
 
     fn try_from(parts: LatticeGaussianParts) -> Result<Self> {
-        let units = parts.sigma_units;
-        let units_fine = (1u64 << GAUSSIAN_LATTICE_BITS..=MAX_GAUSSIAN_SIGMA).contains(&units);
-        let power_of_two = parts.step > 0.0 && parts.step.is_finite() && parts.step.to_bits() & ((1u64 << 52) - 1) == 0;
-        if !(units_fine && power_of_two) {
-            return Err(NoiseError::BadParameter {
-                name: "lattice gaussian",
-                value: units as f64,
-                reason: "needs 2^20 <= sigma_units <= 2^31 and a power-of-two step",
-            });
-        }
-        Ok(Self { step: parts.step, sigma_units: units })
+        Self::new(parts.step * parts.sigma_units as f64, parts.step)
     }
 }
 

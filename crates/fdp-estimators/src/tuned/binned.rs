@@ -106,8 +106,7 @@ impl TunedSetup {
         let mut binned = None;
         if let (Some(bins), Some(log_mean), Some((lo, hi))) = (self.pointwise()?, released_log, self.range) {
             let statistic = log_mean - (hi - lo).ln();
-            let threshold =
-                if self.basis.len() < self.full_basis.len() { FAMILY_THRESHOLD_TRUNCATED } else { FAMILY_THRESHOLD };
+            let threshold = if self.is_truncated() { FAMILY_THRESHOLD_TRUNCATED } else { FAMILY_THRESHOLD };
             let rough = statistic > threshold;
             stages.push(StageRecord {
                 stage: "family".into(),

@@ -171,7 +171,7 @@ impl TunedSetup {
         };
         // The small-n ε truncation drops the components beyond J*: for records within the
         // ceiling (the assumption of this bound) their mean's energy there is at most `F²`.
-        let dropped = if self.basis.len() < self.full_basis.len() { ceiling * ceiling } else { 0.0 };
+        let dropped = if self.is_truncated() { ceiling * ceiling } else { 0.0 };
         let diameter = self.range.map_or(f64::INFINITY, |(lo, hi)| (hi - lo).powi(2) * total);
         Accuracy::at_most((noise + dropped).max(binned).min(diameter))
     }

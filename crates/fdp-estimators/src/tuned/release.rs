@@ -398,15 +398,13 @@ impl TunedSetup {
             stage: "release".into(),
             epsilon,
             delta,
-            outcome: if y.len() < self.full_basis.len() {
-                format!(
-                    "{} noisy mean coefficients (the leading {} of the basis' {}: the small-n ε truncation)",
-                    y.len(),
+            outcome: match self.is_truncated() {
+                true => format!(
+                    "{0} noisy mean coefficients (the leading {0} of the basis' {1}: the small-n ε truncation)",
                     y.len(),
                     self.full_basis.len()
-                )
-            } else {
-                format!("{} noisy mean coefficients", y.len())
+                ),
+                false => format!("{} noisy mean coefficients", y.len()),
             },
         });
         stages.push(StageRecord {

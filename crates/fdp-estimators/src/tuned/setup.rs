@@ -185,12 +185,18 @@ impl TunedSetup {
     pub(super) fn truncation(&self) -> Option<usize> {
         let (eps_bound, _, _) = self.split_budget();
         let n_eps = self.n as f64 * self.epsilon.get();
+        let len = self.full_basis.len();
         let keep =
             TRUNCATION_SCALE * n_eps.powf(TRUNCATION_POWER) * (n_eps / TRUNCATION_KNEE).max(1.0).powf(TRUNCATION_POWER);
-        // Above the basis' size (or not finite, at an enormous n ε) the whole basis is kept.
-        let keep =
-            if keep < self.full_basis.len() as f64 { (keep.round() as usize).max(TRUNCATION_MIN) } else { usize::MAX };
-        (matches!(self.kind, TunedKind::IclpRkhs) && eps_bound > 0.0 && keep < self.full_basis.len()).then_some(keep)
+        // At or above the basis' size (also +∞ at an enormous n ε) the whole basis is kept.
+        let keep = (keep.min(len as f64).round() as usize).max(TRUNCATION_MIN);
+        (matches!(self.kind, TunedKind::IclpRkhs) && eps_bound > 0.0 && keep < len).then_some(keep)
+    }
+
+    /// Whether the matched family runs on the leading block only (`basis` shorter than
+    /// `full_basis`: [`truncation`](Self::truncation) applied when the mechanism was built).
+    pub(super) fn is_truncated(&self) -> bool {
+        self.basis.len() < self.full_basis.len()
     }
 
     /// Width of one clipped mean in the summary: J coefficients, or K grid values (Bernstein).
