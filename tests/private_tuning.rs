@@ -163,6 +163,22 @@ fn the_truncated_default_passes_the_audit_at_its_total_epsilon() {
     assert_passes_audit("tuned_iclp_rkhs_truncated", &tuned, &a, &b, 1.5, 24);
 }
 
+/// Issue 23 (section 16.9): at n ε = 250 the default keeps J* = 26 components and clips in the
+/// weighted norm, the components after the leading 22 at weight 1/2 (the soft tail); with record 0
+/// of norm `CEILING` along a weighted eigenfunction (the 24th) it passes the audit as a black box at
+/// its total ε = 12.5.
+#[test]
+fn the_default_with_a_soft_tail_passes_the_audit_at_its_total_epsilon() {
+    fdp::noise::timing::allow_variable_time_for_simulation();
+    let basis = basis();
+    let (a, b) = neighbours_along(&basis, 23);
+    let tuned =
+        TunedMean::iclp_rkhs(&basis, N, Epsilon::new(12.5).unwrap(), ClippingBound::coefficient_l1(CEILING).unwrap())
+            .unwrap();
+    assert_eq!((tuned.truncation(), tuned.soft_tail()), (Some(26), Some(22)));
+    assert_passes_audit("tuned_iclp_rkhs_soft_tail", &tuned, &a, &b, 12.5, 25);
+}
+
 /// Issue 23 (rough curves): with a public range at n ε = 40 the default chooses between the matched
 /// ICLP-RKHS and the pointwise-clipped binned family from its bound stage's release. On rough
 /// records (a square wave) with record 0 at the range's bottom against its top — the pair that moves

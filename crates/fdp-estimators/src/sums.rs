@@ -52,6 +52,9 @@ pub(crate) struct ClippedSums {
     e_unit: i32,
     e_log: i32,
     pointwise: Option<PointwiseBins>,
+    /// Per-coordinate scales applied to every projected record before it is clipped (powers of
+    /// two, so `scale · x_k` is exact): the clip norm becomes the weighted norm `‖w ∘ x‖`.
+    scales: Option<Vec<f64>>,
 }
 
 /// **The pointwise part of the sums** (the binned family of the tuned default; docs/DESIGN.md
@@ -160,7 +163,25 @@ impl ClippedSums {
             e_unit: fixed_point_exponent(1.0),
             e_log: fixed_point_exponent(log_bound),
             pointwise: None,
+            scales: None,
         })
+    }
+
+    /// The same sums of the records' coordinates multiplied by `scales` (one per coordinate, each a
+    /// power of two in `(0, 1]`, so the products are exact) before the norm, the clipping and the
+    /// log-norm: records are clipped in the weighted norm `‖w ∘ x‖` and the sums hold `w ∘ x`
+    /// clipped. Projected records only (`basis` given to [`clipped_sums`]).
+    pub(crate) fn with_scales(mut self, scales: Vec<f64>) -> Result<Self> {
+        let power_of_two = |w: f64| w > 0.0 && w <= 1.0 && w.is_normal() && (w.to_bits() & ((1u64 << 52) - 1)) == 0;
+        if scales.len() != self.width || !scales.iter().all(|w| power_of_two(*w)) {
+            return Err(EstimatorError::BadParameter {
+                name: "component scales",
+                value: format!("{scales:?}").into(),
+                reason: "need one power of two in (0, 1] per coordinate",
+            });
+        }
+        self.scales = Some(scales);
+        Ok(self)
     }
 
     /// The same sums followed by the pointwise bins of every record ([`PointwiseBins`]).
@@ -192,6 +213,10 @@ impl ClippedSums {
         words.extend(self.taus.iter().map(|t| t.to_bits()));
         if let Some(p) = &self.pointwise {
             words.extend(p.fingerprint_words());
+        }
+        if let Some(scales) = &self.scales {
+            words.push(u64::MAX);
+            words.extend(scales.iter().map(|w| w.to_bits()));
         }
         words
     }
@@ -261,10 +286,20 @@ pub(crate) fn clipped_sums(
             got: layout.width,
         });
     }
-    let offset = offset(basis, reference, layout.width)?;
+    let mut offset = offset(basis, reference, layout.width)?;
     if offset.len() != layout.width {
         return Err(EstimatorError::Shape { what: "reference length", expected: layout.width, got: offset.len() });
     }
+    // Weighted coordinates: the projection's columns and the offset scaled by powers of two (exact,
+    // so each record's scaled coefficients are the same bits as its coefficients times the scale).
+    let scaled = match (&layout.scales, phi) {
+        (Some(scales), Some(p)) => {
+            offset.iter_mut().zip(scales).for_each(|(o, w)| *o *= w);
+            Some(Mat::from_fn(p.nrows(), p.ncols(), |i, j| p[(i, j)] * scales[j]))
+        }
+        _ => None,
+    };
+    let phi = scaled.as_ref().map(Mat::as_ref).or(phi);
     Ok(sweep::clipped_sums(layout, phi, curves.values(), k, &offset))
 }
 
@@ -484,6 +519,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With component scales (the soft tail's weights, section 16.9) the sums are those of the
+    /// records' coefficients times the scales, clipped in the weighted norm: the per-record formula
+    /// on the scaled rows, integer for integer (records whose projections would overflow are left
+    /// out: at half the scale a projection may stay finite where the unscaled one overflowed).
+    #[test]
+    fn scaled_sums_are_the_sums_of_the_scaled_coefficients() {
+        let full = basis();
+        let k = full.n_points();
+        let taus: Vec<f64> = (0..64).map(|g| 1e-3 * 1.3f64.powi(g)).collect();
+        let reference: Vec<f64> = (0..k).map(|t| (t as f64 * 0.05).cos()).collect();
+        let scales: Vec<f64> = (0..full.len()).map(|j| if j < 4 { 1.0 } else { 0.5 }).collect();
+        for n in [3, 1037] {
+            let values: Vec<f64> = records(k, n, &taus, n as u64 + 9)
+                .into_iter()
+                .map(|v| if v.abs() == f64::MAX { 1e-8 * v } else { v })
+                .collect();
+            let curves = CurveSet::from_flat(full.grid().clone(), values, None).unwrap().0;
+            for norm in [ClipNorm::CoefficientL1, ClipNorm::L2] {
+                let plain = ClippedSums::new(norm, &taus, full.len(), Some((-3.0, 8.0))).unwrap();
+                let layout = plain.clone().with_scales(scales.clone()).unwrap();
+                assert_ne!(layout.fingerprint_words(), plain.fingerprint_words());
+                for reference in [None, Some(&reference[..])] {
+                    let fused = clipped_sums(&layout, Some(&full), &curves, reference).unwrap();
+                    let expected =
+                        record_sums(Some(&full), &curves, reference, layout.width, layout.len(), |acc, row, raw| {
+                            let scaled: Vec<f64> = row.iter().zip(&scales).map(|(x, w)| x * w).collect();
+                            add_record(&layout, acc, &scaled, raw)
+                        })
+                        .unwrap();
+                    assert!(fused == expected, "n = {n}, {norm:?}, reference {}", reference.is_some());
+                    assert!(fused != clipped_sums(&plain, Some(&full), &curves, reference).unwrap());
+                }
+            }
+        }
+        // Scales must be powers of two in (0, 1], one per coordinate.
+        let layout = || ClippedSums::new(ClipNorm::CoefficientL1, &taus, 3, None).unwrap();
+        for bad in [
+            vec![1.0, 0.3, 0.5],
+            vec![1.0, 0.0, 0.5],
+            vec![2.0, 1.0, 1.0],
+            vec![1.0, f64::NAN, 1.0],
+            vec![1.0, f64::from_bits(1), 1.0],
+        ] {
+            assert!(layout().with_scales(bad.clone()).is_err(), "{bad:?}");
+        }
+        assert!(layout().with_scales(vec![1.0, 0.5]).is_err());
+        assert!(layout().with_scales(vec![1.0, 0.5, 0.25]).is_ok());
     }
 
     #[test]

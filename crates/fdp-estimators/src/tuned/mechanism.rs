@@ -153,7 +153,7 @@ impl TunedSetup {
         let ceiling = self.ceiling.value();
         let noise = if self.kind.tunes_after_release() {
             self.matched_noise(ceiling, eps_release)
-                .map_or(f64::INFINITY, |noise| noise.variance() * self.basis.len() as f64)
+                .map_or(f64::INFINITY, |noise| self.noise_variances(noise.variance()).iter().sum::<f64>())
         } else {
             self.candidates(ceiling)
                 .into_iter()

@@ -287,6 +287,16 @@ impl TunedMean {
         self.setup.truncation()
     }
 
+    /// **The soft tail** (docs/DESIGN.md section 16.9): `Some(J_a)` when the matched ICLP-RKHS
+    /// clips in the weighted norm `Σ_{k ≤ J_a} |X_k| + ½ Σ_{k > J_a} |X_k|` over the components it
+    /// keeps, `J_a = max(4, round(0.8 (n ε)^{0.6}))` (the trailing components then carry twice the
+    /// noise sd, and the shrinkage weighs them accordingly); `None` when every kept component counts
+    /// fully (n ε below about 150, no private bound bought, or another kind). Public: from n, ε and
+    /// the split.
+    pub fn soft_tail(&self) -> Option<usize> {
+        self.setup.soft_tail()
+    }
+
     /// Centre records at a public reference curve before clipping (added back to the release).
     pub fn centred_at(self, reference: Vec<f64>) -> Result<Self> {
         let setup = &self.setup;

@@ -18,7 +18,7 @@ use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
 
 use super::TunedKind;
 use super::selection::{guarded_sure, rkhs_path};
-use super::setup::TunedSetup;
+use super::setup::{TAIL_WEIGHT, TunedSetup};
 use crate::error::{EstimatorError, Result};
 use crate::mean::{BasisMean, BernsteinMean, LaplaceMean, MeanSetup};
 use crate::mechanism::CurveMechanism as _;
@@ -357,7 +357,10 @@ impl TunedSetup {
         stages: &mut Vec<StageRecord>,
     ) -> Result<Release<Curve>> {
         let (noise, epsilon) = (member.matched()?, member.guarantee().epsilon());
-        let y = member.release(summary, rng, charge)?.into_vector()?;
+        // The soft tail's weighted coefficients back on the basis (post-processing), each with its
+        // noise variance.
+        let z = member.release(summary, rng, charge)?.into_vector()?;
+        let (y, variances) = self.unweighted(&z, noise.variance());
         let (calibration, norm, delta) = match noise {
             MatchedNoise::Laplace(l) => (l.calibration(), SensitivityNorm::L1, 0.0),
             MatchedNoise::Gaussian(g) => (g.calibration(), SensitivityNorm::L2, g.guarantee().delta()),
@@ -365,9 +368,9 @@ impl TunedSetup {
         let kurtosis = if matches!(noise, MatchedNoise::Laplace(_)) { 6.0 } else { 3.0 };
         let choice = guarded_sure(
             &y,
-            noise.variance(),
+            &variances,
             kurtosis,
-            self.basis.eigenvalues(),
+            &self.shrinkage_eigenvalues(),
             self.eta,
             &self.candidates(tau),
             at_ceiling,
@@ -398,14 +401,24 @@ impl TunedSetup {
             stage: "release".into(),
             epsilon,
             delta,
-            outcome: match self.is_truncated() {
-                true => format!(
-                    "{0} noisy mean coefficients (the leading {0} of the basis' {1}: the small-n ε truncation)",
+            outcome: format!(
+                "{} noisy mean coefficients{}{}",
+                y.len(),
+                match self.is_truncated() {
+                    true => format!(
+                        " (the leading {} of the basis' {}: the small-n ε truncation)",
+                        y.len(),
+                        self.full_basis.len()
+                    ),
+                    false => String::new(),
+                },
+                self.soft_tail().map_or(String::new(), |start| format!(
+                    "; components {} to {} clipped with weight {TAIL_WEIGHT} and released with {} times the noise sd (the soft tail)",
+                    start + 1,
                     y.len(),
-                    self.full_basis.len()
-                ),
-                false => format!("{} noisy mean coefficients", y.len()),
-            },
+                    1.0 / TAIL_WEIGHT
+                )),
+            ),
         });
         stages.push(StageRecord {
             stage: "tuning".into(),
@@ -437,7 +450,7 @@ impl TunedSetup {
         let mut curve = Curve::new(self.basis.grid().clone(), self.reference.clone(), representation)?;
         // The noise on coefficient k is shrunk by s_k: its sd is s_k v^{1/2} (a function of the
         // noise scale and of ψ, chosen from the release: post-processing).
-        let sd: Vec<f64> = shrink.iter().map(|s| s * noise.variance().sqrt()).collect();
+        let sd: Vec<f64> = shrink.iter().zip(&variances).map(|(s, v)| s * v.sqrt()).collect();
         if let Some(band) = fdp_functional::pointwise_noise_sd(&self.basis, &sd) {
             curve = curve.with_noise_sd(band)?;
         }

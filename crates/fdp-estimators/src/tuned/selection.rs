@@ -116,7 +116,7 @@ impl SureChoice {
 /// quantities (v, κ, the grid, whether the ceiling was used): post-processing.
 pub(crate) fn guarded_sure(
     y: &[f64],
-    v: f64,
+    v: &[f64],
     kurtosis: f64,
     eigenvalues: &[f64],
     eta: f64,
@@ -124,19 +124,20 @@ pub(crate) fn guarded_sure(
     at_ceiling: bool,
 ) -> SureChoice {
     let c_test = if at_ceiling { CEILING_TEST } else { 0.0 };
-    let sure =
-        |s: &[f64]| -> f64 { (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v) + s[k] * s[k] * v).sum() };
+    let sure = |s: &[f64]| -> f64 {
+        (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v[k]) + s[k] * s[k] * v[k]).sum()
+    };
     let shrinks: Vec<Vec<f64>> = grid.iter().map(|psi| rkhs_shrinkage(eigenvalues, eta, *psi)).collect();
     let risks: Vec<f64> = shrinks.iter().map(|s| sure(s)).collect();
-    let noise = |s: &[f64]| v * s.iter().map(|s| s * s).sum::<f64>();
+    let noise = |s: &[f64]| s.iter().zip(v).map(|(s, v)| s * s * v).sum::<f64>();
     let evidence: Vec<f64> = shrinks
         .iter()
-        .map(|s| (0..y.len()).map(|k| -(1.0 - s[k]).ln() + y[k] * y[k] * (1.0 - s[k]) / v).sum())
+        .map(|s| (0..y.len()).map(|k| -(1.0 - s[k]).ln() + y[k] * y[k] * (1.0 - s[k]) / v[k]).sum())
         .collect();
     // NaN (never: s < 1 for ψ > 0, and ψ = 0 gives +∞) would lose every comparison.
     let best = (0..grid.len()).fold(0, |b, j| if evidence[j] < evidence[b] { j } else { b });
     let null_sd = |s: &[f64]| -> f64 {
-        (kurtosis - 1.0).sqrt() * v * s.iter().map(|s| (2.0 * s - s * s).powi(2)).sum::<f64>().sqrt()
+        (kurtosis - 1.0).sqrt() * s.iter().zip(v).map(|(s, v)| (v * (2.0 * s - s * s)).powi(2)).sum::<f64>().sqrt()
     };
     let centre = (0..grid.len()).find(|&j| grid[j] == f64::INFINITY);
     let significant = |c: usize| risks[c] - risks[best] > c_test * null_sd(&shrinks[best]);
@@ -182,10 +183,11 @@ const TAIL_TEST: f64 = 1.5;
 /// at most the undetected tail; on the tuning cases the mean estimate is within 2x of the realised
 /// error in 58 of 72 cells (was 49; `docs/design-notes/accuracy.md`). A function of y and public
 /// quantities: post-processing.
-pub(crate) fn centre_error_estimate(y: &[f64], v: f64, kurtosis: f64, shrink: &[f64]) -> f64 {
-    let captured: f64 = y.iter().zip(shrink).map(|(y, s)| (2.0 * s - s * s) * (y * y - v)).sum();
-    let tail: f64 = y.iter().zip(shrink).map(|(y, s)| (1.0 - s).powi(2) * (y * y - v)).sum();
-    let tail_sd = (kurtosis - 1.0).sqrt() * v * shrink.iter().map(|s| (1.0 - s).powi(4)).sum::<f64>().sqrt();
+pub(crate) fn centre_error_estimate(y: &[f64], v: &[f64], kurtosis: f64, shrink: &[f64]) -> f64 {
+    let captured: f64 = (0..y.len()).map(|k| (2.0 * shrink[k] - shrink[k] * shrink[k]) * (y[k] * y[k] - v[k])).sum();
+    let tail: f64 = (0..y.len()).map(|k| (1.0 - shrink[k]).powi(2) * (y[k] * y[k] - v[k])).sum();
+    let tail_sd =
+        (kurtosis - 1.0).sqrt() * (0..y.len()).map(|k| (v[k] * (1.0 - shrink[k]).powi(2)).powi(2)).sum::<f64>().sqrt();
     if tail > TAIL_TEST * tail_sd { captured + tail } else { captured }
 }
 
@@ -212,12 +214,14 @@ impl TunedSetup {
         let mut out = Vec::new();
         if self.kind.tunes_after_release() {
             let noise = self.matched_noise(tau, epsilon)?;
-            let v = noise.variance();
+            // The summary holds the soft tail's weighted coefficients: back on the basis.
+            let (mean, v) = self.unweighted(mean, noise.variance());
+            let eigenvalues = self.shrinkage_eigenvalues();
             for psi in self.candidates(tau) {
-                let s = rkhs_shrinkage(self.basis.eigenvalues(), self.eta, psi);
-                let smoothed: Vec<f64> = s.iter().zip(mean).map(|(s, m)| s * m).collect();
+                let s = rkhs_shrinkage(&eigenvalues, self.eta, psi);
+                let smoothed: Vec<f64> = s.iter().zip(&mean).map(|(s, m)| s * m).collect();
                 let bias = grid.sq_distance(&self.basis.synthesize(&smoothed)?, target)?;
-                out.push((psi, bias + v * s.iter().map(|s| s * s).sum::<f64>()));
+                out.push((psi, bias + s.iter().zip(&v).map(|(s, v)| s * s * v).sum::<f64>()));
             }
             return Ok(out);
         }

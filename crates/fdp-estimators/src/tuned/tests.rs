@@ -276,12 +276,12 @@ fn guarded_sure_falls_back_to_the_centre_only_when_noise_dominates() {
     strong[..3].copy_from_slice(&[8.0, -5.0, 3.0]);
     for _ in 0..200 {
         let y = noise.release(&weak, &mut rng).unwrap();
-        let choice = guarded_sure(&y, v, 6.0, lambdas, eta, &grid, true);
+        let choice = guarded_sure(&y, &vec![v; y.len()], 6.0, lambdas, eta, &grid, true);
         centre += usize::from(choice.psi == f64::INFINITY);
         assert!(choice.psi != f64::INFINITY || choice.noise_dominated);
         plain_centre += usize::from(sure_shrinkage(&y, &[v; 30], lambdas, eta, &grid).0 == f64::INFINITY);
         let y = noise.release(&strong, &mut rng).unwrap();
-        let choice = guarded_sure(&y, v, 6.0, lambdas, eta, &grid, false);
+        let choice = guarded_sure(&y, &vec![v; y.len()], 6.0, lambdas, eta, &grid, false);
         kept += usize::from(choice.psi.is_finite() && !choice.noise_dominated && choice.shrink[0] > 0.5);
     }
     assert!(centre >= 190 && plain_centre < centre, "{centre} {plain_centre}");
@@ -322,7 +322,7 @@ fn the_selection_gains_where_the_signal_is_moderate_and_is_safe_at_the_ceiling()
         let mut loss = 0.0;
         for _ in 0..draws {
             let y = noise.release(&m, &mut rng).unwrap();
-            let choice = guarded_sure(&y, v, 6.0, lambdas, eta, &grid, at_ceiling);
+            let choice = guarded_sure(&y, &vec![v; y.len()], 6.0, lambdas, eta, &grid, at_ceiling);
             loss += (0..m.len()).map(|k| (choice.shrink[k] * y[k] - m[k]).powi(2)).sum::<f64>();
         }
         let ratio = loss / draws as f64 / centre;
@@ -349,7 +349,7 @@ fn the_centre_s_own_error_estimate_is_within_2x_where_noise_dominates() {
     let (mut estimate, mut at_centre) = (0.0, 0);
     for _ in 0..3000 {
         let y = noise.release(&m, &mut rng).unwrap();
-        let choice = guarded_sure(&y, v, 6.0, lambdas, eta, &grid, false);
+        let choice = guarded_sure(&y, &vec![v; y.len()], 6.0, lambdas, eta, &grid, false);
         assert!(choice.risk >= 0.0 && choice.centre_risk >= 0.0);
         if choice.psi == f64::INFINITY {
             assert!(choice.noise_dominated);
@@ -648,6 +648,49 @@ fn the_matched_family_keeps_fewer_components_only_where_n_epsilon_is_small_and_a
     for (_, ratio) in m.stage_losses(&summary, &edited).unwrap() {
         assert!(ratio.is_finite());
     }
+}
+
+#[test]
+fn the_soft_tail_weighs_the_trailing_components_only_above_the_knee() {
+    let b = basis(60);
+    let ceiling = ClippingBound::coefficient_l1(20.0).unwrap();
+    let default = |n: usize, eps: f64| TunedMean::iclp_rkhs(&b, n, Epsilon::new(eps).unwrap(), ceiling).unwrap();
+    // n ε = 300: J* = 33 kept, the leading round(0.8 · 300^0.6) = 25 count fully; n ε = 600: the
+    // whole basis kept (60), the leading 37 fully.
+    assert_eq!((default(100, 3.0).truncation(), default(100, 3.0).soft_tail()), (Some(33), Some(25)));
+    assert_eq!((default(100, 6.0).truncation(), default(100, 6.0).soft_tail()), (None, Some(37)));
+    // Below the knee J_a is not below J* (n ε = 120: 14 against 12); no bound, or another kind: none.
+    assert_eq!(default(100, 1.2).soft_tail(), None);
+    assert_eq!(default(100, 0.04).soft_tail(), None);
+    for m in all_kinds(&b, 100, 3.0).into_iter().skip(1) {
+        assert_eq!(m.soft_tail(), None, "{}", m.name());
+    }
+    // The summary holds the weighted coefficients: at a bound no record reaches, the mean's leading
+    // 25 coefficients as they are and the rest halved (exactly: a power of two).
+    let loose = ClippingBound::coefficient_l1(1e4).unwrap();
+    let m = TunedMean::iclp_rkhs(&b, 100, Epsilon::new(3.0).unwrap(), loose).unwrap();
+    assert_eq!(m.soft_tail(), Some(25));
+    let sim = simulate(Scenario::S1, &b, 100, 3).unwrap();
+    let summary = m.summarize(&sim.curves).unwrap();
+    let top = &summary[1 + (BoundSearch::GRID_POINTS - 1) * 33..];
+    let mean = b.project(&sim.curves.mean_curve()).unwrap();
+    for k in 0..33 {
+        let expected = if k < 25 { mean[k] } else { mean[k] / 2.0 };
+        assert!((top[k] - expected).abs() <= 1e-9 * (1.0 + mean[k].abs()), "{k}: {} {expected}", top[k]);
+    }
+    assert!(top[25..33].iter().any(|z| z.abs() > 0.0));
+    // The release says so, stays finite, and its band widens where the noise is doubled.
+    let release = m.privatize(&summary, &mut NoiseRng::seeded(2), Charge::unaccounted()).unwrap();
+    let stage = release.metadata().stages.iter().find(|s| s.stage == "release").unwrap();
+    assert!(stage.outcome.contains("components 26 to 33") && stage.outcome.contains("soft tail"), "{}", stage.outcome);
+    assert!(release.curve().iter().all(|v| v.is_finite()));
+    assert_eq!(release.coefficients().len(), b.len());
+    // The preview counts the tail's noise at its variance, 25 + 4 · 8 = 57 coefficient variances,
+    // beside the dropped components' F².
+    let (_, _, eps_release) = m.epsilons();
+    let v = 2.0 * (2.0 * 1e4 / 100.0 / eps_release).powi(2);
+    let noise = m.accuracy().expected_sq_error - 1e8;
+    assert!(noise >= 57.0 * v * 0.999 && noise <= 57.0 * v * 1.01, "{noise} {}", 57.0 * v);
 }
 
 #[test]
