@@ -16,7 +16,7 @@ use fdp_core::{
 };
 use fdp_data::CurveSet;
 use fdp_estimators::covariance::Covariance;
-use fdp_estimators::frame::{RANGE_SEARCH_FLOOR_RATIO, ceiling_from_range, range_radius};
+use fdp_estimators::frame::{ceiling_from_range, range_floor_ratio, range_radius};
 use fdp_estimators::{
     BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, GaussianMean, GridPoints, LaplaceMean, MeanSetup,
     PlugIn, SparseBinnedMean, SparseCovariance, SparseFrame, Truncation, TunedCovariance, TunedKind, TunedMean,
@@ -289,7 +289,8 @@ impl MeanRequest {
             if let Some((lo, hi)) = self.range {
                 tuned = tuned.within(lo, hi)?;
                 if self.bound.is_none() {
-                    tuned = tuned.with_bound_search(BoundSearch::down_to(RANGE_SEARCH_FLOOR_RATIO)?)?;
+                    tuned = tuned
+                        .with_bound_search(BoundSearch::down_to(range_floor_ratio(self.method.norm(), &basis))?)?;
                 }
             }
             return Ok(AnyMean::Tuned(tuned));

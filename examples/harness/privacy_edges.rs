@@ -19,9 +19,9 @@ use std::error::Error;
 
 use fdp::data::{CurveSet, Scenario, SparseCurves, simulate};
 use fdp::estimators::{
-    BasisKde, BasisMean, BernsteinKde, BernsteinMean, CovarianceBound, CurveMechanism, ErmSetup, GridPoints, KernelErm,
-    Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean, SparseCovariance, SparseFrame,
-    TunedCovariance, TunedMean, density_kernel,
+    BasisKde, BasisMean, BernsteinKde, BernsteinMean, BoundSearch, CovarianceBound, CurveMechanism, ErmSetup,
+    GridPoints, KernelErm, Labelled, Loss, MeanSetup, Mechanism, PlugIn, PrivateCovariance, SparseBinnedMean,
+    SparseCovariance, SparseFrame, TunedCovariance, TunedMean, density_kernel,
 };
 use fdp::kme::{CandidateFamily, FeatureMap, PointSet, PrivateSketch, RandomFourierFeatures, SyntheticSubspace};
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -465,6 +465,22 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             Ok(soft.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
         };
         out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_soft_tail{tag}"), worst_pair(&s, worst)?));
+        // Issue 23 (section 16.10): the front door's default from a range alone at n ε = 25: the
+        // ceiling from the range, the leading 5 components searched below their own ceiling (the
+        // floor kept), clamped to the range.
+        let (lo, hi) = (-3.0, 3.0);
+        let frame =
+            fdp::estimators::frame::ceiling_from_range(fdp::release::ClipNorm::CoefficientL1, &basis, lo, hi, None)?;
+        let ratio = fdp::estimators::frame::range_floor_ratio(fdp::release::ClipNorm::CoefficientL1, &basis);
+        let door = TunedMean::iclp_rkhs(&basis, n, Epsilon::new(25.0 / n as f64)?, frame)?
+            .within(lo, hi)?
+            .with_bound_search(BoundSearch::down_to(ratio)?)?;
+        assert_eq!(door.truncation(), Some(5));
+        let s = curve_summaries(&door, &base, &records)?;
+        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+            Ok(door.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+        };
+        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_block_frame{tag}"), worst_pair(&s, worst)?));
         // Issue 23 (rough curves): with a public range and n ε = 100 the default may release the
         // pointwise-clipped binned family (K' bins of records clamped to [-5, 5]) instead of the
         // matched ICLP-RKHS, chosen from the bound stage's release; its release stage is charged

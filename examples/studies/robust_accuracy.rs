@@ -15,7 +15,10 @@
 //! cell: `robust data=... n=... epsilon=... default_mse=... centre_mse=... binned_mse=...
 //! best_other_mse=... oracle_mse=... out_of_range=... est_over_real=... preview_over_real=...`.
 //! Each record also carries `bound_gain`: the default's oracle over the same with the bound's
-//! factor chosen knowing μ̂ (what a better bound rule could gain; not a target).
+//! factor chosen knowing μ̂ (what a better bound rule could gain; not a target), and `door_mse`:
+//! the default as the front door builds it from the range alone (`MeanRequest::in_range`, the
+//! CLI's `--range`: the ceiling and the search below it follow from the range instead of the
+//! study's hand-chosen coefficient-l1 frame; reported, not a target; docs/DESIGN.md §16.10).
 //! `est_over_real` is the mean of the releases' own error estimates over the realised mean error
 //! (NaN when the release carries none); `out_of_range` the fraction of releases leaving the public
 //! range anywhere on the grid.
@@ -39,6 +42,7 @@ use std::fmt::Write as _;
 use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag, sq_dist};
 use fdp::data::{CurveSet, DesignBounds, Scenario, data_dir, simulate};
 use fdp::estimators::{BoundSearch, TunedKind, TunedMean};
+use fdp::front::{AnyMean, MeanMethod, MeanRequest};
 use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
 use fdp::noise::{NoiseRng, Sensitivity, vector::LaplaceVector};
@@ -84,6 +88,10 @@ struct Cell {
     /// the centre) over the same with the bound's factor c (τ = c × the exact geometric mean) also
     /// chosen knowing μ̂: what a better bound rule could gain (not a target).
     bound_gain: f64,
+    /// The front door's default with the range alone (`MeanRequest::in_range`: the ceiling and the
+    /// search below it follow from the range, not from the study's hand-chosen coefficient-l1
+    /// frame), what a curator who states only the range gets (reported, not a target).
+    door_mse: f64,
     out_of_range: f64,
     est_over_real: f64,
     preview_over_real: f64,
@@ -295,6 +303,19 @@ fn tuned(kind: TunedKind, p: &Problem, epsilon: Epsilon, search: Option<BoundSea
     })
 }
 
+/// The default as the front door builds it from the range alone ([`MeanRequest::in_range`], the
+/// centre given for the centred frames, the middle of the range otherwise): the CLI's `--range`,
+/// Python's `range=`.
+fn front_door(p: &Problem, epsilon: Epsilon) -> AnyResult<TunedMean> {
+    let range = (p.centre - p.half, p.centre + p.half);
+    let mut request = MeanRequest::in_range(MeanMethod::IclpRkhs, Stationary::matern32(0.1)?, range, epsilon);
+    request.centre = p.centred.then_some(p.centre);
+    match request.build(p.curves.grid(), p.curves.n())? {
+        AnyMean::Tuned(tuned) => Ok(tuned),
+        _ => Err("the front door's default is not the privately tuned mean".into()),
+    }
+}
+
 /// The release's own estimate of its squared error, if it carries one.
 fn own_estimate(release: &Release<Curve>) -> Option<f64> {
     let record = release.metadata().stages.iter().find(|s| s.stage == "accuracy")?;
@@ -373,6 +394,8 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, search: Opti
     let default = tuned(TunedKind::IclpRkhs, p, epsilon, search)?;
     let [default_mse, default_se, out_of_range, est] = run_releases(&default, p, &target, releases, seed)?;
     let preview = default.accuracy();
+    let door = front_door(p, epsilon)?;
+    let door_mse = run_releases(&door, p, &target, releases, seed)?[0];
     let binned = binned_mse(p, eps, &target, releases, seed + 1)?;
     let default_oracle = centre_mse.min(default.oracle(&p.curves, &target)?.expected_sq_error);
     let (mut oracle, mut bound_oracle) = (default_oracle, default_oracle);
@@ -406,6 +429,7 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, search: Opti
         best_other: best_other.1,
         oracle_mse: oracle,
         bound_gain: default_oracle / bound_oracle,
+        door_mse,
         out_of_range,
         est_over_real: est / default_mse,
         preview_over_real: preview.expected_sq_error / default_mse,
@@ -438,15 +462,15 @@ pub fn run(
         .collect::<AnyResult<Vec<Cell>>>()?;
     let mut md = String::from("# Robust accuracy (issue 23)\n\n");
     md.push_str(
-        "E‖μ̃ − μ̂‖² against the sample mean, Matérn 3/2 (ρ = 0.1), mean over seeded releases. **default**: privately tuned ICLP-RKHS in the public frame (with the public range it states, the pointwise-clipped binned family where the bound stage's release says the records are rough, n ε < 166). **centre**: publishing the public centre. **binned**: pointwise-clipped binned Laplace mean, K′ = round((nε)^{1/3}). **best other**: the best of the privately tuned ICLP-l1, IID Laplace, Bernstein. **oracle**: the best of the centre and every family's oracle (exact bound statistic, best parameter knowing μ̂, full ε; not private). Targets: default ≤ 1.1x min(centre, binned, other); ≤ 2x oracle (3x where nε < 20); never out of range; own estimate within 2x; preview within 3x or an upper bound.\n\n",
+        "E‖μ̃ − μ̂‖² against the sample mean, Matérn 3/2 (ρ = 0.1), mean over seeded releases. **default**: privately tuned ICLP-RKHS in the public frame (with the public range it states, the pointwise-clipped binned family where the bound stage's release says the records are rough, n ε < 166). **centre**: publishing the public centre. **binned**: pointwise-clipped binned Laplace mean, K′ = round((nε)^{1/3}). **best other**: the best of the privately tuned ICLP-l1, IID Laplace, Bernstein. **oracle**: the best of the centre and every family's oracle (exact bound statistic, best parameter knowing μ̂, full ε; not private). **door**: the default as the front door builds it from the range alone (`--range`, `range=`: the ceiling from the range, reported beside the default in the study's hand-chosen frame; not a target). Targets: default ≤ 1.1x min(centre, binned, other); ≤ 2x oracle (3x where nε < 20); never out of range; own estimate within 2x; preview within 3x or an upper bound.\n\n",
     );
-    md.push_str("| data | n | ε | default | centre | binned | best other | oracle | default/competitors | default/oracle | out of range | est/real | preview/real | targets met |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("| data | n | ε | default | centre | binned | best other | oracle | default/competitors | default/oracle | out of range | est/real | preview/real | targets met | door/default |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let mut met = [0usize; 5];
     for c in &cells {
         let t = c.targets();
         t.iter().enumerate().for_each(|(i, ok)| met[i] += *ok as usize);
         println!(
-            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2}",
+            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2}",
             c.data,
             c.n,
             c.epsilon,
@@ -461,11 +485,13 @@ pub fn run(
             c.default_mse / c.competitors(),
             c.default_mse / c.oracle_mse,
             t.iter().map(|ok| if *ok { '1' } else { '0' }).collect::<String>(),
-            c.bound_gain
+            c.bound_gain,
+            c.door_mse,
+            c.door_mse / c.default_mse
         );
         writeln!(
             md,
-            "| {} | {} | {} | {:.3e} ± {:.1e} | {:.3e} | {:.3e} | {:.3e} ({}) | {:.3e} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2}{} | {} |",
+            "| {} | {} | {} | {:.3e} ± {:.1e} | {:.3e} | {:.3e} | {:.3e} ({}) | {:.3e} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2}{} | {} | {:.2} |",
             c.data,
             c.n,
             c.epsilon,
@@ -482,7 +508,8 @@ pub fn run(
             c.est_over_real,
             c.preview_over_real,
             if c.preview_is_bound { " (bound)" } else { "" },
-            t.iter().map(|ok| if *ok { '✓' } else { '✗' }).collect::<String>()
+            t.iter().map(|ok| if *ok { '✓' } else { '✗' }).collect::<String>(),
+            c.door_mse / c.default_mse
         )?;
     }
     writeln!(
@@ -504,6 +531,12 @@ pub fn run(
         met[3],
         met[4]
     );
+    let door = (cells.iter().map(|c| (c.door_mse / c.default_mse).ln()).sum::<f64>() / cells.len().max(1) as f64).exp();
+    writeln!(
+        md,
+        "\nThe front door's default (range alone) over the default in the study's frame: geometric mean {door:.3}."
+    )?;
+    println!("robust_door geomean_door_over_default={door:.3}");
     let wall_s = finish_report(&out, &mut md, &cells, start)?;
     println!("robust wall_s={wall_s:.2} report={}", out.path().display());
     Ok(())

@@ -227,8 +227,10 @@ class MeanCurve:
         heights in ``(40, 210)`` cm), never from the data: every release is clamped to it
         (post-processing: the L2 projection onto a convex set holding the mean, so it cannot add
         error), the centre defaults to its middle and, without a ``bound``, the ceiling in the
-        mechanism's norm follows from it (``R``, ``R·√|T|`` or ``R·Σ_k Σ_i |w_i φ_k(t_i)|`` in the
-        sup, L2 and coefficient-l1 norms, ``R`` the largest distance from the centre to an end).
+        mechanism's norm follows from it (``R``, ``R·√|T|`` or ``R·min(Σ_k Σ_i |w_i φ_k(t_i)|,
+        √(J·|T|))`` in the sup, L2 and coefficient-l1 norms, ``R`` the largest distance from the
+        centre to an end, ``|T|`` the grid's total weight); the default ICLP-RKHS then searches
+        its private bound below the same ceiling of the components it keeps.
         Private tuning only.
     delta:
         δ of the Gaussian process.

@@ -19,7 +19,10 @@
 //!   `(Σ_k d_k²)^{1/2} ≤ (Σ_i w_i d(t_i)²)^{1/2} ≤ R (Σ_i w_i)^{1/2}`;
 //! - **coefficient l1** (ICLP-RKHS): `d_k = Σ_i w_i φ_k(t_i) d(t_i)`, so
 //!   `Σ_k |d_k| ≤ R Σ_k Σ_i |w_i φ_k(t_i)|` (the triangle inequality; attained when one sign
-//!   pattern of `d` is worst for every `k` at once, as for a single component).
+//!   pattern of `d` is worst for every `k` at once, as for a single component) and
+//!   `Σ_k |d_k| ≤ √J (Σ_k d_k²)^{1/2} ≤ √J R (Σ_i w_i)^{1/2}` (Cauchy–Schwarz, then Bessel); the
+//!   ceiling is the smaller, which for J of more than a few components is the second (on DTI's 93
+//!   components with `R = 1/2`: 4.8 against 41.9).
 //!
 //! All three are computed from public quantities (the range, the centre, the grid's weights and
 //! the basis), so using them costs no privacy.
@@ -29,13 +32,42 @@ use fdp_core::{ClipNorm, ClippingBound, Error, Result};
 use fdp_mercer::MercerBasis;
 
 /// How far below a range-derived ceiling the private bound search reaches (the floor is
-/// `ceiling / 1000`). The ceiling holds for **every** record in the range, so it is far above a
-/// typical record's norm (for the coefficient l1 norm on DTI FA in `[0, 1]`, 41.9 against a private
-/// bound near 0.3); the default search (down to ceiling / 10) would leave the bound at its floor, 15x
-/// too loose. Measured with the CLI (`--range` against the hand-chosen ceilings of the examples,
-/// 12 seeded releases, ε ∈ {1/4, 1, 4}): DTI 1.28x, 1.35x, 1.55x, Adelaide Mondays 1.01x, 1.04x,
-/// 1.05x the error of the hand-chosen ceiling; with floor ratio 10: DTI 13x-170x.
+/// `ceiling / 1000`; for the coefficient l1 norm see [`range_floor_ratio`]). The ceiling holds for
+/// **every** record in the range, so it is far above a typical record's norm (for the coefficient
+/// l1 norm's triangle bound on DTI FA in `[0, 1]`, 41.9 against a private bound near 0.3); the
+/// default search (down to ceiling / 10) would leave the bound at its floor, 15x too loose.
+/// Measured with the CLI (`--range` against the hand-chosen ceilings of the examples, 12 seeded
+/// releases, ε ∈ {1/4, 1, 4}): DTI 1.28x, 1.35x, 1.55x, Adelaide Mondays 1.01x, 1.04x, 1.05x the
+/// error of the hand-chosen ceiling; with floor ratio 10: DTI 13x-170x.
 pub const RANGE_SEARCH_FLOOR_RATIO: f64 = 1000.0;
+
+/// The search's floor ratio below [`ceiling_from_range`] in `norm`: [`RANGE_SEARCH_FLOOR_RATIO`],
+/// except in the coefficient l1 norm, where the floor stays at 1/1000 of the triangle bound (where
+/// it was measured) below the tighter Cauchy–Schwarz ceiling: `max(10, 1000 · ceiling / triangle)`
+/// (about 115 on DTI). A narrower search is a cheaper bound stage (its noise is `ln(ratio)/(n
+/// ε_bound)` on the log scale, docs/DESIGN.md section 16.10).
+pub fn range_floor_ratio(norm: ClipNorm, basis: &MercerBasis) -> f64 {
+    match norm {
+        ClipNorm::CoefficientL1 => {
+            let (ceiling, triangle) = coefficient_l1_factors(basis, None);
+            (RANGE_SEARCH_FLOOR_RATIO * ceiling / triangle).max(10.0)
+        }
+        _ => RANGE_SEARCH_FLOOR_RATIO,
+    }
+}
+
+/// `(F / R, triangle / R)` for the coefficient-l1 norm of `basis`' components weighted by
+/// `weights` (each 1 when `None`; one per component): the triangle bound
+/// `Σ_k w_k Σ_i |w_i φ_k(t_i)|`, and the ceiling factor, the smaller of it and Cauchy–Schwarz's
+/// `(Σ_k w_k²)^{1/2} (Σ_i w_i)^{1/2}` (module docs).
+pub(crate) fn coefficient_l1_factors(basis: &MercerBasis, weights: Option<&[f64]>) -> (f64, f64) {
+    let wphi = basis.weighted_eigenfunctions();
+    let w = |k: usize| weights.map_or(1.0, |w| w[k]);
+    let triangle: f64 = (0..wphi.ncols()).map(|k| w(k) * wphi.col(k).iter().map(|v| v.abs()).sum::<f64>()).sum();
+    let squares: f64 = (0..wphi.ncols()).map(|k| w(k) * w(k)).sum();
+    let cauchy_schwarz = (squares * basis.grid().weights().iter().sum::<f64>()).sqrt();
+    (triangle.min(cauchy_schwarz), triangle)
+}
 
 /// The largest deviation `R` from the centre of any value in `[lo, hi]`: `max(hi − c, c − lo)`
 /// with a centre `c`, `max(|lo|, |hi|)` without one. Checks the range ([`public_range`]) and, with a centre,
@@ -52,8 +84,8 @@ pub fn range_radius(lo: f64, hi: f64, centre: Option<f64>) -> Result<f64> {
 }
 
 /// **The ceiling in `norm` for records with values in `[lo, hi]`**, centred at `centre` (if any),
-/// on `basis`' grid and components: `R`, `R (Σ_i w_i)^{1/2}` or `R Σ_k Σ_i |w_i φ_k(t_i)|` for the
-/// sup, L2 and coefficient-l1 norms (module docs for the proofs). An error if the range is not
+/// on `basis`' grid and components: `R`, `R (Σ_i w_i)^{1/2}` or `R min(Σ_k Σ_i |w_i φ_k(t_i)|,
+/// (J Σ_i w_i)^{1/2})` for the sup, L2 and coefficient-l1 norms (module docs for the proofs). An error if the range is not
 /// finite and ordered, the centre lies outside it, or the ceiling is not a valid clipping bound
 /// (e.g. it overflows).
 ///
@@ -81,10 +113,7 @@ pub fn ceiling_from_range(
     let factor = match norm {
         ClipNorm::Sup => 1.0,
         ClipNorm::L2 => basis.grid().weights().iter().sum::<f64>().sqrt(),
-        ClipNorm::CoefficientL1 => {
-            let wphi = basis.weighted_eigenfunctions();
-            (0..wphi.ncols()).map(|k| wphi.col(k).iter().map(|v| v.abs()).sum::<f64>()).sum()
-        }
+        ClipNorm::CoefficientL1 => coefficient_l1_factors(basis, None).0,
         _ => {
             return Err(Error::BadSpec {
                 what: "the clipping norm",
@@ -135,8 +164,13 @@ mod tests {
                 assert!(value <= ceiling * (1.0 + 1e-12), "{norm:?}: {value} > {ceiling}");
             }
         }
-        // The k-th term R Σ_i |w_i φ_k(t_i)| is attained by d = R sign(φ_k): the bound is tight per
-        // component.
+        // The k-th term R Σ_i |w_i φ_k(t_i)| of the triangle bound is attained by d = R sign(φ_k):
+        // it is tight per component; over all J components Cauchy–Schwarz's is the smaller.
+        let (factor, triangle) = coefficient_l1_factors(&basis, None);
+        let root_j = (wphi.ncols() as f64 * basis.grid().weights().iter().sum::<f64>()).sqrt();
+        assert!(factor == root_j && root_j < triangle / 2.0, "{factor} {root_j} {triangle}");
+        assert!(range_floor_ratio(ClipNorm::CoefficientL1, &basis) < RANGE_SEARCH_FLOOR_RATIO / 2.0);
+        assert_eq!(range_floor_ratio(ClipNorm::L2, &basis), RANGE_SEARCH_FLOOR_RATIO);
         let k0: f64 = (0..40).map(|i| wphi[(i, 0)].abs()).sum::<f64>() * radius;
         let d: Vec<f64> = (0..40).map(|i| radius * wphi[(i, 0)].signum()).collect();
         assert!((basis.project(&d).unwrap()[0].abs() - k0).abs() < 1e-9 * k0);

@@ -173,6 +173,11 @@ impl BoundSearch {
         Self::new(floor_ratio, 1.0).map(|s| Self { factor: None, ..s })
     }
 
+    /// The same search (its factor kept) down to `ceiling / floor_ratio`.
+    pub(crate) fn with_floor_ratio(self, floor_ratio: f64) -> Self {
+        Self { floor_ratio, ..self }
+    }
+
     /// The factor c for n records at total ε.
     pub fn factor(&self, n: usize, epsilon: f64) -> f64 {
         self.factor.unwrap_or_else(|| (1.0 + 0.1 * (n as f64 * epsilon / 100.0).log2()).clamp(1.0, 2.0))

@@ -221,6 +221,7 @@ impl TunedMean {
             n,
             epsilon,
             ceiling,
+            given: (ceiling, BoundSearch::default()),
             reference: None,
             split: BudgetSplit::default(),
             search: BoundSearch::default(),
@@ -318,7 +319,7 @@ impl TunedMean {
 
     /// Another bound search (validated like the rest: a pipeline that builds releases).
     pub fn with_bound_search(self, search: BoundSearch) -> Result<Self> {
-        self.rebuilt(|setup| setup.search = search)
+        self.rebuilt(|setup| setup.given.1 = search)
     }
 
     /// The mechanism with `edit` applied to its public quantities, built again.
@@ -340,10 +341,14 @@ impl TunedMean {
     /// `privatize` are shape checks of the summary, which a summary from
     /// [`summarize`](Mechanism::summarize) or a checked state always passes.
     fn build(mut setup: TunedSetup) -> Result<Self> {
+        (setup.ceiling, setup.search) = setup.given;
         let keep = setup.truncation().unwrap_or(setup.full_basis.len());
         if keep != setup.basis.len() {
             setup.basis = crate::mechanism::leading_block(&setup.full_basis, keep)?;
             setup.blocks = LeadingBlocks::default();
+        }
+        if let Some((ceiling, search)) = setup.block_frame()? {
+            (setup.ceiling, setup.search) = (ceiling, search);
         }
         setup.check()?;
         let setup = Arc::new(setup);

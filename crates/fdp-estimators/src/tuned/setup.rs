@@ -43,6 +43,10 @@ const TAIL_START_SCALE: f64 = 0.8;
 /// coefficients are exact; section 16.9).
 pub(super) const TAIL_WEIGHT: f64 = 0.5;
 
+/// The smallest floor ratio of the block's frame ([`TunedSetup::block_frame`]): the default
+/// search's.
+const BLOCK_FRAME_MIN_RATIO: f64 = 10.0;
+
 /// Everything a tuned mean's stages read: public quantities only, fixed when it is built.
 #[derive(Debug, Clone)]
 pub(super) struct TunedSetup {
@@ -57,9 +61,15 @@ pub(super) struct TunedSetup {
     pub(super) basis_description: Descriptor,
     pub(super) n: usize,
     pub(super) epsilon: Epsilon,
+    /// The ceiling the matched family searches below: the given one, or the block's own ceiling
+    /// from the public range ([`TunedSetup::block_frame`]).
     pub(super) ceiling: ClippingBound,
+    /// The ceiling and the bound search as given (every rebuild starts from them).
+    pub(super) given: (ClippingBound, BoundSearch),
     pub(super) reference: Option<Vec<f64>>,
     pub(super) split: BudgetSplit,
+    /// The bound search below `ceiling` (the given one, or its floor kept under the block's
+    /// ceiling: [`TunedSetup::block_frame`]).
     pub(super) search: BoundSearch,
     /// The fitted decay ν of the spectrum (public).
     pub(super) nu: f64,
@@ -183,6 +193,40 @@ impl TunedSetup {
         (bound, pilot, release)
     }
 
+    /// The bound's share of ε with the search as given (what the truncation and the soft tail are
+    /// decided on, before [`block_frame`](Self::block_frame) narrows the search: no circularity).
+    fn given_bound_share(&self) -> f64 {
+        let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
+        self.split.bound_share(self.n, self.epsilon.get(), pilot_share, self.given.1.floor_ratio.ln())
+    }
+
+    /// **The block's own frame** (docs/DESIGN.md section 16.10): with a public range `[lo, hi]`, the
+    /// matched ICLP-RKHS clips only its block (the leading `J*` components, the soft tail's at
+    /// weight `w_k`), and every in-range record's deviation `d` from the reference (`|d(t_i)| <= R`,
+    /// `R = max_i max(hi - r_i, r_i - lo)`) has `Σ_k w_k |d_k| <= F_b = R min(Σ_k w_k Σ_i |w_i
+    /// φ_k(t_i)|, (Σ_k w_k² Σ_i w_i)^{1/2})` (the triangle inequality, or Cauchy–Schwarz and Bessel,
+    /// as for [`crate::frame::ceiling_from_range`] over the whole basis).
+    /// When `F_b` is below the given ceiling F, the search runs below `F_b` instead, its floor kept
+    /// where it was (`F / ρ`: the ratio becomes `max(10, ρ F_b / F)`), so the bound stage's
+    /// log-range, and with it its noise, shrinks by `ln(F / F_b)`. `None` otherwise (no range,
+    /// another kind, or `F_b >= F`). Public: the range, the reference, the grid's weights and the
+    /// block.
+    pub(super) fn block_frame(&self) -> Result<Option<(ClippingBound, BoundSearch)>> {
+        let (Some((lo, hi)), TunedKind::IclpRkhs) = (self.range, self.kind) else { return Ok(None) };
+        let radius = match &self.reference {
+            Some(r) => r.iter().map(|r| (hi - r).abs().max((r - lo).abs())).fold(0.0, f64::max),
+            None => lo.abs().max(hi.abs()),
+        };
+        let weights = self.component_weights();
+        let (ceiling, search) = self.given;
+        let block = radius * crate::frame::coefficient_l1_factors(&self.basis, weights.as_deref()).0;
+        if !(block.is_finite() && block > 0.0 && block < ceiling.value()) {
+            return Ok(None);
+        }
+        let ratio = (search.floor_ratio * block / ceiling.value()).max(BLOCK_FRAME_MIN_RATIO);
+        Ok(Some((ClippingBound::new(block, self.kind.norm())?, search.with_floor_ratio(ratio))))
+    }
+
     pub(super) fn delta(&self) -> Option<Delta> {
         match self.kind {
             TunedKind::GaussianProcess(delta) => Some(delta),
@@ -199,7 +243,7 @@ impl TunedSetup {
     /// the bound several times over. A function of n, ε, the kind and the split only: public, no
     /// budget.
     pub(super) fn truncation(&self) -> Option<usize> {
-        let (eps_bound, _, _) = self.split_budget();
+        let eps_bound = self.given_bound_share();
         let n_eps = self.n as f64 * self.epsilon.get();
         let len = self.full_basis.len();
         let keep =
@@ -215,7 +259,7 @@ impl TunedSetup {
     /// counts with weight [`TAIL_WEIGHT`] (and gets `1/TAIL_WEIGHT` times the noise sd). `None`
     /// otherwise. Public: from n, ε, the kind, the split and the basis' size.
     pub(super) fn soft_tail(&self) -> Option<usize> {
-        let (eps_bound, _, _) = self.split_budget();
+        let eps_bound = self.given_bound_share();
         let n_eps = self.n as f64 * self.epsilon.get();
         let kept = self.truncation().unwrap_or(self.full_basis.len());
         let start =

@@ -694,6 +694,71 @@ fn the_soft_tail_weighs_the_trailing_components_only_above_the_knee() {
 }
 
 #[test]
+fn with_a_range_the_block_searches_below_its_own_ceiling_with_the_floor_kept() {
+    let b = basis(60);
+    let (lo, hi) = (-2.0, 3.0);
+    let centre = vec![0.5; b.n_points()];
+    let given = crate::frame::ceiling_from_range(ClipNorm::CoefficientL1, &b, lo, hi, Some(0.5)).unwrap();
+    let ratio = crate::frame::range_floor_ratio(ClipNorm::CoefficientL1, &b);
+    let door = |n: usize, eps: f64| {
+        TunedMean::iclp_rkhs(&b, n, Epsilon::new(eps).unwrap(), given)
+            .unwrap()
+            .centred_at(centre.clone())
+            .unwrap()
+            .within(lo, hi)
+            .unwrap()
+            .with_bound_search(BoundSearch::down_to(ratio).unwrap())
+            .unwrap()
+    };
+    let floor = given.value() / ratio;
+    // n ε = 25: the leading 5 components, R = 2.5: F_b = 2.5 min(Σ_{k<=5} Σ_i |w_i φ_k|, √5), far
+    // below the ceiling of all 60; the floor stays where the given search put it.
+    let m = door(100, 0.25);
+    assert_eq!(m.truncation(), Some(5));
+    let (factor, _) = crate::frame::coefficient_l1_factors(&m.setup.basis, None);
+    assert!((m.setup.ceiling.value() - 2.5 * factor).abs() <= 1e-12 * m.setup.ceiling.value());
+    assert!(m.setup.ceiling.value() < given.value() / 2.0);
+    let grid = m.setup.search.grid(m.setup.ceiling.value());
+    assert!((grid[0] / floor - 1.0).abs() < 1e-9, "{} {floor}", grid[0]);
+    // A narrower search, a larger release share (the bound stage's noise ∝ ln(ratio)).
+    let wide = TunedMean::iclp_rkhs(&b, 100, Epsilon::new(0.25).unwrap(), given)
+        .unwrap()
+        .with_bound_search(BoundSearch::down_to(ratio).unwrap())
+        .unwrap();
+    assert_eq!(wide.setup.ceiling, given);
+    assert!(m.epsilons().2 > wide.epsilons().2);
+    // With the soft tail the tail counts at its weight; every rebuild starts from the given frame.
+    let tail = door(100, 3.0);
+    assert_eq!((tail.truncation(), tail.soft_tail()), (Some(33), Some(25)));
+    let weights = tail.setup.component_weights().unwrap();
+    let (weighted, _) = crate::frame::coefficient_l1_factors(&tail.setup.basis, Some(&weights));
+    assert!((tail.setup.ceiling.value() - 2.5 * weighted).abs() <= 1e-12 * tail.setup.ceiling.value());
+    let again = tail.clone().with_family(FamilyChoice::Matched).unwrap();
+    assert_eq!((again.setup.ceiling, again.setup.search), (tail.setup.ceiling, tail.setup.search));
+    // Every in-range record's weighted block norm is within F_b: constants at the ends, the worst
+    // sign pattern of each kept component, and scattered values.
+    let k = b.n_points();
+    let mut records: Vec<Vec<f64>> = vec![vec![lo; k], vec![hi; k]];
+    let wphi = b.weighted_eigenfunctions();
+    for j in 0..33 {
+        records.push((0..k).map(|i| if wphi[(i, j)] >= 0.0 { hi } else { lo }).collect());
+    }
+    records.extend(
+        (0..50).map(|r| (0..k).map(|i| lo + (hi - lo) * ((r * k + i) as f64 * 0.618_033_988_75).fract()).collect()),
+    );
+    for record in &records {
+        let d: Vec<f64> = record.iter().map(|v| v - 0.5).collect();
+        let coefficients = tail.setup.basis.project(&d).unwrap();
+        let norm: f64 = coefficients.iter().zip(&weights).map(|(c, w)| w * c.abs()).sum();
+        assert!(norm <= tail.setup.ceiling.value() * (1.0 + 1e-12), "{norm} > {}", tail.setup.ceiling.value());
+    }
+    // No range, or another kind: the given frame.
+    for m in all_kinds(&b, 100, 0.25) {
+        assert_eq!(m.setup.ceiling, m.setup.given.0, "{}", m.name());
+    }
+}
+
+#[test]
 fn a_truncated_default_still_releases_the_binned_family_on_the_whole_grid() {
     let b = basis(60);
     let records = rough_counts(100, 5);
