@@ -460,7 +460,16 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         let soft =
             TunedMean::iclp_rkhs(&basis, n, Epsilon::new(250.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?;
         assert_eq!((soft.truncation(), soft.soft_tail()), (Some(26), Some(22)));
-        let s = curve_summaries(&soft, &base, &records)?;
+        // Besides the generic records, ones aimed at the weighted components (±10³ φ_j for every j
+        // of the tail), the pairs a clip in the wrong norm would move the most.
+        let phi = basis.eigenfunctions();
+        let mut aimed = records.clone();
+        for j in 22..26 {
+            for scale in [1e3, -1e3] {
+                aimed.push((0..basis.n_points()).map(|i| scale * phi[(i, j)]).collect());
+            }
+        }
+        let s = curve_summaries(&soft, &base, &aimed)?;
         let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
             Ok(soft.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
         };

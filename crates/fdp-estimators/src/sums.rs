@@ -168,9 +168,13 @@ impl ClippedSums {
     }
 
     /// The same sums of the records' coordinates multiplied by `scales` (one per coordinate, each a
-    /// power of two in `(0, 1]`, so the products are exact) before the norm, the clipping and the
-    /// log-norm: records are clipped in the weighted norm `‖w ∘ x‖` and the sums hold `w ∘ x`
-    /// clipped. Projected records only (`basis` given to [`clipped_sums`]).
+    /// power of two in `(0, 1]`, so the products are exact but in the subnormal and overflow
+    /// corners, where a scaled coefficient may round once more or stay finite where the unscaled one
+    /// overflowed) before the norm, the clipping and the log-norm: records are clipped in the
+    /// weighted norm `‖w ∘ x‖` and the sums hold `w ∘ x` clipped. Privacy does not rest on the
+    /// exactness: each record's scaled coordinates are a function of that record alone, clipped in
+    /// the norm of those same coordinates. Projected records only ([`clipped_sums`] refuses the
+    /// scales without a basis).
     pub(crate) fn with_scales(mut self, scales: Vec<f64>) -> Result<Self> {
         let power_of_two = |w: f64| w > 0.0 && w <= 1.0 && w.is_normal() && (w.to_bits() & ((1u64 << 52) - 1)) == 0;
         if scales.len() != self.width || !scales.iter().all(|w| power_of_two(*w)) {
@@ -297,7 +301,14 @@ pub(crate) fn clipped_sums(
             offset.iter_mut().zip(scales).for_each(|(o, w)| *o *= w);
             Some(Mat::from_fn(p.nrows(), p.ncols(), |i, j| p[(i, j)] * scales[j]))
         }
-        _ => None,
+        (Some(_), None) => {
+            return Err(EstimatorError::BadParameter {
+                name: "component scales",
+                value: layout.width.into(),
+                reason: "scale projected coefficients only: give the basis",
+            });
+        }
+        (None, _) => None,
     };
     let phi = scaled.as_ref().map(Mat::as_ref).or(phi);
     Ok(sweep::clipped_sums(layout, phi, curves.values(), k, &offset))
@@ -568,6 +579,10 @@ mod tests {
         }
         assert!(layout().with_scales(vec![1.0, 0.5]).is_err());
         assert!(layout().with_scales(vec![1.0, 0.5, 0.25]).is_ok());
+        // Scales of grid values (no basis) are refused, not ignored.
+        let on_grid = ClippedSums::new(ClipNorm::Sup, &taus, k, None).unwrap().with_scales(vec![0.5; k]).unwrap();
+        let curves = CurveSet::from_flat(full.grid().clone(), vec![0.5; 3 * k], None).unwrap().0;
+        assert!(clipped_sums(&on_grid, None, &curves, None).is_err());
     }
 
     #[test]

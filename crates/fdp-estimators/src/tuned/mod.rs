@@ -20,7 +20,10 @@
 //! Where it buys a private bound, ICLP-RKHS clips in, and releases, only the leading
 //! `J* = max(4, round(0.7 (n ε)^0.6 max(1, n ε/150)^0.6))` components of the basis (a public rule,
 //! [`TunedMean::truncation`]; docs/DESIGN.md section 16.8): the records' trailing coefficients no
-//! longer inflate the bound, and so the noise on the leading ones.
+//! longer inflate the bound, and so the noise on the leading ones. Above n ε ≈ 196 the kept
+//! components after the leading `J_a = max(4, round(0.8 (n ε)^0.6))` count with weight 1/2 in the
+//! clip norm (the soft tail, [`TunedMean::soft_tail`], section 16.9); with a public range the
+//! search runs below the kept block's own ceiling (section 16.10).
 //!
 //! ## The stages, file by file
 //!
@@ -162,6 +165,10 @@ impl TunedMean {
     /// longer depends on ψ, ψ is post-processing: SURE, `Σ_k (1 - s_k)²(y_k² - v) + s_k² v` with
     /// `y = X̄ + bL`, `v = Var(bL)`, is an unbiased estimate of the risk of `s ∘ y` for any ψ and
     /// is minimised over the public grid `{0} ∪ {λ_j^η}` at no privacy cost.
+    ///
+    /// Above n ε ≈ 196 the components after the leading `J_a` count with weight 1/2 in the clip
+    /// norm ([`soft_tail`](Self::soft_tail)): the noise is `b L_k` on `w_k X̄_k`, so coefficient k
+    /// gets `b/w_k`, and the selection weighs each coefficient by its own variance `v/w_k²`.
     pub fn iclp_rkhs(basis: &MercerBasis, n: usize, epsilon: Epsilon, ceiling: ClippingBound) -> Result<Self> {
         Self::new(TunedKind::IclpRkhs, basis, n, epsilon, ceiling)
     }
@@ -230,6 +237,7 @@ impl TunedMean {
             range: None,
             family: FamilyChoice::default(),
             blocks: LeadingBlocks::default(),
+            weights: None,
         };
         Self::build(setup)
     }
@@ -292,7 +300,7 @@ impl TunedMean {
     /// clips in the weighted norm `Σ_{k ≤ J_a} |X_k| + ½ Σ_{k > J_a} |X_k|` over the components it
     /// keeps, `J_a = max(4, round(0.8 (n ε)^{0.6}))` (the trailing components then carry twice the
     /// noise sd, and the shrinkage weighs them accordingly); `None` when every kept component counts
-    /// fully (n ε below about 150, no private bound bought, or another kind). Public: from n, ε and
+    /// fully (n ε below about 196, no private bound bought, or another kind). Public: from n, ε and
     /// the split.
     pub fn soft_tail(&self) -> Option<usize> {
         self.setup.soft_tail()
@@ -347,6 +355,7 @@ impl TunedMean {
             setup.basis = crate::mechanism::leading_block(&setup.full_basis, keep)?;
             setup.blocks = LeadingBlocks::default();
         }
+        setup.weights = setup.soft_tail_weights();
         if let Some((ceiling, search)) = setup.block_frame()? {
             (setup.ceiling, setup.search) = (ceiling, search);
         }

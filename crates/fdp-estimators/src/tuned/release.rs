@@ -17,7 +17,7 @@ use fdp_noise::vector::{GaussianVector, LaplaceVector};
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
 
 use super::TunedKind;
-use super::selection::{guarded_sure, rkhs_path};
+use super::selection::{SureChoice, guarded_sure, rkhs_path};
 use super::setup::{TAIL_WEIGHT, TunedSetup};
 use crate::error::{EstimatorError, Result};
 use crate::mean::{BasisMean, BernsteinMean, LaplaceMean, MeanSetup};
@@ -366,36 +366,7 @@ impl TunedSetup {
             MatchedNoise::Gaussian(g) => (g.calibration(), SensitivityNorm::L2, g.guarantee().delta()),
         };
         let kurtosis = if matches!(noise, MatchedNoise::Laplace(_)) { 6.0 } else { 3.0 };
-        let choice = guarded_sure(
-            &y,
-            &variances,
-            kurtosis,
-            &self.shrinkage_eigenvalues(),
-            self.eta,
-            &self.candidates(tau),
-            at_ceiling,
-        );
-        let mut choice = choice;
-        // The components the small-n ε truncation dropped (section 16.8) are not released. Their
-        // energy is estimated from the prior the marginal likelihood fitted on the kept block,
-        // `m_k ~ N(0, v λ_k^η / ψ̂)`, continued past the last kept component `J*` with the kernel's
-        // own decay: `TAIL_FACTOR (v / ψ̂) λ_{J*}^{η - 1} Σ_{k > J*} λ_k` (0 when ψ̂ = ∞: no signal),
-        // added to both the release's and the centre's estimates (ψ̂ is the fitted one, also when
-        // the test released the centre). Post-processing of ψ̂ and public eigenvalues.
-        let kept = self.basis.eigenvalues();
-        let last = kept.last().map_or(0.0, |l| l.powf(self.eta - 1.0));
-        let dropped: f64 = last * self.full_basis.eigenvalues()[kept.len()..].iter().sum::<f64>();
-        if dropped > 0.0 && choice.fitted_psi > 0.0 && choice.fitted_psi.is_finite() {
-            let tail = TAIL_FACTOR * noise.variance() / choice.fitted_psi * dropped;
-            choice.risk += tail;
-            choice.centre_risk += tail;
-        }
-        if let Some((lo, hi)) = self.range {
-            // No release clamped to the public range is further than its diameter from a mean in it.
-            let diameter = (hi - lo).powi(2) * self.basis.grid().weights().iter().sum::<f64>();
-            choice.risk = choice.risk.min(diameter);
-            choice.centre_risk = choice.centre_risk.min(diameter);
-        }
+        let choice = self.tune_released(&y, noise.variance(), kurtosis, tau, at_ceiling);
         let (psi, shrink) = (choice.psi, choice.shrink.clone());
         stages.push(StageRecord {
             stage: "release".into(),
@@ -448,13 +419,52 @@ impl TunedSetup {
         };
         let representation = Representation::Basis { basis: self.full_basis.clone(), coefficients };
         let mut curve = Curve::new(self.basis.grid().clone(), self.reference.clone(), representation)?;
-        // The noise on coefficient k is shrunk by s_k: its sd is s_k v^{1/2} (a function of the
-        // noise scale and of ψ, chosen from the release: post-processing).
+        // The noise on coefficient k is shrunk by s_k: its sd is s_k v_k^{1/2} (v_k = v / w_k²; a
+        // function of the noise scale and of ψ, chosen from the release: post-processing).
         let sd: Vec<f64> = shrink.iter().zip(&variances).map(|(s, v)| s * v.sqrt()).collect();
         if let Some(band) = fdp_functional::pointwise_noise_sd(&self.basis, &sd) {
             curve = curve.with_noise_sd(band)?;
         }
         Ok(Release::new(curve, metadata))
+    }
+
+    /// **The post-processing of the matched release**: on the released coefficients `y` (on the
+    /// basis: the soft tail's already divided by `w_k`), with `v` the noise variance of the
+    /// unweighted coefficients and each coefficient's own `v / w_k²`, ψ by the marginal likelihood
+    /// tested against the centre ([`guarded_sure`], the shrinkage reading `λ_k w_k^{2/η}`), and its
+    /// own error estimate with the truncation's dropped tail and the range's diameter.
+    pub(super) fn tune_released(&self, y: &[f64], v: f64, kurtosis: f64, tau: f64, at_ceiling: bool) -> SureChoice {
+        let variances = self.noise_variances(v);
+        let mut choice = guarded_sure(
+            y,
+            &variances,
+            kurtosis,
+            &self.shrinkage_eigenvalues(),
+            self.eta,
+            &self.candidates(tau),
+            at_ceiling,
+        );
+        // The components the small-n ε truncation dropped (section 16.8) are not released. Their
+        // energy is estimated from the prior the marginal likelihood fitted on the kept block,
+        // `m_k ~ N(0, v λ_k^η / ψ̂)`, continued past the last kept component `J*` with the kernel's
+        // own decay: `TAIL_FACTOR (v / ψ̂) λ_{J*}^{η - 1} Σ_{k > J*} λ_k` (0 when ψ̂ = ∞: no signal),
+        // added to both the release's and the centre's estimates (ψ̂ is the fitted one, also when
+        // the test released the centre). Post-processing of ψ̂ and public eigenvalues.
+        let kept = self.basis.eigenvalues();
+        let last = kept.last().map_or(0.0, |l| l.powf(self.eta - 1.0));
+        let dropped: f64 = last * self.full_basis.eigenvalues()[kept.len()..].iter().sum::<f64>();
+        if dropped > 0.0 && choice.fitted_psi > 0.0 && choice.fitted_psi.is_finite() {
+            let tail = TAIL_FACTOR * v / choice.fitted_psi * dropped;
+            choice.risk += tail;
+            choice.centre_risk += tail;
+        }
+        if let Some((lo, hi)) = self.range {
+            // No release clamped to the public range is further than its diameter from a mean in it.
+            let diameter = (hi - lo).powi(2) * self.basis.grid().weights().iter().sum::<f64>();
+            choice.risk = choice.risk.min(diameter);
+            choice.centre_risk = choice.centre_risk.min(diameter);
+        }
+        choice
     }
 
     pub(super) fn parameter_name(&self) -> &'static str {

@@ -57,12 +57,12 @@ pub(crate) struct SureChoice {
     pub shrink: Vec<f64>,
     /// SURE of the chosen shrinkage (floored at 0): the release's estimated squared error.
     pub risk: f64,
-    /// SURE of ψ = ∞ (releasing the centre), `Σ (y_k² - v)`, floored at 0.
+    /// The centre's estimated error ([`centre_error_estimate`]), floored at 0.
     pub centre_risk: f64,
     /// The estimated gain over the public centre is not significant: the release is the centre,
     /// or the centre's estimated error is below the chosen candidate's.
     pub noise_dominated: bool,
-    /// The L2 half-width `2 (v Σ s_k²)^{1/2}` of a ±2 sd band of the released noise.
+    /// The L2 half-width `2 (Σ s_k² v_k)^{1/2}` of a ±2 sd band of the released noise.
     pub band: f64,
 }
 
@@ -88,32 +88,34 @@ impl SureChoice {
 }
 
 /// **An empirical-Bayes selection, tested against the centre** (issue 23). For `y_k = m_k + e_k`
-/// with independent noise of variance v and kurtosis κ, and the candidate shrinkages
-/// `s_k(ψ) = λ_k^η / (λ_k^η + ψ)` of the public grid (ψ = ∞, the public centre, included):
+/// with independent noise of variance `v_k` and kurtosis κ, and the candidate shrinkages
+/// `s_k(ψ) = λ_k^η / (λ_k^η + ψ)` of the public grid (ψ = ∞, the public centre, included; the
+/// soft tail, docs/DESIGN.md section 16.9, passes `λ_k w_k^{2/η}` for `λ_k`, which makes the
+/// shrinkage `λ_k^η / (λ_k^η + ψ v_k / v)` of the prior below with unequal noise):
 ///
 /// 1. **Marginal likelihood** (type-II maximum likelihood, the REML-type choice of a smoothing
 ///    parameter): `s(ψ)` is the posterior mean of `m` under the Gaussian prior
-///    `m_k ~ N(0, v λ_k^η / ψ)`, under which `y_k ~ N(0, v / (1 - s_k))`; ψ̂ minimises the
-///    negative log marginal likelihood `Σ_k [-ln(1 - s_k) + y_k² (1 - s_k) / v]` (ψ = ∞: `s = 0`,
-///    `Σ y_k² / v`; ψ = 0 has `s = 1`, infinite, never chosen). SURE is unbiased but its variance,
-///    of order `v² Σ s_k²`, makes it undersmooth where the signal is weak; the marginal likelihood
+///    `m_k ~ N(0, v_k λ_k^η / ψ)`, under which `y_k ~ N(0, v_k / (1 - s_k))`; ψ̂ minimises the
+///    negative log marginal likelihood `Σ_k [-ln(1 - s_k) + y_k² (1 - s_k) / v_k]` (ψ = ∞: `s = 0`,
+///    `Σ y_k² / v_k`; ψ = 0 has `s = 1`, infinite, never chosen). SURE is unbiased but its variance,
+///    of order `Σ v_k² s_k²`, makes it undersmooth where the signal is weak; the marginal likelihood
 ///    is far less variable there (Kou & Efron 2002; Reiss & Ogden 2009, REML against GCV/Cp),
 ///    and it reaches ψ = ∞ by itself when the coefficients look like noise. Laplace noise is
 ///    treated by its variance (a Gaussian quasi-likelihood).
 /// 2. **A test against the centre at the public ceiling**: the release is the centre unless SURE's
 ///    estimated gain of ψ̂ over it, `D = SURE(∞) - SURE(ψ̂)`, exceeds `c` standard deviations of D
-///    under the null of no signal, `sd_0 = v ((κ - 1) Σ (2 s_k - s_k²)²)^{1/2}`. `c = 7` when the
+///    under the null of no signal, `sd_0 = ((κ - 1) Σ v_k² (2 s_k - s_k²)²)^{1/2}`. `c = 7` when the
 ///    release ran at the public ceiling (no private bound: n ε below about 20, the noise at its
 ///    largest; by Cantelli's inequality a false detection per candidate has probability at most
 ///    `1/(1 + c²)` = 2 % whatever the noise law), else `c = 0` (SURE must see a gain at all).
 /// 3. **Its own error** (the `accuracy` stage): SURE of ψ̂ when the release is not the centre; for
 ///    the centre, [`centre_error_estimate`] (SURE of ψ = ∞ floored at 0 is far too high when the
-///    noise dominates: its standard deviation `(κ - 1)^{1/2} v √J` dwarfs the centre's error).
+///    noise dominates: its standard deviation `((κ - 1) Σ v_k²)^{1/2}` dwarfs the centre's error).
 ///
 /// The constants (c = 7 / 0, the 1.5 of [`centre_error_estimate`]) were set on the tuning cases
 /// of `examples/studies/robust_accuracy` only (DTI cca, Adelaide Mondays, S-1..S-4, their subsamples and
 /// two simulated rough-curve families; never the held-out data). A function of y and public
-/// quantities (v, κ, the grid, whether the ceiling was used): post-processing.
+/// quantities (the `v_k`, κ, the grid, whether the ceiling was used): post-processing.
 pub(crate) fn guarded_sure(
     y: &[f64],
     v: &[f64],
@@ -174,10 +176,11 @@ const TAIL_TEST: f64 = 1.5;
 /// when [`guarded_sure`] releases the centre). The centre's error in the basis is `Σ m_k²`; split it
 /// with the selected candidate's shrinkage `ŝ` as `Σ (2ŝ_k - ŝ_k²) m_k² + Σ (1 - ŝ_k)² m_k²`. The
 /// first part (the signal the candidate would capture) is estimated without bias by
-/// `Σ (2ŝ_k - ŝ_k²)(y_k² - v)`, whose weights sit on the leading coefficients, so its standard
-/// deviation is far below that of the flat `Σ (y_k² - v)`; the second part (the coefficients the
-/// candidate discards) by `T = Σ (1 - ŝ_k)² (y_k² - v)` only when T exceeds 1.5 of its null standard
-/// deviations `(κ - 1)^{1/2} v (Σ (1 - ŝ_k)⁴)^{1/2}` (a pre-test estimate: a tail that is only
+/// `Σ (2ŝ_k - ŝ_k²)(y_k² - v_k)` (`v_k` the noise variance of coefficient k), whose weights sit on
+/// the leading coefficients, so its standard deviation is far below that of the flat
+/// `Σ (y_k² - v_k)`; the second part (the coefficients the candidate discards) by
+/// `T = Σ (1 - ŝ_k)² (y_k² - v_k)` only when T exceeds 1.5 of its null standard deviations
+/// `((κ - 1) Σ v_k² (1 - ŝ_k)⁴)^{1/2}` (a pre-test estimate: a tail that is only
 /// noise adds nothing, a tail with signal, e.g. rough records, is counted). With ŝ = 0 (the
 /// centre selected) this is the flat SURE of the centre behind the same test. Downward biased by
 /// at most the undetected tail; on the tuning cases the mean estimate is within 2x of the realised

@@ -30,7 +30,7 @@ const TRUNCATION_KNEE: f64 = 150.0;
 /// **The soft tail** (docs/DESIGN.md section 16.9; [`TunedSetup::soft_tail`]): after the leading
 /// `J_a = max(4, round(0.8 (n ε)^0.6))` components, the rest of the matched block counts with weight
 /// [`TAIL_WEIGHT`] in the clip norm. Where the truncation keeps more than `J_a` components (above its
-/// knee, n ε > 150, or the whole basis from n ε ≈ 765), the records' rough trailing coefficients
+/// knee, from n ε ≈ 196 with the rounding, or the whole basis from n ε ≈ 765), the records' rough trailing coefficients
 /// then cost the bound half as much, and the signal there is still released (with twice the noise
 /// sd). Set on the cells of `examples/studies/robust_accuracy` only: weights 1/2 and 1/4, scales
 /// 0.75 / 0.8 / 0.85 measured; 1/4 loses the own error estimate (SURE's variance on the noisier
@@ -81,6 +81,9 @@ pub(super) struct TunedSetup {
     pub(super) family: FamilyChoice,
     /// The basis's leading blocks, truncated once for the candidates at every bound.
     pub(super) blocks: LeadingBlocks,
+    /// The weight of each matched component in the clip norm when the soft tail applies (section
+    /// 16.9), set once when the mechanism is built.
+    pub(super) weights: Option<Vec<f64>>,
 }
 
 /// **The stages of a tuned mean**, each a mechanism owning its guarantee: the bound (`None`: a
@@ -217,9 +220,8 @@ impl TunedSetup {
             Some(r) => r.iter().map(|r| (hi - r).abs().max((r - lo).abs())).fold(0.0, f64::max),
             None => lo.abs().max(hi.abs()),
         };
-        let weights = self.component_weights();
         let (ceiling, search) = self.given;
-        let block = radius * crate::frame::coefficient_l1_factors(&self.basis, weights.as_deref()).0;
+        let block = radius * crate::frame::coefficient_l1_factors(&self.basis, self.component_weights()).0;
         if !(block.is_finite() && block > 0.0 && block < ceiling.value()) {
             return Ok(None);
         }
@@ -269,7 +271,12 @@ impl TunedSetup {
 
     /// The weight of each matched component in the clip norm (1 before the soft tail,
     /// [`TAIL_WEIGHT`] in it), or `None` without a soft tail.
-    pub(super) fn component_weights(&self) -> Option<Vec<f64>> {
+    pub(super) fn component_weights(&self) -> Option<&[f64]> {
+        self.weights.as_deref()
+    }
+
+    /// [`component_weights`](Self::component_weights) from the rule, for `build` to store once.
+    pub(super) fn soft_tail_weights(&self) -> Option<Vec<f64>> {
         let start = self.soft_tail()?;
         Some((0..self.basis.len()).map(|k| if k < start { 1.0 } else { TAIL_WEIGHT }).collect())
     }
@@ -278,7 +285,7 @@ impl TunedSetup {
     /// (exact: powers of two), and the noise variance of each, `v / w_k²`.
     pub(super) fn unweighted(&self, z: &[f64], v: f64) -> (Vec<f64>, Vec<f64>) {
         let y = match self.component_weights() {
-            Some(w) => z.iter().zip(&w).map(|(z, w)| z / w).collect(),
+            Some(w) => z.iter().zip(w).map(|(z, w)| z / w).collect(),
             None => z.to_vec(),
         };
         (y, self.noise_variances(v))
@@ -299,7 +306,7 @@ impl TunedSetup {
     pub(super) fn shrinkage_eigenvalues(&self) -> Vec<f64> {
         let l = self.basis.eigenvalues();
         match self.component_weights() {
-            Some(w) => l.iter().zip(&w).map(|(l, w)| l * w.powf(2.0 / self.eta)).collect(),
+            Some(w) => l.iter().zip(w).map(|(l, w)| l * w.powf(2.0 / self.eta)).collect(),
             None => l.to_vec(),
         }
     }
@@ -341,7 +348,7 @@ impl TunedSetup {
         };
         let sums = ClippedSums::new(self.kind.norm(), &grid, width, range)?;
         let sums = match self.component_weights() {
-            Some(weights) => sums.with_scales(weights)?,
+            Some(weights) => sums.with_scales(weights.to_vec())?,
             None => sums,
         };
         let sums = match self.pointwise()? {

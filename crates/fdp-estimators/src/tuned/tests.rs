@@ -679,18 +679,92 @@ fn the_soft_tail_weighs_the_trailing_components_only_above_the_knee() {
         assert!((top[k] - expected).abs() <= 1e-9 * (1.0 + mean[k].abs()), "{k}: {} {expected}", top[k]);
     }
     assert!(top[25..33].iter().any(|z| z.abs() > 0.0));
-    // The release says so, stays finite, and its band widens where the noise is doubled.
+    // The release says so and stays finite.
     let release = m.privatize(&summary, &mut NoiseRng::seeded(2), Charge::unaccounted()).unwrap();
     let stage = release.metadata().stages.iter().find(|s| s.stage == "release").unwrap();
     assert!(stage.outcome.contains("components 26 to 33") && stage.outcome.contains("soft tail"), "{}", stage.outcome);
     assert!(release.curve().iter().all(|v| v.is_finite()));
     assert_eq!(release.coefficients().len(), b.len());
+    // The shrinkage treats a tail coefficient's noise as 4x: s_k = λ_k^η / (λ_k^η + 4ψ) there.
+    let (eta, psi) = (m.setup.eta, 1e-3);
+    let s = rkhs_shrinkage(&m.setup.shrinkage_eigenvalues(), eta, psi);
+    for (k, l) in m.setup.basis.eigenvalues().iter().enumerate() {
+        let expected = l.powf(eta) / (l.powf(eta) + if k < 25 { psi } else { 4.0 * psi });
+        assert!((s[k] - expected).abs() <= 1e-12, "{k}: {} {expected}", s[k]);
+    }
+    // Its pointwise band is the noise of each coefficient at its own variance, v / w_k², shrunk.
+    let tau = release.metadata().clipping.unwrap().value();
+    let v = m.setup.matched_noise(tau, m.epsilons().2).unwrap().variance();
+    let s = match release.metadata().regularisation {
+        Some(r) => rkhs_shrinkage(&m.setup.shrinkage_eigenvalues(), eta, r.psi()),
+        None => vec![0.0; 33],
+    };
+    let sd: Vec<f64> = (0..33).map(|k| s[k] * (v * if k < 25 { 1.0 } else { 4.0 }).sqrt()).collect();
+    if let Some(expected) = fdp_functional::pointwise_noise_sd(&m.setup.basis, &sd) {
+        let band = release.output().noise_sd().unwrap();
+        assert!(band.iter().zip(&expected).all(|(a, e)| (a - e).abs() <= 1e-9 * e.abs()));
+    }
+    // The post-processing reads each coefficient's own variance: on coefficients drawn at the
+    // marginal likelihood's own model at the path's last ψ0 = λ_33^η (each y_k its marginal sd,
+    // v_k / (1 - s_k)), ψ0 is fitted, the tail coefficients are kept in part, and the release's own
+    // estimate is SURE with v_k (plus the truncation's prior tail), not with one common v.
+    let shrinkage_eigenvalues = m.setup.shrinkage_eigenvalues();
+    let psi0 = m.setup.basis.eigenvalues()[32].powf(eta);
+    let s0 = rkhs_shrinkage(&shrinkage_eigenvalues, eta, psi0);
+    let variances = m.setup.noise_variances(v);
+    let y: Vec<f64> = (0..33).map(|k| (variances[k] / (1.0 - s0[k])).sqrt()).collect();
+    let choice = m.setup.tune_released(&y, v, 6.0, tau, false);
+    assert_eq!(choice.fitted_psi, psi0);
+    assert!(choice.shrink[28] > 0.1, "{}", choice.shrink[28]);
+    let sure = |v: &[f64]| -> f64 {
+        (0..33).map(|k| (1.0 - s0[k]).powi(2) * (y[k] * y[k] - v[k]) + s0[k] * s0[k] * v[k]).sum::<f64>().max(0.0)
+    };
+    let kept = m.setup.basis.eigenvalues();
+    let dropped = kept[32].powf(eta - 1.0) * b.eigenvalues()[33..].iter().sum::<f64>();
+    let expected = sure(&variances) + 3.0 * v / psi0 * dropped;
+    assert!((choice.risk / expected - 1.0).abs() < 1e-9, "{} {expected}", choice.risk);
+    let common = sure(&vec![v; 33]) + 3.0 * v / psi0 * dropped;
+    assert!((choice.risk / common - 1.0).abs() > 0.01, "{} {common}", choice.risk);
+    // The oracle's risk of keeping every coefficient (ψ = 0, no bias against its own clipped mean)
+    // is the noise at each coefficient's variance: 25 v + 8 · 4v.
+    let width = m.setup.width();
+    let mean = &summary[1 + 63 * width..1 + 64 * width];
+    let (unweighted, _) = m.setup.unweighted(mean, 0.0);
+    let target = m.setup.basis.synthesize(&unweighted).unwrap();
+    let ceiling = m.setup.ceiling.value();
+    let risks = m.setup.candidate_risks(ceiling, 3.0, mean, &target).unwrap();
+    let v_full = m.setup.matched_noise(ceiling, 3.0).unwrap().variance();
+    assert_eq!(risks[0].0, 0.0);
+    assert!((risks[0].1 / (57.0 * v_full) - 1.0).abs() < 1e-9, "{} {}", risks[0].1, 57.0 * v_full);
     // The preview counts the tail's noise at its variance, 25 + 4 · 8 = 57 coefficient variances,
     // beside the dropped components' F².
     let (_, _, eps_release) = m.epsilons();
     let v = 2.0 * (2.0 * 1e4 / 100.0 / eps_release).powi(2);
     let noise = m.accuracy().expected_sq_error - 1e8;
     assert!(noise >= 57.0 * v * 0.999 && noise <= 57.0 * v * 1.01, "{noise} {}", 57.0 * v);
+}
+
+/// The selection with unequal noise variances (the soft tail, section 16.9): the release's own
+/// estimate is SURE with each coefficient's variance, its band `2 (Σ s_k² v_k)^{1/2}`, and both
+/// differ from what one common variance would give.
+#[test]
+fn the_selection_reads_each_coefficients_own_variance() {
+    let b = basis(40);
+    let lambdas = b.eigenvalues();
+    let eta = 1.25;
+    let grid = rkhs_path(lambdas, eta);
+    let y: Vec<f64> =
+        (0..lambdas.len()).map(|k| 3.0 / (1.0 + k as f64) + if k % 2 == 0 { 0.4 } else { -0.3 }).collect();
+    let v: Vec<f64> = (0..y.len()).map(|k| if k < 6 { 0.05 } else { 0.2 }).collect();
+    let choice = guarded_sure(&y, &v, 6.0, lambdas, eta, &grid, false);
+    assert!(choice.psi.is_finite(), "a clear signal is not the centre");
+    let s = rkhs_shrinkage(lambdas, eta, choice.psi);
+    let sure: f64 = (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v[k]) + s[k] * s[k] * v[k]).sum();
+    assert!((choice.risk - sure.max(0.0)).abs() <= 1e-12 * sure.abs().max(1.0), "{} {sure}", choice.risk);
+    let band = 2.0 * (0..y.len()).map(|k| s[k] * s[k] * v[k]).sum::<f64>().sqrt();
+    assert!((choice.band - band).abs() <= 1e-12 * band);
+    let common = guarded_sure(&y, &vec![0.05; y.len()], 6.0, lambdas, eta, &grid, false);
+    assert!((common.risk - choice.risk).abs() > 1e-6 || (common.band - choice.band).abs() > 1e-6);
 }
 
 #[test]
@@ -730,8 +804,8 @@ fn with_a_range_the_block_searches_below_its_own_ceiling_with_the_floor_kept() {
     // With the soft tail the tail counts at its weight; every rebuild starts from the given frame.
     let tail = door(100, 3.0);
     assert_eq!((tail.truncation(), tail.soft_tail()), (Some(33), Some(25)));
-    let weights = tail.setup.component_weights().unwrap();
-    let (weighted, _) = crate::frame::coefficient_l1_factors(&tail.setup.basis, Some(&weights));
+    let weights = tail.setup.component_weights().unwrap().to_vec();
+    let (weighted, _) = crate::frame::coefficient_l1_factors(&tail.setup.basis, Some(&weights[..]));
     assert!((tail.setup.ceiling.value() - 2.5 * weighted).abs() <= 1e-12 * tail.setup.ceiling.value());
     let again = tail.clone().with_family(FamilyChoice::Matched).unwrap();
     assert_eq!((again.setup.ceiling, again.setup.search), (tail.setup.ceiling, tail.setup.search));
