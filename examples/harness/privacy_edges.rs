@@ -485,6 +485,7 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             .within(lo, hi)?
             .with_bound_search(BoundSearch::down_to(ratio)?)?;
         assert_eq!(door.truncation(), Some(5));
+        assert!(door.ceiling().value() < frame.value() / 2.0, "the block's own ceiling is searched below");
         let s = curve_summaries(&door, &base, &records)?;
         let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
             Ok(door.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))

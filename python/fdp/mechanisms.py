@@ -230,7 +230,8 @@ class MeanCurve:
         mechanism's norm follows from it (``R``, ``R·√|T|`` or ``R·min(Σ_k Σ_i |w_i φ_k(t_i)|,
         √(J·|T|))`` in the sup, L2 and coefficient-l1 norms, ``R`` the largest distance from the
         centre to an end, ``|T|`` the grid's total weight); the default ICLP-RKHS then searches
-        its private bound below the same ceiling of the components it keeps.
+        its private bound below the same ceiling of the components it keeps (also below a given
+        ``bound`` when that ceiling is lower: every in-range curve is within it).
         Private tuning only.
     delta:
         δ of the Gaussian process.

@@ -25,7 +25,9 @@
 //!   components with `R = 1/2`: 4.8 against 41.9).
 //!
 //! All three are computed from public quantities (the range, the centre, the grid's weights and
-//! the basis), so using them costs no privacy.
+//! the basis), so using them costs no privacy. Bessel's inequality needs the eigenfunctions
+//! orthonormal in the grid's weighted inner product `Σ_i w_i f(t_i) g(t_i)`, which every basis
+//! the library builds is (Nyström, randomized and structured solvers, tensor grids, truncations).
 
 use fdp_core::error::public_range;
 use fdp_core::{ClipNorm, ClippingBound, Error, Result};

@@ -68,8 +68,11 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
     /// mean in the range. When the binned family can be chosen, the larger of that noise and the
     /// binned family's before shrinkage, `2 b² Σ w_i` (its binning bias is not included; the
     /// diameter caps both). When the matched family keeps only the leading `J*` components
-    /// ([`TunedMean::truncation`]), it adds `F²` (F the ceiling): for records within the ceiling
-    /// the energy of their mean's dropped components is at most `(Σ_{k>J*} |m_k|)² ≤ F²`. It is not an estimate: the realised error is typically 2-300x lower
+    /// ([`TunedMean::truncation`]), it adds `F²` (F the ceiling as given, over the whole basis):
+    /// for records within it the energy of their mean's dropped components is at most
+    /// `(Σ_{k>J*} |m_k|)² ≤ F²`; with a range, at most `R² Σ w_i` if smaller (Bessel, R the largest
+    /// distance from the reference to an end of the range). It is not an estimate: the realised
+    /// error is typically 2-300x lower
     /// (`docs/design-notes/robust-after.txt`); each release carries its own estimate in its
     /// `accuracy` stage.
     fn accuracy(&self) -> Accuracy {
@@ -169,9 +172,17 @@ impl TunedSetup {
             }
             _ => 0.0,
         };
-        // The small-n ε truncation drops the components beyond J*: for records within the
-        // ceiling (the assumption of this bound) their mean's energy there is at most `F²`.
-        let dropped = if self.is_truncated() { ceiling * ceiling } else { 0.0 };
+        // The small-n ε truncation drops the components beyond J*: for records within the given
+        // ceiling F over the whole basis (the assumption of this bound) their mean's energy there is
+        // at most `(Σ_{k>J*} |m_k|)² ≤ F²`, and for a mean in a public range at most its squared
+        // L²(w) distance from the reference, `R² Σ w_i` (Bessel). Not the block's own ceiling,
+        // which bounds only the kept components.
+        let given = self.given.0.value();
+        let dropped = match (self.is_truncated(), self.range_radius()) {
+            (false, _) => 0.0,
+            (true, Some(radius)) => (given * given).min(radius * radius * total),
+            (true, None) => given * given,
+        };
         let diameter = self.range.map_or(f64::INFINITY, |(lo, hi)| (hi - lo).powi(2) * total);
         Accuracy::at_most((noise + dropped).max(binned).min(diameter))
     }

@@ -263,7 +263,15 @@ impl TunedMean {
     /// family keeps only the leading components, [`truncation`](Self::truncation)). The choice is a function of
     /// the bound stage's output and public quantities: **post-processing**. Both families' releases
     /// are ε_release-DP for every bound the first stage can choose, so by sequential composition
-    /// the pipeline is ε-DP with the same stages (bound, release) and budgets as without a range.
+    /// the pipeline is ε-DP with the same stages (bound, release).
+    ///
+    /// **The block's own frame** (docs/DESIGN.md section 16.10). With a range, ICLP-RKHS searches
+    /// its private bound below the ceiling of the components it keeps, `F_b = R min(Σ_k w_k Σ_i
+    /// |w_i φ_k(t_i)|, (Σ_k w_k² Σ_i w_i)^{1/2})` (R the largest distance from the reference to an
+    /// end of the range; [`ceiling`](Self::ceiling)), when that is below the ceiling given — also
+    /// a bound given by hand: every in-range record is within `F_b` — with the floor of the given
+    /// search kept, so the bound stage's search is narrower and the budget split gives the release
+    /// more of ε. Public values, fixed here.
     pub fn within(self, lo: f64, hi: f64) -> Result<Self> {
         let range = Some(public_range(lo, hi)?);
         self.rebuilt(|setup| setup.range = range)
@@ -304,6 +312,12 @@ impl TunedMean {
     /// the split.
     pub fn soft_tail(&self) -> Option<usize> {
         self.setup.soft_tail()
+    }
+
+    /// The ceiling the private bound is searched below: the one given, or with a public range the
+    /// kept components' own ceiling when lower ([`within`](Self::within)). Public.
+    pub fn ceiling(&self) -> ClippingBound {
+        self.setup.ceiling
     }
 
     /// Centre records at a public reference curve before clipping (added back to the release).

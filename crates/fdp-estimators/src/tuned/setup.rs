@@ -29,10 +29,10 @@ const TRUNCATION_KNEE: f64 = 150.0;
 
 /// **The soft tail** (docs/DESIGN.md section 16.9; [`TunedSetup::soft_tail`]): after the leading
 /// `J_a = max(4, round(0.8 (n ε)^0.6))` components, the rest of the matched block counts with weight
-/// [`TAIL_WEIGHT`] in the clip norm. Where the truncation keeps more than `J_a` components (above its
-/// knee, from n ε ≈ 196 with the rounding, or the whole basis from n ε ≈ 765), the records' rough trailing coefficients
-/// then cost the bound half as much, and the signal there is still released (with twice the noise
-/// sd). Set on the cells of `examples/studies/robust_accuracy` only: weights 1/2 and 1/4, scales
+/// [`TAIL_WEIGHT`] in the clip norm. Where the truncation keeps more than `J_a` components (above
+/// its knee, from n ε ≈ 196 with the rounding, or the whole basis from n ε ≈ 765), the records'
+/// rough trailing coefficients then cost the bound half as much, and the signal there is still
+/// released (with twice the noise sd). Set on the cells of `examples/studies/robust_accuracy` only: weights 1/2 and 1/4, scales
 /// 0.75 / 0.8 / 0.85 measured; 1/4 loses the own error estimate (SURE's variance on the noisier
 /// tail: on DTI 1.25-1.53x → 3.7-4.7x at the scale 0.7); 0.75 puts `J_a` = 23 below S-4's
 /// 25-component mean at n ε = 300 (1.66x its error); extending the weighted tail below the knee
@@ -198,7 +198,7 @@ impl TunedSetup {
 
     /// The bound's share of ε with the search as given (what the truncation and the soft tail are
     /// decided on, before [`block_frame`](Self::block_frame) narrows the search: no circularity).
-    fn given_bound_share(&self) -> f64 {
+    pub(super) fn given_bound_share(&self) -> f64 {
         let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
         self.split.bound_share(self.n, self.epsilon.get(), pilot_share, self.given.1.floor_ratio.ln())
     }
@@ -210,23 +210,39 @@ impl TunedSetup {
     /// φ_k(t_i)|, (Σ_k w_k² Σ_i w_i)^{1/2})` (the triangle inequality, or Cauchy–Schwarz and Bessel,
     /// as for [`crate::frame::ceiling_from_range`] over the whole basis).
     /// When `F_b` is below the given ceiling F, the search runs below `F_b` instead, its floor kept
-    /// where it was (`F / ρ`: the ratio becomes `max(10, ρ F_b / F)`), so the bound stage's
-    /// log-range, and with it its noise, shrinks by `ln(F / F_b)`. `None` otherwise (no range,
-    /// another kind, or `F_b >= F`). Public: the range, the reference, the grid's weights and the
+    /// where it was (`F / ρ`: the ratio becomes `max(min(10, ρ), ρ F_b / F)`), so the bound
+    /// stage's log-range, and with it its noise, shrinks by up to `ln(F / F_b)` and never grows.
+    /// `None` otherwise (no range, another kind, `F_b >= F`, or a narrower search whose budget
+    /// split would buy a bound where the given one does not, or the reverse: the truncation was
+    /// decided on the given one). Public: the range, the reference, the grid's weights and the
     /// block.
     pub(super) fn block_frame(&self) -> Result<Option<(ClippingBound, BoundSearch)>> {
-        let (Some((lo, hi)), TunedKind::IclpRkhs) = (self.range, self.kind) else { return Ok(None) };
-        let radius = match &self.reference {
-            Some(r) => r.iter().map(|r| (hi - r).abs().max((r - lo).abs())).fold(0.0, f64::max),
-            None => lo.abs().max(hi.abs()),
-        };
+        let (Some(radius), TunedKind::IclpRkhs) = (self.range_radius(), self.kind) else { return Ok(None) };
         let (ceiling, search) = self.given;
         let block = radius * crate::frame::coefficient_l1_factors(&self.basis, self.component_weights()).0;
         if !(block.is_finite() && block > 0.0 && block < ceiling.value()) {
             return Ok(None);
         }
-        let ratio = (search.floor_ratio * block / ceiling.value()).max(BLOCK_FRAME_MIN_RATIO);
-        Ok(Some((ClippingBound::new(block, self.kind.norm())?, search.with_floor_ratio(ratio))))
+        // Never wider than the given search: a given ratio below 10 stays.
+        let ratio = (search.floor_ratio * block / ceiling.value()).max(BLOCK_FRAME_MIN_RATIO.min(search.floor_ratio));
+        let frame = (ClippingBound::new(block, self.kind.norm())?, search.with_floor_ratio(ratio));
+        // The truncation and the soft tail were decided on a bought bound (the given search's
+        // share); the narrower search must not change that (its share's threshold moves with the
+        // search's width): otherwise the given frame stays.
+        let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
+        let share = self.split.bound_share(self.n, self.epsilon.get(), pilot_share, frame.1.floor_ratio.ln());
+        Ok(((share > 0.0) == (self.given_bound_share() > 0.0)).then_some(frame))
+    }
+
+    /// The largest distance `R = max_i max(|hi - r_i|, |r_i - lo|)` from the reference `r` (0
+    /// without one) to an end of the public range, if there is one: every in-range record's
+    /// deviation from the reference is at most R at every grid point.
+    pub(super) fn range_radius(&self) -> Option<f64> {
+        let (lo, hi) = self.range?;
+        Some(match &self.reference {
+            Some(r) => r.iter().map(|r| (hi - r).abs().max((r - lo).abs())).fold(0.0, f64::max),
+            None => lo.abs().max(hi.abs()),
+        })
     }
 
     pub(super) fn delta(&self) -> Option<Delta> {

@@ -830,6 +830,100 @@ fn with_a_range_the_block_searches_below_its_own_ceiling_with_the_floor_kept() {
     for m in all_kinds(&b, 100, 0.25) {
         assert_eq!(m.setup.ceiling, m.setup.given.0, "{}", m.name());
     }
+    // R is the reference's largest distance to an end of the range, at every grid point: an
+    // off-centre, varying reference (and one partly outside the range) widens it, and a later
+    // `centred_at` is taken into account.
+    let varying: Vec<f64> = (0..b.n_points()).map(|i| -1.0 + 5.0 * i as f64 / b.n_points() as f64).collect();
+    let radius = varying.iter().map(|r| (hi - r).abs().max((r - lo).abs())).fold(0.0, f64::max);
+    assert!(radius > 4.9);
+    let off = door(100, 0.25).centred_at(varying.clone()).unwrap();
+    let (factor, _) = crate::frame::coefficient_l1_factors(&off.setup.basis, None);
+    assert!((off.setup.ceiling.value() - radius * factor).abs() <= 1e-12 * off.setup.ceiling.value());
+    let outside: Vec<f64> = varying.iter().map(|r| r + 2.0).collect();
+    let far = door(100, 0.25).centred_at(outside.clone()).unwrap();
+    let radius = outside.iter().map(|r| (hi - r).abs().max((r - lo).abs())).fold(0.0, f64::max);
+    assert!((far.setup.ceiling.value() - radius * factor).abs() <= 1e-12 * far.setup.ceiling.value());
+    // A narrow given search never widens (ratio 2 stays 2).
+    let narrow = door(100, 0.5).with_bound_search(BoundSearch::down_to(2.0).unwrap()).unwrap();
+    assert!(narrow.setup.search.floor_ratio <= 2.0);
+}
+
+/// The block's frame never changes whether a bound is bought (the truncation was decided on the
+/// given search): where the narrower search's split would spend nothing (or something) and the
+/// given one would not, the given frame stays (the review's case: a given ratio of 14, n ε = 15).
+#[test]
+fn the_block_frame_keeps_the_bound_the_truncation_was_decided_on() {
+    let b = basis(60);
+    let (lo, hi) = (-2.0, 3.0);
+    let given = crate::frame::ceiling_from_range(ClipNorm::CoefficientL1, &b, lo, hi, Some(0.5)).unwrap();
+    let build = |eps: f64, ceiling: ClippingBound, ratio: f64| {
+        TunedMean::iclp_rkhs(&b, 100, Epsilon::new(eps).unwrap(), ceiling)
+            .unwrap()
+            .centred_at(vec![0.5; b.n_points()])
+            .unwrap()
+            .within(lo, hi)
+            .unwrap()
+            .with_bound_search(BoundSearch::down_to(ratio).unwrap())
+            .unwrap()
+    };
+    let mut seen = 0;
+    for (eps, ceiling, ratio) in [
+        (0.15, given, 14.0),
+        (0.15, given, 12.0),
+        (0.2, ClippingBound::coefficient_l1(1000.0).unwrap(), 1000.0),
+        (0.2, ClippingBound::coefficient_l1(1000.0).unwrap(), 2.0),
+    ] {
+        let m = build(eps, ceiling, ratio);
+        let bought = m.epsilons().0 > 0.0;
+        assert_eq!(m.truncation().is_some(), bought, "ε = {eps}, ratio {ratio}");
+        assert_eq!(m.setup.given_bound_share() > 0.0, bought, "ε = {eps}, ratio {ratio}");
+        seen += usize::from(m.setup.ceiling == m.setup.given.0);
+    }
+    assert!(seen >= 1, "the review's cases fall back to the given frame");
+}
+
+/// The preview stays an upper bound when the block's ceiling is small: on a grid of far-apart
+/// clusters (each leading eigenfunction lives on one cluster) with every record at the top of the
+/// range, the mean's energy lies beyond the kept components (the review's counterexample, where
+/// the block's F_b² = 0.28 stood in for it against a realised 0.98).
+#[test]
+fn the_preview_bounds_the_truncated_energy_with_the_given_ceiling() {
+    let (mut points, mut weights) = (Vec::new(), Vec::new());
+    for c in 0..100 {
+        for j in 0..3 {
+            points.push(c as f64 + 0.001 * j as f64);
+            weights.push(1.0 + 0.003 * c as f64);
+        }
+    }
+    let total: f64 = weights.iter().sum();
+    weights.iter_mut().for_each(|w| *w /= total);
+    let grid = Grid::with_weights(points, weights).unwrap();
+    let b = MercerBasis::build(Stationary::matern32(0.01).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
+    let (lo, hi) = (-1.0, 1.0);
+    let given = crate::frame::ceiling_from_range(ClipNorm::CoefficientL1, &b, lo, hi, Some(0.0)).unwrap();
+    let ratio = crate::frame::range_floor_ratio(ClipNorm::CoefficientL1, &b);
+    let n = 100;
+    let m = TunedMean::iclp_rkhs(&b, n, Epsilon::new(0.3).unwrap(), given)
+        .unwrap()
+        .centred_at(vec![0.0; grid.len()])
+        .unwrap()
+        .within(lo, hi)
+        .unwrap()
+        .with_bound_search(BoundSearch::down_to(ratio).unwrap())
+        .unwrap();
+    assert_eq!(m.truncation(), Some(5));
+    let curves = fdp_data::CurveSet::from_flat(grid.clone(), vec![hi; n * grid.len()], None).unwrap().0;
+    let summary = m.summarize(&curves).unwrap();
+    let mut rng = NoiseRng::seeded(7);
+    let realised = (0..30)
+        .map(|_| {
+            let release = m.privatize(&summary, &mut rng, Charge::unaccounted()).unwrap();
+            grid.sq_distance(release.curve(), &vec![hi; grid.len()]).unwrap()
+        })
+        .sum::<f64>()
+        / 30.0;
+    let preview = m.accuracy();
+    assert!(preview.upper_bound && preview.expected_sq_error >= realised, "{} < {realised}", preview.expected_sq_error);
 }
 
 #[test]
