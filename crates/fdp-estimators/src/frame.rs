@@ -43,6 +43,11 @@ use fdp_mercer::MercerBasis;
 /// error of the hand-chosen ceiling; with floor ratio 10: DTI 13x-170x.
 pub const RANGE_SEARCH_FLOOR_RATIO: f64 = 1000.0;
 
+/// The narrowest search a range-derived frame is narrowed to (the default search's ratio, ten):
+/// [`range_floor_ratio`] and the tuned mean's block frame narrow no search below it (a search
+/// given narrower stays as given).
+pub(crate) const NARROWEST_FLOOR_RATIO: f64 = 10.0;
+
 /// The search's floor ratio below [`ceiling_from_range`] in `norm`: [`RANGE_SEARCH_FLOOR_RATIO`],
 /// except in the coefficient l1 norm, where the floor stays at 1/1000 of the triangle bound (where
 /// it was measured) below the tighter Cauchy–Schwarz ceiling: `max(10, 1000 · ceiling / triangle)`
@@ -52,7 +57,7 @@ pub fn range_floor_ratio(norm: ClipNorm, basis: &MercerBasis) -> f64 {
     match norm {
         ClipNorm::CoefficientL1 => {
             let (ceiling, triangle) = coefficient_l1_factors(basis, None);
-            (RANGE_SEARCH_FLOOR_RATIO * ceiling / triangle).max(10.0)
+            (RANGE_SEARCH_FLOOR_RATIO * ceiling / triangle).max(NARROWEST_FLOOR_RATIO)
         }
         _ => RANGE_SEARCH_FLOOR_RATIO,
     }

@@ -176,8 +176,8 @@ impl ClippedSums {
     /// the norm of those same coordinates. Projected records only ([`clipped_sums`] refuses the
     /// scales without a basis).
     pub(crate) fn with_scales(mut self, scales: Vec<f64>) -> Result<Self> {
-        let power_of_two = |w: f64| w > 0.0 && w <= 1.0 && w.is_normal() && (w.to_bits() & ((1u64 << 52) - 1)) == 0;
-        if scales.len() != self.width || !scales.iter().all(|w| power_of_two(*w)) {
+        let scale = |w: f64| w <= 1.0 && fdp_noise::secure::is_power_of_two(w);
+        if scales.len() != self.width || !scales.iter().all(|w| scale(*w)) {
             return Err(EstimatorError::BadParameter {
                 name: "component scales",
                 value: format!("{scales:?}").into(),

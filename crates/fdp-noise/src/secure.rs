@@ -29,6 +29,12 @@ pub fn lattice_step(scale: f64, bits: i32) -> f64 {
     2f64.powi(scale.log2().floor() as i32 - bits)
 }
 
+/// Whether `x` is a positive normal power of two (`2^e`, no mantissa bits): products by it are
+/// exact wherever they stay normal. The lattice steps are; so are the soft tail's weights.
+pub fn is_power_of_two(x: f64) -> bool {
+    x.is_normal() && x > 0.0 && x.to_bits() & ((1u64 << 52) - 1) == 0
+}
+
 fn check_scale(name: &'static str, scale: f64) -> Result<()> {
     if scale.is_finite() && scale > 0.0 && scale > f64::MIN_POSITIVE * 2f64.powi(64) {
         Ok(())
@@ -76,7 +82,7 @@ impl LatticeLaplace {
     pub fn new(scale: f64, step: f64) -> Result<Self> {
         check_scale("laplace scale", scale)?;
         check_scale("lattice step", step)?;
-        if step.to_bits() & ((1u64 << 52) - 1) != 0 || step > scale * 2f64.powi(-20) {
+        if !is_power_of_two(step) || step > scale * 2f64.powi(-20) {
             return Err(NoiseError::BadParameter {
                 name: "lattice step",
                 value: step,
@@ -163,7 +169,7 @@ impl LatticeGaussian {
     pub fn new(sigma: f64, step: f64) -> Result<Self> {
         check_scale("gaussian sigma", sigma)?;
         check_scale("lattice step", step)?;
-        if step.to_bits() & ((1u64 << 52) - 1) != 0 || step > sigma * 2f64.powi(-GAUSSIAN_LATTICE_BITS) {
+        if !is_power_of_two(step) || step > sigma * 2f64.powi(-GAUSSIAN_LATTICE_BITS) {
             return Err(NoiseError::BadParameter {
                 name: "lattice step",
                 value: step,

@@ -39,13 +39,22 @@ pub(crate) fn sure_shrinkage(
     let mut best = (f64::INFINITY, 0.0, vec![1.0; y.len()]);
     for &psi in grid {
         let s = rkhs_shrinkage(eigenvalues, eta, psi);
-        let risk: f64 =
-            (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - variance[k]) + s[k] * s[k] * variance[k]).sum();
+        let risk = sure(y, variance, &s);
         if risk < best.0 {
             best = (risk, psi, s);
         }
     }
     (best.1, best.2)
+}
+
+/// SURE of the shrinkage `s ∘ y` for noise variances `v_k`: `Σ (1 - s_k)²(y_k² - v_k) + s_k² v_k`.
+fn sure(y: &[f64], v: &[f64], s: &[f64]) -> f64 {
+    (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v[k]) + s[k] * s[k] * v[k]).sum()
+}
+
+/// The variance `Σ s_k² v_k` of the noise left in `s ∘ y` (noise variances `v_k`).
+pub(super) fn shrunk_noise(s: &[f64], v: &[f64]) -> f64 {
+    s.iter().zip(v).map(|(s, v)| s * s * v).sum()
 }
 
 /// What [`guarded_sure`] chose, with its own (free) risk estimates.
@@ -126,12 +135,8 @@ pub(crate) fn guarded_sure(
     at_ceiling: bool,
 ) -> SureChoice {
     let c_test = if at_ceiling { CEILING_TEST } else { 0.0 };
-    let sure = |s: &[f64]| -> f64 {
-        (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v[k]) + s[k] * s[k] * v[k]).sum()
-    };
     let shrinks: Vec<Vec<f64>> = grid.iter().map(|psi| rkhs_shrinkage(eigenvalues, eta, *psi)).collect();
-    let risks: Vec<f64> = shrinks.iter().map(|s| sure(s)).collect();
-    let noise = |s: &[f64]| s.iter().zip(v).map(|(s, v)| s * s * v).sum::<f64>();
+    let risks: Vec<f64> = shrinks.iter().map(|s| sure(y, v, s)).collect();
     let evidence: Vec<f64> = shrinks
         .iter()
         .map(|s| (0..y.len()).map(|k| -(1.0 - s[k]).ln() + y[k] * y[k] * (1.0 - s[k]) / v[k]).sum())
@@ -156,7 +161,7 @@ pub(crate) fn guarded_sure(
         risk: risk.max(0.0),
         centre_risk: centre_risk.max(0.0),
         noise_dominated: centre.is_some_and(|c| c == chosen || risks[c] <= risks[chosen]),
-        band: 2.0 * noise(&shrinks[chosen]).sqrt(),
+        band: 2.0 * shrunk_noise(&shrinks[chosen], v).sqrt(),
     }
 }
 
@@ -224,7 +229,7 @@ impl TunedSetup {
                 let s = rkhs_shrinkage(&eigenvalues, self.eta, psi);
                 let smoothed: Vec<f64> = s.iter().zip(&mean).map(|(s, m)| s * m).collect();
                 let bias = grid.sq_distance(&self.basis.synthesize(&smoothed)?, target)?;
-                out.push((psi, bias + s.iter().zip(&v).map(|(s, v)| s * s * v).sum::<f64>()));
+                out.push((psi, bias + shrunk_noise(&s, &v)));
             }
             return Ok(out);
         }

@@ -43,10 +43,6 @@ const TAIL_START_SCALE: f64 = 0.8;
 /// coefficients are exact; section 16.9).
 pub(super) const TAIL_WEIGHT: f64 = 0.5;
 
-/// The smallest floor ratio of the block's frame ([`TunedSetup::block_frame`]): the default
-/// search's.
-const BLOCK_FRAME_MIN_RATIO: f64 = 10.0;
-
 /// Everything a tuned mean's stages read: public quantities only, fixed when it is built.
 #[derive(Debug, Clone)]
 pub(super) struct TunedSetup {
@@ -184,10 +180,8 @@ impl TunedSetup {
     /// and the rest for the release, rounded so that the three never add up to more than ε.
     pub(super) fn split_budget(&self) -> (f64, f64, f64) {
         let eps = self.epsilon.get();
-        let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
-        let log_range = self.search.floor_ratio.ln();
-        let bound = eps * self.split.bound_share(self.n, eps, pilot_share, log_range);
-        let pilot = eps * pilot_share;
+        let bound = eps * self.bound_share_with(&self.search);
+        let pilot = eps * self.pilot_share();
         // The three shares must not add up to more than ε after rounding.
         let mut release = eps - bound - pilot;
         while bound + pilot + release > eps {
@@ -199,8 +193,18 @@ impl TunedSetup {
     /// The bound's share of ε with the search as given (what the truncation and the soft tail are
     /// decided on, before [`block_frame`](Self::block_frame) narrows the search: no circularity).
     pub(super) fn given_bound_share(&self) -> f64 {
-        let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
-        self.split.bound_share(self.n, self.epsilon.get(), pilot_share, self.given.1.floor_ratio.ln())
+        self.bound_share_with(&self.given.1)
+    }
+
+    /// The bound's share of ε with `search` (its log-range `ln(F/f)`, section 12).
+    fn bound_share_with(&self, search: &BoundSearch) -> f64 {
+        self.split.bound_share(self.n, self.epsilon.get(), self.pilot_share(), search.floor_ratio.ln())
+    }
+
+    /// The pilot's share of ε: the split's for the pilot-tuned kinds, 0 for those tuned after the
+    /// release.
+    fn pilot_share(&self) -> f64 {
+        if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot }
     }
 
     /// **The block's own frame** (docs/DESIGN.md section 16.10): with a public range `[lo, hi]`, the
@@ -224,14 +228,13 @@ impl TunedSetup {
             return Ok(None);
         }
         // Never wider than the given search: a given ratio below 10 stays.
-        let ratio = (search.floor_ratio * block / ceiling.value()).max(BLOCK_FRAME_MIN_RATIO.min(search.floor_ratio));
+        let ratio = (search.floor_ratio * block / ceiling.value())
+            .max(crate::frame::NARROWEST_FLOOR_RATIO.min(search.floor_ratio));
         let frame = (ClippingBound::new(block, self.kind.norm())?, search.with_floor_ratio(ratio));
         // The truncation and the soft tail were decided on a bought bound (the given search's
         // share); the narrower search must not change that (its share's threshold moves with the
         // search's width): otherwise the given frame stays.
-        let pilot_share = if self.kind.tunes_after_release() { 0.0 } else { self.split.pilot };
-        let share = self.split.bound_share(self.n, self.epsilon.get(), pilot_share, frame.1.floor_ratio.ln());
-        Ok(((share > 0.0) == (self.given_bound_share() > 0.0)).then_some(frame))
+        Ok(((self.bound_share_with(&frame.1) > 0.0) == (self.given_bound_share() > 0.0)).then_some(frame))
     }
 
     /// The largest distance `R = max_i max(|hi - r_i|, |r_i - lo|)` from the reference `r` (0
