@@ -184,7 +184,7 @@ impl TunedSetup {
                 value - reference(i)
             })
             .collect();
-        let mut choice = SureChoice {
+        let choice = SureChoice {
             psi: f64::NAN,
             fitted_psi: f64::NAN,
             shrink: Vec::new(),
@@ -193,11 +193,10 @@ impl TunedSetup {
             noise_dominated: s == 0.0,
             band: 2.0 * s * (v * total).sqrt(),
         };
-        if let Some((lo, hi)) = self.range {
-            let diameter = (hi - lo).powi(2) * total;
-            choice.risk = choice.risk.min(diameter);
-            choice.centre_risk = choice.centre_risk.min(diameter);
-        }
+        let choice = match self.range {
+            Some((lo, hi)) => choice.capped((hi - lo).powi(2) * total),
+            None => choice,
+        };
         stages.push(StageRecord {
             stage: "release".into(),
             epsilon,

@@ -458,13 +458,10 @@ impl TunedSetup {
             choice.risk += tail;
             choice.centre_risk += tail;
         }
-        if let Some((lo, hi)) = self.range {
-            // No release clamped to the public range is further than its diameter from a mean in it.
-            let diameter = (hi - lo).powi(2) * self.basis.grid().weights().iter().sum::<f64>();
-            choice.risk = choice.risk.min(diameter);
-            choice.centre_risk = choice.centre_risk.min(diameter);
+        match self.range {
+            Some((lo, hi)) => choice.capped((hi - lo).powi(2) * self.basis.grid().weights().iter().sum::<f64>()),
+            None => choice,
         }
-        choice
     }
 
     pub(super) fn parameter_name(&self) -> &'static str {

@@ -68,14 +68,24 @@ pub(crate) struct SureChoice {
     pub risk: f64,
     /// The centre's estimated error ([`centre_error_estimate`]), floored at 0.
     pub centre_risk: f64,
-    /// The estimated gain over the public centre is not significant: the release is the centre,
-    /// or the centre's estimated error is below the chosen candidate's.
+    /// The release is the centre, or no better than it by the estimates it reports: the centre's
+    /// estimated error (`centre_risk`) is not above the release's (`risk`).
     pub noise_dominated: bool,
     /// The L2 half-width `2 (Σ s_k² v_k)^{1/2}` of a ±2 sd band of the released noise.
     pub band: f64,
 }
 
 impl SureChoice {
+    /// Both estimates capped by the range's squared diameter `(hi - lo)² Σ w_i` (no release
+    /// clamped to the range is further than that from a mean in it), and the flag read again on
+    /// the capped numbers, which are the ones reported.
+    pub(super) fn capped(mut self, diameter: f64) -> Self {
+        self.risk = self.risk.min(diameter);
+        self.centre_risk = self.centre_risk.min(diameter);
+        self.noise_dominated |= self.centre_risk <= self.risk;
+        self
+    }
+
     pub(super) fn accuracy_record(&self) -> StageRecord {
         StageRecord {
             stage: "accuracy".into(),
@@ -160,7 +170,10 @@ pub(crate) fn guarded_sure(
         shrink: shrinks[chosen].clone(),
         risk: risk.max(0.0),
         centre_risk: centre_risk.max(0.0),
-        noise_dominated: centre.is_some_and(|c| c == chosen || risks[c] <= risks[chosen]),
+        // The flag reads the two estimates the accuracy stage reports (the centre's is the
+        // low-variance one, not SURE of ψ = ∞ the test used): a candidate that passed the test
+        // can still be flagged.
+        noise_dominated: centre == Some(chosen) || centre_risk.max(0.0) <= risk.max(0.0),
         band: 2.0 * shrunk_noise(&shrinks[chosen], v).sqrt(),
     }
 }
