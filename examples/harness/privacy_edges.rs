@@ -495,11 +495,18 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         // pointwise-clipped binned family (K' bins of records clamped to [-5, 5]) instead of the
         // matched ICLP-RKHS, chosen from the bound stage's release; its release stage is charged
         // against the same ε_release (the adversarial records leave the range in both directions).
+        // It releases the bin means' averaging Haar coefficients: the records that move the contrasts
+        // the most are at one end of the range on some bins and at the other on the rest (each
+        // half, and thirds, both ways).
         let binned =
             TunedMean::iclp_rkhs(&basis, n, Epsilon::new(100.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
                 .within(-5.0, 5.0)?;
-        assert!(binned.binned_candidate().is_some());
-        let s = curve_summaries(&binned, &base, &records)?;
+        assert_eq!(binned.binned_candidate(), Some(2));
+        let k = basis.n_points();
+        let steps = [k / 2, k / 3, 2 * k / 3].into_iter().flat_map(|cut| {
+            [1.0, -1.0].map(|sign| (0..k).map(|i| if i < cut { -5e3 * sign } else { 5e3 * sign }).collect::<Vec<f64>>())
+        });
+        let s = curve_summaries(&binned, &base, &records.iter().cloned().chain(steps).collect::<Vec<_>>())?;
         let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
             Ok(binned.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
         };

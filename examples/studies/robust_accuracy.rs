@@ -2,13 +2,15 @@
 //! with the public range stated here it may switch to its pointwise-clipped binned family, see
 //! `TunedMean::within`) against doing nothing (the public centre), a pointwise-clipped binned Laplace mean, each other
 //! mechanism's privately tuned default and the best-of-families oracle, on the ICLP paper's data,
-//! S-1..S-4, random subsamples of them (n ∈ {30, 100}), two rough-curve scenarios and one with
-//! right-skewed record norms (log-normal amplitudes), at ε ∈ {1/4, 1, 4}.
+//! S-1..S-4, random subsamples of them (n ∈ {30, 100}), two rough-curve scenarios, one with
+//! right-skewed record norms (log-normal amplitudes) and one of smooth sigmoid curves that fill
+//! their range (cumulative proportions; added 2026-11-25, docs/DESIGN.md §16.12), at
+//! ε ∈ {1/4, 1, 4}.
 //!
 //! Every frame is public and chosen from what the measurement is, never from the records: DTI FA
 //! lies in [0, 1] (centre 0.5); Adelaide demand in [0, 3.5] GW; S-1..S-4 within the design's sup
 //! bound of 0; daily counts in [0, 30]; log-periodogram ordinates in [-8, 4]; the skewed
-//! amplitudes in [-30, 30].
+//! amplitudes in [-30, 30]; the sigmoids (proportions) in [0, 1].
 //!
 //! Error: `E||μ̃ − μ̂||²` (L2 with the grid's quadrature weights) against the sample mean μ̂ of the
 //! repaired records, the mean over seeded releases (200 per cell; 20 with `--quick`). One record per
@@ -224,6 +226,26 @@ fn skewed_amplitudes(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
     )
 }
 
+/// Sigmoid curves filling the range (cumulative proportions, dose-response): 60 points, each record
+/// `1 / (1 + exp(-(t - m) / s))` with `m ~ U(0.3, 0.7)`, `s ~ U(0.05, 0.2)`, plus `0.02 Z(t)`
+/// white noise, clamped to [0, 1]: smooth records whose deviation from the range's middle is as
+/// large as the range.
+fn sigmoids(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
+    simulated_records(
+        60,
+        n,
+        seed,
+        |rng| rng.random_range(0.0..1.0),
+        |rng, u, t| {
+            // One uniform draw per record carries both parameters (the location from its first
+            // digits, the scale from the rest), so every record draws the same number of values.
+            let (m, s) = (0.3 + 0.4 * u, 0.05 + 0.15 * (u * 1000.0).fract());
+            let white: f64 = StandardNormal.sample(rng);
+            Ok((1.0 / (1.0 + (-(t - m) / s).exp()) + 0.02 * white).clamp(0.0, 1.0))
+        },
+    )
+}
+
 /// A seeded random subsample of `m` records.
 fn subsample(curves: &CurveSet, m: usize, seed: u64) -> CurveSet<'static> {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -285,11 +307,14 @@ fn problems(quick: bool, data: Option<&std::path::Path>) -> AnyResult<Vec<Proble
         };
         push_with_subsamples(p, &mut out);
     }
-    for (label, centre, half) in [("counts", 15.0, 15.0), ("logspec", -2.0, 6.0), ("skewed", 0.0, 30.0)] {
+    for (label, centre, half) in
+        [("counts", 15.0, 15.0), ("logspec", -2.0, 6.0), ("skewed", 0.0, 30.0), ("sigmoid", 0.5, 0.5)]
+    {
         for &n in &[30usize, 100, 300] {
             let curves = match label {
                 "counts" => poisson_counts(n, 500 + n as u64)?,
                 "logspec" => log_periodograms(n, 600 + n as u64)?,
+                "sigmoid" => sigmoids(n, 800 + n as u64)?,
                 _ => skewed_amplitudes(n, 700 + n as u64)?,
             };
             let basis = basis_on(curves.grid().clone())?;

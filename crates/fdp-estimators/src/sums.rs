@@ -62,9 +62,17 @@ pub(crate) struct ClippedSums {
 /// replaced by the midpoint `m = (lo + hi)/2`, the public default), averaged with the quadrature
 /// weights over `bins` contiguous bins of grid points, minus `m`. Each entry is a convex combination
 /// of values in `[lo, hi]` minus `m`, clamped again to `[-R, R]`, `R = (hi - lo)/2` (so no rounding
-/// of the average can leave it): replacing one record moves each bin's mean by at most `2R/n`,
-/// the vector of bin means by at most `2 R bins / n` in l1 — a sensitivity that follows from the
-/// public range alone, whatever the records' roughness.
+/// of the average can leave it): replacing one record moves each bin's mean by at most `2R/n` — a
+/// sensitivity that follows from the public range alone, whatever the records' roughness.
+///
+/// **What is released is the bin means in the averaging Haar basis** ([`haar`](Self::haar)): their
+/// mean (the level), then for each split of a run of bins into halves `L | R` the contrast
+/// `(mean_L - mean_R)/2`. One record moves the bin means by some `Δ` in the box `[-2R/n, 2R/n]^K`;
+/// `‖HΔ‖₁` is convex in Δ, so its largest value on the box is at a vertex:
+/// `Δ₁ = (2R/n) max_{σ ∈ {±1}^K} ‖Hσ‖₁` ([`vertex_norm`](Self::vertex_norm)): 1 for K = 1 and 2
+/// (the level and the contrast of two bins for the price of one bin mean, where the bin means
+/// themselves cost 2), 11/6 for K = 3. The coordinates are computed from the exact sums' means, a
+/// product by public numbers after them ([`sensitivity`](Self::sensitivity) charges the rounding).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PointwiseBins {
     lo: f64,
@@ -75,6 +83,30 @@ pub(crate) struct PointwiseBins {
     /// `w_i / W_b` for grid point i in bin b (`W_b` the bin's total quadrature weight).
     share: Vec<f64>,
     e_bin: i32,
+    /// `W_b`, each bin's total quadrature weight.
+    weights: Vec<f64>,
+    /// `max_σ ‖Hσ‖₁` over the vertices of `[-1, 1]^K` (the triangle bound K beyond 16 bins).
+    vertex_norm: f64,
+}
+
+/// The largest number of bins whose Haar vertex norm is found by enumerating the `2^K` vertices;
+/// beyond it the triangle bound `K` (each row of H has l1 norm 1) is used.
+const VERTEX_ENUMERATION_MAX_BINS: usize = 16;
+
+/// The runs of bins the averaging Haar tree splits, in the order of its contrasts (pre-order):
+/// `[a, b)` into `[a, c) | [c, b)`, `c = (a + b)/2`, for every run of at least two bins.
+fn haar_splits(k: usize) -> Vec<(usize, usize, usize)> {
+    fn visit(a: usize, b: usize, out: &mut Vec<(usize, usize, usize)>) {
+        if b - a >= 2 {
+            let c = (a + b) / 2;
+            out.push((a, c, b));
+            visit(a, c, out);
+            visit(c, b, out);
+        }
+    }
+    let mut out = Vec::new();
+    visit(0, k, &mut out);
+    out
 }
 
 impl PointwiseBins {
@@ -94,7 +126,68 @@ impl PointwiseBins {
         let mut totals = vec![0.0; bins];
         bin_of.iter().zip(weights).for_each(|(b, w)| totals[*b] += w);
         let share = bin_of.iter().zip(weights).map(|(b, w)| w / totals[*b]).collect();
-        Ok(Self { lo, hi, bins, bin_of, share, e_bin: fixed_point_exponent((hi - lo) / 2.0) })
+        let vertex_norm = if bins <= VERTEX_ENUMERATION_MAX_BINS {
+            let vertex =
+                |code: usize| -> Vec<f64> { (0..bins).map(|b| if code >> b & 1 == 1 { 1.0 } else { -1.0 }).collect() };
+            (0..1usize << bins)
+                .map(|code| Self::haar_of(&vertex(code)).iter().map(|h| h.abs()).sum())
+                .fold(0.0, f64::max)
+        } else {
+            bins as f64
+        };
+        let e_bin = fixed_point_exponent((hi - lo) / 2.0);
+        Ok(Self { lo, hi, bins, bin_of, share, e_bin, weights: totals, vertex_norm })
+    }
+
+    /// The averaging Haar coefficients of a bin vector `m` (length K): `mean(m)`, then
+    /// `(mean m[a..c] - mean m[c..b]) / 2` for every split of [`haar_splits`]. Each row has l1
+    /// norm 1, so every coefficient of a vector in `[-R, R]^K` is in `[-R, R]`.
+    fn haar_of(m: &[f64]) -> Vec<f64> {
+        let mean = |a: usize, b: usize| m[a..b].iter().sum::<f64>() / (b - a) as f64;
+        std::iter::once(mean(0, m.len()))
+            .chain(haar_splits(m.len()).into_iter().map(|(a, c, b)| (mean(a, c) - mean(c, b)) / 2.0))
+            .collect()
+    }
+
+    /// The averaging Haar coefficients of the bin vector `m` (see [`haar_of`](Self::haar_of)).
+    pub(crate) fn haar(&self, m: &[f64]) -> Vec<f64> {
+        Self::haar_of(m)
+    }
+
+    /// The bin vector with Haar coefficients `h` (the inverse of [`haar`](Self::haar)): from the
+    /// level down, a run `[a, b)` of mean μ with contrast γ has halves of means
+    /// `μ + 2γ |R|/(b - a)` and `μ - 2γ |L|/(b - a)`.
+    pub(crate) fn unhaar(&self, h: &[f64]) -> Vec<f64> {
+        let mut means = vec![h[0]; self.bins];
+        for ((a, c, b), gamma) in haar_splits(self.bins).into_iter().zip(&h[1..]) {
+            let mu = means[a];
+            let (left, right) = ((c - a) as f64, (b - c) as f64);
+            means[a..c].fill(mu + 2.0 * gamma * right / (left + right));
+            means[c..b].fill(mu - 2.0 * gamma * left / (left + right));
+        }
+        means
+    }
+
+    /// `W_b`, each bin's total quadrature weight.
+    pub(crate) fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// `max_σ ‖Hσ‖₁` over `σ ∈ {±1}^K`: the released coefficients' l1 sensitivity in units of `2R/n`.
+    pub(crate) fn vertex_norm(&self) -> f64 {
+        self.vertex_norm
+    }
+
+    /// **The l1 sensitivity of the released Haar coefficients** for `n` records:
+    /// `(2R/n) max_σ ‖Hσ‖₁` (see the type's docs), with the rounding charged
+    /// ([`fdp_noise::Sensitivity::with_rounding`]): each coefficient is computed from the exact
+    /// sums' means ([`MEAN_ROUNDINGS`] operations) by at most `2K` more (K products and sums by
+    /// public numbers), of absolute value at most R each, so at most `K R` in l1.
+    pub(crate) fn sensitivity(&self, n: usize) -> Result<fdp_noise::Sensitivity> {
+        let k = self.bins as f64;
+        let rounding = MEAN_ROUNDINGS + 2 * self.bins as u32;
+        Ok(fdp_noise::Sensitivity::new(2.0 * self.half() * self.vertex_norm / n.max(1) as f64)?
+            .with_rounding(k * self.half(), rounding)?)
     }
 
     /// The number of bins.
@@ -253,13 +346,14 @@ impl ClippedSums {
         (means, from_fixed(sums[2 * g_count * w], self.e_log) / n)
     }
 
-    /// The mean pointwise bin vector over `n` records (empty without pointwise bins).
-    pub(crate) fn pointwise_means(&self, sums: &[i128], n: usize) -> Vec<f64> {
+    /// The Haar coefficients ([`PointwiseBins::haar`]) of the mean pointwise bin vector over `n`
+    /// records: what the binned family releases (empty without pointwise bins).
+    pub(crate) fn pointwise_coefficients(&self, sums: &[i128], n: usize) -> Vec<f64> {
         let n = n.max(1) as f64;
         match &self.pointwise {
             Some(p) => {
                 let at = self.pointwise_at();
-                sums[at..at + p.bins].iter().map(|s| from_fixed(*s, p.e_bin) / n).collect()
+                p.haar(&sums[at..at + p.bins].iter().map(|s| from_fixed(*s, p.e_bin) / n).collect::<Vec<f64>>())
             }
             None => Vec::new(),
         }
@@ -487,6 +581,51 @@ mod tests {
             }));
         }
         values
+    }
+
+    /// The averaging Haar transform of the binned family: the inverse rebuilds the bins, every row
+    /// has l1 norm 1 (so each coefficient of a vector in `[-R, R]^K` is in `[-R, R]`), and the
+    /// vertex norm is the closed form: 1 for one and two bins, 11/6 for three, at most K, and at
+    /// least the l1 norm of the transform of any point of the box (random points).
+    #[test]
+    fn the_haar_transform_of_the_bins_and_its_vertex_norm() {
+        let weights: Vec<f64> = (0..20).map(|i| 0.02 + 0.01 * (i % 3) as f64).collect();
+        let mut rng = fdp_noise::NoiseRng::seeded(4);
+        let noise = fdp_noise::LatticeLaplace::with_scale(1.0).unwrap();
+        for k in 1..=9 {
+            let bins = PointwiseBins::new(&weights, -2.0, 2.0, k).unwrap();
+            let m: Vec<f64> = (0..k).map(|b| (b as f64 * 1.7).sin()).collect();
+            let back = bins.unhaar(&bins.haar(&m));
+            assert!(back.iter().zip(&m).all(|(x, y)| (x - y).abs() <= 1e-12), "{k}: {back:?} {m:?}");
+            for j in 0..k {
+                let unit: Vec<f64> = (0..k).map(|b| if b == j { 1.0 } else { 0.0 }).collect();
+                let column = bins.haar(&unit);
+                assert!(column.iter().all(|h| h.abs() <= 1.0));
+            }
+            let rows_l1: Vec<f64> = (0..k)
+                .map(|row| {
+                    (0..k).map(|b| bins.haar(&(0..k).map(|c| f64::from(c == b)).collect::<Vec<f64>>())[row].abs()).sum()
+                })
+                .collect();
+            assert!(rows_l1.iter().all(|r| (r - 1.0).abs() <= 1e-12), "{k}: {rows_l1:?}");
+            let norm = bins.vertex_norm();
+            assert!(norm <= k as f64 + 1e-12);
+            for _ in 0..200 {
+                let point: Vec<f64> = (0..k).map(|_| noise.sample(&mut rng).clamp(-1.0, 1.0)).collect();
+                assert!(bins.haar(&point).iter().map(|h| h.abs()).sum::<f64>() <= norm + 1e-12);
+            }
+            let expected = match k {
+                1 | 2 => Some(1.0),
+                3 => Some(11.0 / 6.0),
+                _ => None,
+            };
+            if let Some(e) = expected {
+                assert!((norm - e).abs() <= 1e-12, "{k}: {norm}");
+            }
+            let sensitivity = bins.sensitivity(100).unwrap().get();
+            let plain = 2.0 * bins.half() * norm / 100.0;
+            assert!(sensitivity > plain && sensitivity < plain * (1.0 + 1e-10));
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use fdp_core::{
     Charge, ClipNorm, ClippingBound, Release, ReleaseMetadata, SensitivityNorm, StageLaw, StageMechanism, StageRecord,
 };
 use fdp_functional::{Curve, Representation};
-use fdp_noise::{Epsilon, NoiseRng, Sensitivity, vector::LaplaceVector};
+use fdp_noise::{Epsilon, NoiseRng, vector::LaplaceVector};
 use serde::{Deserialize, Serialize};
 
 use super::TunedKind;
@@ -14,7 +14,7 @@ use super::release::ReleaseMember;
 use super::selection::SureChoice;
 use super::setup::TunedSetup;
 use crate::error::Result;
-use crate::sums::{MEAN_ROUNDINGS, PointwiseBins};
+use crate::sums::PointwiseBins;
 
 /// **Which clipping geometry the privately tuned ICLP-RKHS may use** (issue 23, docs/DESIGN.md
 /// section 16).
@@ -22,8 +22,10 @@ use crate::sums::{MEAN_ROUNDINGS, PointwiseBins};
 /// Clipping in the coefficient-l1 norm of a smooth kernel's basis suits smooth records; for rough
 /// records (daily counts, log-periodograms) that norm is as large as the whole range, and a
 /// **pointwise-clipped binned Laplace mean** — records clamped to the public range, averaged over
-/// `K' = max(1, round((n ε_release)^{1/3} / 2))` contiguous bins, Laplace noise of scale
-/// `2 R K' / (n ε_release)` per bin, `R = (hi - lo)/2` — is several times more accurate. With
+/// `K' = max(2, round((n ε_release)^{1/3} / 2))` contiguous bins, released as the bin means'
+/// averaging Haar coefficients (level and contrasts) with Laplace noise of scale
+/// `2 R max_σ ‖Hσ‖₁ / (n ε_release)` each (`2R/(n ε_release)` for two bins), `R = (hi - lo)/2` — is
+/// several times more accurate. With
 /// [`FamilyChoice::Private`] (the default) and a public range ([`TunedMean::within`](super::TunedMean::within)), the family is
 /// chosen from the bound stage's released statistic (post-processing; see
 /// [`TunedMean::within`](super::TunedMean::within)); [`FamilyChoice::Matched`] is the matched ICLP-RKHS whatever the data.
@@ -60,6 +62,11 @@ const FAMILY_THRESHOLD_TRUNCATED: f64 = -0.8;
 /// window sent S-4 at n ε = 300 to the binned family often enough to cost it 8.6 %.
 const FAMILY_MAX_N_EPS: f64 = 166.0;
 
+/// At least two bins: in the Haar basis two bins cost what one does (the level at the same noise,
+/// the contrast of the halves at no extra sensitivity, [`PointwiseBins`]), and a single bin can
+/// release no shape at all.
+const MIN_BINS: usize = 2;
+
 impl TunedSetup {
     /// The number of bins `K'` of the pointwise-clipped binned family when it is a candidate
     /// (ICLP-RKHS with [`FamilyChoice::Private`], a public range, a 1-D grid, a private bound bought
@@ -74,7 +81,7 @@ impl TunedSetup {
             && self.basis.grid().dim() == 1
             && eps_bound > 0.0;
         let n_eps = self.n as f64 * eps_release;
-        let bins = ((n_eps.cbrt() / 2.0).round() as usize).clamp(1, self.basis.n_points());
+        let bins = ((n_eps.cbrt() / 2.0).round() as usize).max(MIN_BINS).clamp(1, self.basis.n_points());
         (eligible && n_eps < FAMILY_MAX_N_EPS).then_some(bins)
     }
 
@@ -86,12 +93,18 @@ impl TunedSetup {
         }
     }
 
-    /// The binned family's noise at budget ε: Laplace of scale `2 R K' / (n ε)` per bin (the bin
-    /// means' l1 sensitivity `2 R K'/n`, with the clipped mean's roundings).
+    /// The binned family's noise at budget ε: Laplace of scale `Δ₁/ε` on each Haar coefficient of
+    /// the bin means, `Δ₁ = (2R/n) max_σ ‖Hσ‖₁` ([`PointwiseBins::sensitivity`], the rounding
+    /// charged): `2R/(n ε)` for two bins.
     pub(super) fn binned_noise(&self, bins: &PointwiseBins, epsilon: f64) -> Result<LaplaceVector> {
-        let sensitivity =
-            Sensitivity::of_mean(2.0 * bins.half() * bins.bins() as f64 / self.n as f64, self.n, MEAN_ROUNDINGS)?;
-        Ok(LaplaceVector::new(bins.bins(), sensitivity, Epsilon::new(epsilon)?)?)
+        Ok(LaplaceVector::new(bins.bins(), bins.sensitivity(self.n)?, Epsilon::new(epsilon)?)?)
+    }
+
+    /// The expected squared L2 error `v Σ_b W_b Σ_j (H⁻¹)_{bj}²` of the bin means rebuilt from
+    /// Haar coefficients that each carry noise of variance `v` (no shrinkage).
+    pub(super) fn binned_noise_energy(bins: &PointwiseBins, v: f64) -> f64 {
+        let gram = HaarGram::new(bins);
+        v * (0..bins.bins()).map(|j| gram.at(j, j)).sum::<f64>()
     }
 
     /// **The family choice** (see [`TunedMean::within`](super::TunedMean::within)): the binned
@@ -128,12 +141,12 @@ impl TunedSetup {
     }
 
     /// The release stage of the binned family (see [`TunedMean::within`](super::TunedMean::within)):
-    /// `member`'s Laplace noise on the mean bin vector (deviations from the range's midpoint), then,
-    /// as post-processing,
-    /// positive-part James-Stein shrinkage of the bin means towards the reference's bin means
-    /// (`s = (1 - v Σ W_b / Σ W_b d_b²)_+`, the SURE-optimal common factor, `W_b` the bins'
-    /// quadrature weights, `d_b` the noisy deviations) and linear interpolation between the bins'
-    /// weighted centres; the curve is stored on the basis (its projection).
+    /// `member`'s Laplace noise on the Haar coefficients of the mean bin vector (deviations from the
+    /// range's midpoint; [`PointwiseBins::haar`]), then, as post-processing, SURE shrinkage of their
+    /// deviations from the reference's coefficients (one factor for the level, one for the
+    /// contrasts, [`HaarGram`]), back on the bins ([`PointwiseBins::unhaar`]) and linear
+    /// interpolation between the bins' weighted centres; the curve is stored on the basis (its
+    /// projection). Its own error estimate adds the flat ends' gap to the end bins' slopes.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn binned_release(
         &self,
@@ -149,10 +162,10 @@ impl TunedSetup {
         let v = 2.0 * noise.scale() * noise.scale();
         let grid = self.basis.grid();
         let k = bins.bins();
+        let weight = bins.weights();
         let reference = |i: usize| self.reference.as_ref().map_or(0.0, |r| r[i]);
-        let (mut weight, mut centre, mut base) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+        let (mut centre, mut base) = (vec![0.0; k], vec![0.0; k]);
         for (i, (b, (w, t))) in bins.bin_of().iter().zip(grid.weights().iter().zip(grid.points())).enumerate() {
-            weight[*b] += w;
             centre[*b] += w * t;
             base[*b] += w * reference(i);
         }
@@ -160,13 +173,15 @@ impl TunedSetup {
             centre[b] /= weight[b];
             base[b] /= weight[b];
         }
-        let d: Vec<f64> = (0..k).map(|b| y[b] + bins.mid() - base[b]).collect();
-        let signal: f64 = (0..k).map(|b| weight[b] * d[b] * d[b]).sum();
-        let total: f64 = weight.iter().sum();
-        let sure =
-            |s: f64| -> f64 { (0..k).map(|b| weight[b] * ((1.0 - s).powi(2) * (d[b] * d[b] - v) + s * s * v)).sum() };
-        let s = if signal > 0.0 { (1.0 - v * total / signal).clamp(0.0, 1.0) } else { 0.0 };
-        let values: Vec<f64> = (0..k).map(|b| base[b] + s * d[b]).collect();
+        // The released coefficients are those of the bin means minus the midpoint: their deviations
+        // from the reference's, shrunk by SURE (level and contrasts), back on the bins.
+        let reference_coefficients = bins.haar(&base.iter().map(|m| m - bins.mid()).collect::<Vec<f64>>());
+        let d: Vec<f64> = y.iter().zip(&reference_coefficients).map(|(y, r)| y - r).collect();
+        let gram = HaarGram::new(bins);
+        let shrinkage = gram.shrinkage(&d, v);
+        let factors = shrinkage.factors(k);
+        let deviations = bins.unhaar(&d.iter().zip(&factors).map(|(d, s)| d * s).collect::<Vec<f64>>());
+        let values: Vec<f64> = (0..k).map(|b| base[b] + deviations[b]).collect();
         let curve: Vec<f64> = grid
             .points()
             .iter()
@@ -184,14 +199,40 @@ impl TunedSetup {
                 value - reference(i)
             })
             .collect();
+        let total: f64 = weight.iter().sum();
+        // SURE sees the bin means only. The curve is flat beyond the first and last bins' centres
+        // c_1, c_K; where the rebuilt means slope, the truth likely goes on sloping there: the
+        // squared gap `Σ_{t_i < c_1} w_i (g_1 (c_1 - t_i))² + Σ_{t_i > c_K} w_i (g_K (t_i - c_K))²`
+        // between the flat ends and the end bins' slopes g continued, added to both estimates (the
+        // centre misses the same variation within the bins). Post-processing of the release.
+        let ends: f64 = if k >= 2 {
+            let slope = |a: usize, b: usize| (values[b] - values[a]) / (centre[b] - centre[a]);
+            let (first, last) = (slope(0, 1), slope(k - 2, k - 1));
+            grid.points()
+                .iter()
+                .zip(grid.weights())
+                .map(|(t, w)| {
+                    let gap = if *t < centre[0] {
+                        first * (centre[0] - t)
+                    } else if *t > centre[k - 1] {
+                        last * (t - centre[k - 1])
+                    } else {
+                        0.0
+                    };
+                    w * gap * gap
+                })
+                .sum()
+        } else {
+            0.0
+        };
         let choice = SureChoice {
             psi: f64::NAN,
             fitted_psi: f64::NAN,
             shrink: Vec::new(),
-            risk: sure(s).max(0.0),
-            centre_risk: sure(0.0).max(0.0),
-            noise_dominated: s == 0.0,
-            band: 2.0 * s * (v * total).sqrt(),
+            risk: shrinkage.risk.max(0.0) + ends,
+            centre_risk: gram.sure(&d, v, &[0.0; 2]).max(0.0) + ends,
+            noise_dominated: factors.iter().all(|s| *s == 0.0),
+            band: 2.0 * (v * (0..k).map(|j| factors[j] * factors[j] * gram.at(j, j)).sum::<f64>()).sqrt(),
         };
         let choice = match self.range {
             Some((lo, hi)) => choice.capped((hi - lo).powi(2) * total),
@@ -202,7 +243,7 @@ impl TunedSetup {
             epsilon,
             delta: 0.0,
             outcome: format!(
-                "{k} noisy bin means of the records clamped pointwise to the public range (the binned family; Laplace scale {:.6e})",
+                "the {k} bin means of the records clamped pointwise to the public range, as {k} noisy averaging Haar coefficients (level and contrasts; the binned family; Laplace scale {:.6e})",
                 noise.scale()
             ),
         });
@@ -211,12 +252,14 @@ impl TunedSetup {
             epsilon: 0.0,
             delta: 0.0,
             outcome: format!(
-                "James-Stein shrinkage {s:.4} towards the reference (SURE), linear interpolation between the bins: post-processing"
+                "SURE shrinkage towards the reference of the level by {:.2} and of the contrasts by {:.2}, linear interpolation between the bins: post-processing",
+                shrinkage.level,
+                shrinkage.contrasts
             ),
         });
         stages.push(choice.accuracy_record());
         let coefficients = self.full_basis.project(&curve)?;
-        let sensitivity = 2.0 * bins.half() * k as f64 / self.n as f64;
+        let sensitivity = 2.0 * bins.half() * bins.vertex_norm() / self.n as f64;
         let metadata = ReleaseMetadata {
             clipping: Some(ClippingBound::new(bins.half(), ClipNorm::Sup)?),
             regularisation: None,
@@ -231,5 +274,113 @@ impl TunedSetup {
         let representation = Representation::Basis { basis: self.full_basis.clone(), coefficients };
         let curve = Curve::new(grid.clone(), self.reference.clone(), representation)?;
         Ok(Release::new(curve, metadata))
+    }
+}
+
+/// The shrinkage factors of the binned family's Haar coefficients: one for the level, one shared by
+/// the contrasts, with SURE of the result.
+struct HaarShrinkage {
+    level: f64,
+    contrasts: f64,
+    risk: f64,
+}
+
+impl HaarShrinkage {
+    /// The factor of each of `k` coefficients.
+    fn factors(&self, k: usize) -> Vec<f64> {
+        (0..k).map(|j| if j == 0 { self.level } else { self.contrasts }).collect()
+    }
+}
+
+/// The steps of the public grid `{0, 1/STEPS, ..., 1}` of each shrinkage factor.
+const SHRINKAGE_STEPS: usize = 50;
+
+/// **The Gram matrix of the Haar synthesis in the bins' weights**: `G_jl = Σ_b W_b u_j(b) u_l(b)`,
+/// `u_j` the bin vector of the j-th unit coefficient ([`PointwiseBins::unhaar`]). With deviations
+/// `d = θ + e` (θ the bin means' Haar coefficients minus the reference's, e independent noise of
+/// variance v) and factors s, the rebuilt bin means are off by `Σ_j (s_j d_j - θ_j) u_j`, whose
+/// squared L2 error has expectation `Σ_jl (s_j - 1)(s_l - 1) θ_j θ_l G_jl + v Σ_j s_j² G_jj`;
+/// `d_j d_l - v δ_jl` is unbiased for `θ_j θ_l`, which gives SURE
+/// `Σ_jl (s_j - 1)(s_l - 1) d_j d_l G_jl - v Σ_j (s_j - 1)² G_jj + v Σ_j s_j² G_jj`.
+struct HaarGram {
+    k: usize,
+    g: Vec<f64>,
+}
+
+impl HaarGram {
+    fn new(bins: &PointwiseBins) -> Self {
+        let k = bins.bins();
+        let units: Vec<Vec<f64>> = (0..k)
+            .map(|j| bins.unhaar(&(0..k).map(|l| if l == j { 1.0 } else { 0.0 }).collect::<Vec<f64>>()))
+            .collect();
+        let w = bins.weights();
+        let g = (0..k * k).map(|at| (0..k).map(|b| w[b] * units[at / k][b] * units[at % k][b]).sum()).collect();
+        Self { k, g }
+    }
+
+    fn at(&self, j: usize, l: usize) -> f64 {
+        self.g[j * self.k + l]
+    }
+
+    /// SURE of the factors `(level, contrasts)` on the deviations `d`.
+    fn sure(&self, d: &[f64], v: f64, level_contrasts: &[f64; 2]) -> f64 {
+        let s = |j: usize| if j == 0 { level_contrasts[0] } else { level_contrasts[1] };
+        let mut risk = 0.0;
+        for j in 0..self.k {
+            for l in 0..self.k {
+                risk += (s(j) - 1.0) * (s(l) - 1.0) * d[j] * d[l] * self.at(j, l);
+            }
+            risk += v * (s(j) * s(j) - (s(j) - 1.0).powi(2)) * self.at(j, j);
+        }
+        risk
+    }
+
+    /// The factors of the public grid with the smallest SURE (the first found, scanning from no
+    /// shrinkage towards the reference, on a tie). A function of the release and public numbers.
+    fn shrinkage(&self, d: &[f64], v: f64) -> HaarShrinkage {
+        let grid = |i: usize| i as f64 / SHRINKAGE_STEPS as f64;
+        let mut best = HaarShrinkage { level: 1.0, contrasts: 1.0, risk: f64::INFINITY };
+        for a in (0..=SHRINKAGE_STEPS).rev() {
+            for c in (0..=SHRINKAGE_STEPS).rev() {
+                let risk = self.sure(d, v, &[grid(a), grid(c)]);
+                if risk < best.risk {
+                    best = HaarShrinkage { level: grid(a), contrasts: grid(c), risk };
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SURE of the Haar shrinkage is unbiased: for fixed deviations θ and factors, the mean of
+    /// SURE over noisy draws `d = θ + e` matches the mean realised squared error of the rebuilt bin
+    /// means (unequal bin weights, three bins, Laplace noise).
+    #[test]
+    fn haar_sure_is_unbiased_for_the_error_of_the_rebuilt_bins() {
+        let weights = [0.1, 0.1, 0.2, 0.2, 0.05, 0.15, 0.2];
+        let bins = PointwiseBins::new(&weights, -1.0, 1.0, 3).unwrap();
+        let gram = HaarGram::new(&bins);
+        let theta = [0.3, -0.2, 0.1];
+        let truth = bins.unhaar(&theta);
+        let noise = fdp_noise::LatticeLaplace::with_scale(0.25).unwrap();
+        let v = 2.0 * 0.25 * 0.25;
+        let mut rng = NoiseRng::seeded(5);
+        let draws = 40_000;
+        for factors in [[1.0, 1.0], [0.5, 0.2], [0.0, 0.0], [0.9, 0.0]] {
+            let (mut sure, mut realised) = (0.0, 0.0);
+            for _ in 0..draws {
+                let d: Vec<f64> = theta.iter().map(|t| t + noise.sample(&mut rng)).collect();
+                let s = [factors[0], factors[1], factors[1]];
+                let rebuilt = bins.unhaar(&d.iter().zip(&s).map(|(d, s)| d * s).collect::<Vec<f64>>());
+                realised += (0..3).map(|b| bins.weights()[b] * (rebuilt[b] - truth[b]).powi(2)).sum::<f64>();
+                sure += gram.sure(&d, v, &factors);
+            }
+            let (sure, realised) = (sure / draws as f64, realised / draws as f64);
+            assert!((sure - realised).abs() <= 0.03 * realised.max(0.01), "{factors:?}: {sure} against {realised}");
+        }
     }
 }

@@ -66,7 +66,8 @@ impl Mechanism<CurveSet<'_>> for TunedMean {
     /// shrinkage only lower it), and with a public range ([`TunedMean::within`]) at most the
     /// range's squared diameter `(hi - lo)² Σ w_i`, which no clamped release can exceed against a
     /// mean in the range. When the binned family can be chosen, the larger of that noise and the
-    /// binned family's before shrinkage, `2 b² Σ w_i` (its binning bias is not included; the
+    /// binned family's before shrinkage, `2 b² Σ_j G_jj` (b the scale on each Haar coefficient, G
+    /// the Gram matrix of the Haar synthesis in the bins' weights; its binning bias is not included; the
     /// diameter caps both). When the matched family keeps only the leading `J*` components
     /// ([`TunedMean::truncation`]), it adds `F²` (F the ceiling as given, over the whole basis):
     /// for records within it the energy of their mean's dropped components is at most
@@ -164,12 +165,13 @@ impl TunedSetup {
                 .map(|c| c.accuracy().expected_sq_error)
                 .fold(0.0, f64::max)
         };
-        // The binned family's noise before shrinkage, `2 b² Σ w_i`, when it can be chosen.
+        // The binned family's noise before shrinkage, `2 b² Σ_j G_jj` (its Haar coefficients' noise
+        // rebuilt on the bins), when it can be chosen.
         let total: f64 = self.basis.grid().weights().iter().sum();
         let binned = match self.pointwise() {
-            Ok(Some(bins)) => {
-                self.binned_noise(&bins, eps_release).map_or(f64::INFINITY, |l| 2.0 * l.scale() * l.scale() * total)
-            }
+            Ok(Some(bins)) => self
+                .binned_noise(&bins, eps_release)
+                .map_or(f64::INFINITY, |l| TunedSetup::binned_noise_energy(&bins, 2.0 * l.scale() * l.scale())),
             _ => 0.0,
         };
         // The small-n ε truncation drops the components beyond J*: for records within the given

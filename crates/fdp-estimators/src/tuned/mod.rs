@@ -249,13 +249,16 @@ impl TunedMean {
     ///
     /// **The family choice.** With a range, ICLP-RKHS (unless [`FamilyChoice::Matched`]) may
     /// release a **pointwise-clipped binned Laplace mean** instead: each record clamped to
-    /// `[lo, hi]` pointwise and averaged (quadrature weights) over `K' = max(1, round((n
+    /// `[lo, hi]` pointwise and averaged (quadrature weights) over `K' = max(2, round((n
     /// ε_release)^{1/3} / 2))` contiguous bins of grid points (half the usual `(n ε)^{1/3}`: the
     /// interpolation removes much of the coarse bins' bias; on the cells of
     /// `examples/studies/robust_accuracy` half as many bins had 0.6-0.85x the error), the mean over records
-    /// plus Laplace noise of scale `b = 2 R K' / (n ε_release)` per bin (`R = (hi - lo)/2`; one
-    /// record moves each bin mean by at most `2R/n`, the bin vector by `2 R K'/n` in l1:
-    /// ε_release-DP), shrunk towards the reference by positive-part James-Stein (SURE) and
+    /// released as its K' averaging Haar coefficients (the level, then each run's contrast
+    /// `(mean_L - mean_R)/2`) plus Laplace noise of scale `(2R/(n ε_release)) max_σ ‖Hσ‖₁` each
+    /// (`R = (hi - lo)/2`; one record moves each bin mean by at most `2R/n`, and the l1 norm of
+    /// the coefficients' move is convex, so largest at a vertex of that box: ε_release-DP; two bins
+    /// cost what one bin mean does), shrunk towards the reference by SURE (a factor for the level,
+    /// one for the contrasts) and
     /// interpolated linearly between the bins' centres (both post-processing). It is chosen when
     /// `n ε_release < 166`, a private bound is bought (share > 0) and the bound stage's released
     /// mean clamped log coefficient-l1 norm `L̂` satisfies `L̂ - ln(hi - lo) > -0.25` (rough

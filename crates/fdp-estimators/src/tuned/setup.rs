@@ -381,7 +381,7 @@ impl TunedSetup {
         let (means, log_mean) = layout.means(sums, self.n);
         std::iter::once(log_mean)
             .chain(means.into_iter().flatten())
-            .chain(layout.pointwise_means(sums, self.n))
+            .chain(layout.pointwise_coefficients(sums, self.n))
             .collect()
     }
 

@@ -507,15 +507,19 @@ fn the_binned_family_is_a_candidate_only_where_public_quantities_allow() {
     assert!(built.unwrap().within(-f64::MAX, f64::MAX).is_err());
 }
 
-/// The closed form of the bins' sensitivity: replacing one record moves each bin mean by at
-/// most `2R/n` (R the range's half-width), exactly that between a record at `lo` and one at
-/// `hi`; the exact losses stay within budget.
+/// The closed form of the binned family's sensitivity: replacing one record moves each bin mean by
+/// at most `2R/n` (R the range's half-width), so the released averaging Haar coefficients by at most
+/// `(2R/n) max_σ ‖Hσ‖₁` in l1 — `2R/n` for the two bins here, half what the bin means themselves
+/// would cost. A record at `lo` against one at `hi` moves the level by exactly that, a record at
+/// `lo` on the first half and `hi` on the second against its mirror image moves the contrast by
+/// exactly that; the exact losses stay within budget.
 #[test]
 fn the_binned_family_has_its_closed_form_sensitivity() {
     let b = basis(60);
     let (n, half) = (100usize, 15.0);
     let m = counts_default(&b, n, 1.0);
     let bins = m.binned_candidate().unwrap();
+    assert_eq!(bins, 2);
     let base = rough_counts(n, 6);
     let k = b.n_points();
     let replaced = |record: Vec<f64>| -> Vec<f64> {
@@ -524,29 +528,39 @@ fn the_binned_family_has_its_closed_form_sensitivity() {
         m.summarize(&CurveSet::from_flat(b.grid().clone(), values, None).unwrap().0).unwrap()
     };
     let tail = |s: &[f64]| s[s.len() - bins..].to_vec();
+    let halves = |first: f64, second: f64| (0..k).map(|i| if i < k / 2 { first } else { second }).collect();
     let records = [
         vec![0.0; k],
         vec![30.0; k],
         vec![-1e300; k],
         vec![f64::MAX; k],
+        halves(0.0, 30.0),
+        halves(30.0, 0.0),
         (0..k).map(|i| if i % 2 == 0 { 1e9 } else { -1e9 }).collect(),
+        vec![f64::NAN; k],
     ];
     let summaries: Vec<Vec<f64>> = records.iter().map(|r| replaced(r.clone())).collect();
     let step = 2.0 * half / n as f64;
     for a in &summaries {
         for c in &summaries {
-            for (x, y) in tail(a).iter().zip(tail(c)) {
-                assert!((x - y).abs() <= step * (1.0 + 1e-12), "{x} {y}");
-            }
+            let moved: f64 = tail(a).iter().zip(tail(c)).map(|(x, y)| (x - y).abs()).sum();
+            assert!(moved <= step * (1.0 + 1e-12), "{moved} against {step}");
             for (stage, ratio) in m.stage_losses(a, c).unwrap() {
                 assert!(ratio <= 1.0 + 1e-12, "{stage}: {ratio}");
             }
         }
     }
-    // lo against hi: every bin moves by exactly 2R/n; below lo is lo, above hi is hi.
-    for (x, y) in tail(&summaries[0]).iter().zip(tail(&summaries[1])) {
-        assert!(((y - x) - step).abs() <= 1e-12 * step, "{x} {y}");
-    }
+    let difference = |a: usize, c: usize| -> Vec<f64> {
+        tail(&summaries[c]).iter().zip(tail(&summaries[a])).map(|(y, x)| y - x).collect()
+    };
+    // lo against hi: the level moves by exactly 2R/n, the contrast not at all.
+    let level = difference(0, 1);
+    assert!((level[0] - step).abs() <= 1e-12 * step && level[1].abs() <= 1e-12 * step, "{level:?}");
+    // The halves against their mirror: the contrast (mean of the first half minus the second's, over
+    // 2) moves by exactly 2R/n, the level not at all.
+    let contrast = difference(4, 5);
+    assert!(contrast[0].abs() <= 1e-12 * step && (contrast[1].abs() - step).abs() <= 1e-12 * step, "{contrast:?}");
+    // Below lo is lo, above hi is hi.
     assert_eq!(tail(&summaries[0]), tail(&summaries[2]));
     assert_eq!(tail(&summaries[1]), tail(&summaries[3]));
 }
