@@ -498,19 +498,25 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         // It releases the bin means' averaging Haar coefficients: the records that move the contrasts
         // the most are at one end of the range on some bins and at the other on the rest (each
         // half, and thirds, both ways).
-        let binned =
-            TunedMean::iclp_rkhs(&basis, n, Epsilon::new(100.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
-                .within(-5.0, 5.0)?;
-        assert_eq!(binned.binned_candidate(), Some(2));
+        // At n ε = 150 it has three bins (vertex norm 11/6).
         let k = basis.n_points();
-        let steps = [k / 2, k / 3, 2 * k / 3].into_iter().flat_map(|cut| {
-            [1.0, -1.0].map(|sign| (0..k).map(|i| if i < cut { -5e3 * sign } else { 5e3 * sign }).collect::<Vec<f64>>())
-        });
-        let s = curve_summaries(&binned, &base, &records.iter().cloned().chain(steps).collect::<Vec<_>>())?;
-        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-            Ok(binned.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-        };
-        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_binned_family{tag}"), worst_pair(&s, worst)?));
+        let steps: Vec<Vec<f64>> = [k / 2, k / 3, 2 * k / 3]
+            .into_iter()
+            .flat_map(|cut| {
+                [1.0, -1.0].map(|sign| (0..k).map(|i| if i < cut { -5e3 * sign } else { 5e3 * sign }).collect())
+            })
+            .collect();
+        for (n_eps, bins, name) in [(100.0, 2, ""), (150.0, 3, "_three_bins")] {
+            let binned =
+                TunedMean::iclp_rkhs(&basis, n, Epsilon::new(n_eps / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
+                    .within(-5.0, 5.0)?;
+            assert_eq!(binned.binned_candidate(), Some(bins));
+            let s = curve_summaries(&binned, &base, &records.iter().chain(&steps).cloned().collect::<Vec<_>>())?;
+            let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+                Ok(binned.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+            };
+            out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_binned_family{name}{tag}"), worst_pair(&s, worst)?));
+        }
     }
     Ok(())
 }

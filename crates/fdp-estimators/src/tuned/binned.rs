@@ -182,11 +182,16 @@ impl TunedSetup {
         let factors = shrinkage.factors(k);
         let deviations = bins.unhaar(&d.iter().zip(&factors).map(|(d, s)| d * s).collect::<Vec<f64>>());
         let values: Vec<f64> = (0..k).map(|b| base[b] + deviations[b]).collect();
+        let at_reference = factors.iter().all(|s| *s == 0.0);
         let curve: Vec<f64> = grid
             .points()
             .iter()
             .enumerate()
             .map(|(i, t)| {
+                // Nothing kept: the reference itself (not its bin means interpolated).
+                if at_reference {
+                    return 0.0;
+                }
                 let j = centre.partition_point(|c| c <= t);
                 let value = if j == 0 {
                     values[0]
@@ -203,10 +208,17 @@ impl TunedSetup {
         // SURE sees the bin means only. The curve is flat beyond the first and last bins' centres
         // c_1, c_K; where the rebuilt means slope, the truth likely goes on sloping there: the
         // squared gap `Σ_{t_i < c_1} w_i (g_1 (c_1 - t_i))² + Σ_{t_i > c_K} w_i (g_K (t_i - c_K))²`
-        // between the flat ends and the end bins' slopes g continued, added to both estimates (the
-        // centre misses the same variation within the bins). Post-processing of the release.
-        let ends: f64 = if k >= 2 {
-            let slope = |a: usize, b: usize| (values[b] - values[a]) / (centre[b] - centre[a]);
+        // between the flat ends and the end bins' slopes g continued, added to the release's
+        // estimate (g of the rebuilt bin means) and to the centre's (g of their deviations from the
+        // reference's: what the centre misses there). Post-processing of the release.
+        let ends = |m: &[f64]| -> f64 {
+            if k < 2 {
+                return 0.0;
+            }
+            let slope = |a: usize, b: usize| {
+                let run = centre[b] - centre[a];
+                if run > 0.0 { (m[b] - m[a]) / run } else { 0.0 }
+            };
             let (first, last) = (slope(0, 1), slope(k - 2, k - 1));
             grid.points()
                 .iter()
@@ -222,16 +234,16 @@ impl TunedSetup {
                     w * gap * gap
                 })
                 .sum()
-        } else {
-            0.0
         };
+        let (release_ends, centre_ends) = (if at_reference { 0.0 } else { ends(&values) }, ends(&deviations));
+        let centre_risk = gram.sure(&d, v, &[0.0; 2]).max(0.0) + centre_ends;
         let choice = SureChoice {
             psi: f64::NAN,
             fitted_psi: f64::NAN,
             shrink: Vec::new(),
-            risk: shrinkage.risk.max(0.0) + ends,
-            centre_risk: gram.sure(&d, v, &[0.0; 2]).max(0.0) + ends,
-            noise_dominated: factors.iter().all(|s| *s == 0.0),
+            risk: if at_reference { centre_risk } else { shrinkage.risk.max(0.0) + release_ends },
+            centre_risk,
+            noise_dominated: at_reference,
             band: 2.0 * (v * (0..k).map(|j| factors[j] * factors[j] * gram.at(j, j)).sum::<f64>()).sqrt(),
         };
         let choice = match self.range {
@@ -243,7 +255,8 @@ impl TunedSetup {
             epsilon,
             delta: 0.0,
             outcome: format!(
-                "the {k} bin means of the records clamped pointwise to the public range, as {k} noisy averaging Haar coefficients (level and contrasts; the binned family; Laplace scale {:.6e})",
+                "the {k} bin means of the records clamped pointwise to the public range, as their noisy averaging Haar coefficients (the level and {} contrasts; the binned family; Laplace scale {:.6e})",
+                k - 1,
                 noise.scale()
             ),
         });
