@@ -304,6 +304,16 @@ fn curve_summaries<M: Mechanism<CurveSet<'static>> + ?Sized>(
         .collect()
 }
 
+/// The exact-loss record of a privately tuned mean on `base` with record 0 replaced by each of
+/// `records`: every stage against its own budget, maximised over the pairs.
+fn tuned_mean_edge(name: &str, mechanism: &TunedMean, base: &CurveSet, records: &[Vec<f64>]) -> Result<EdgeRecord> {
+    let s = curve_summaries(mechanism, base, records)?;
+    let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
+        Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
+    };
+    Ok(EdgeRecord::new(name, worst_pair(&s, worst)?))
+}
+
 /// Mean mechanisms: ICLP-RKHS, GP, ICLP-l1, IID Laplace and Bernstein, with plug-in tuning and in
 /// the numeric corners (the issue's subnormal-η case, ψ = 0, ε = 10^6, degree 1100).
 fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
@@ -423,11 +433,7 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             TunedMean::bernstein(&basis, n, eps, ClippingBound::sup(tau)?)?,
         ];
         for mechanism in &tuned {
-            let s = curve_summaries(mechanism, &base, &records)?;
-            let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-                Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-            };
-            out.push(EdgeRecord::new(&format!("{}{tag}", mechanism.name()), worst_pair(&s, worst)?));
+            out.push(tuned_mean_edge(&format!("{}{tag}", mechanism.name()), mechanism, &base, &records)?);
         }
         if !tag.is_empty() {
             continue;
@@ -438,22 +444,14 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             TunedMean::iclp_rkhs(&basis, n, Epsilon::new(4.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
                 .within(-1e3, 1e3)?;
         assert_eq!(small.epsilons().0, 0.0);
-        let s = curve_summaries(&small, &base, &records)?;
-        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-            Ok(small.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-        };
-        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_ceiling_only{tag}"), worst_pair(&s, worst)?));
+        out.push(tuned_mean_edge(&format!("tuned_iclp_rkhs_ceiling_only{tag}"), &small, &base, &records)?);
         // Issue 23 (section 16.8): at n ε = 25 a private bound is bought and the matched family
         // clips in, and releases, the leading J* = 5 components only; the adversarial records put
         // their mass anywhere, inside the block or beyond it.
         let truncated =
             TunedMean::iclp_rkhs(&basis, n, Epsilon::new(25.0 / n as f64)?, ClippingBound::coefficient_l1(tau)?)?;
         assert_eq!(truncated.truncation(), Some(5));
-        let s = curve_summaries(&truncated, &base, &records)?;
-        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-            Ok(truncated.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-        };
-        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_truncated{tag}"), worst_pair(&s, worst)?));
+        out.push(tuned_mean_edge(&format!("tuned_iclp_rkhs_truncated{tag}"), &truncated, &base, &records)?);
         // Issue 23 (section 16.9): at n ε = 250 the matched family keeps J* = 26 components and
         // clips in the weighted norm with the leading 22 at weight 1 and the rest at 1/2 (the soft
         // tail); the release stage's noise is on the weighted coefficients.
@@ -469,11 +467,7 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
                 aimed.push((0..basis.n_points()).map(|i| scale * phi[(i, j)]).collect());
             }
         }
-        let s = curve_summaries(&soft, &base, &aimed)?;
-        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-            Ok(soft.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-        };
-        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_soft_tail{tag}"), worst_pair(&s, worst)?));
+        out.push(tuned_mean_edge(&format!("tuned_iclp_rkhs_soft_tail{tag}"), &soft, &base, &aimed)?);
         // Issue 23 (section 16.10): the front door's default from a range alone at n ε = 25: the
         // ceiling from the range, the leading 5 components searched below their own ceiling (the
         // floor kept), clamped to the range.
@@ -486,11 +480,7 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
             .with_bound_search(BoundSearch::down_to(ratio)?)?;
         assert_eq!(door.truncation(), Some(5));
         assert!(door.ceiling().value() < frame.value() / 2.0, "the block's own ceiling is searched below");
-        let s = curve_summaries(&door, &base, &records)?;
-        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-            Ok(door.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-        };
-        out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_block_frame{tag}"), worst_pair(&s, worst)?));
+        out.push(tuned_mean_edge(&format!("tuned_iclp_rkhs_block_frame{tag}"), &door, &base, &records)?);
         // Issue 23 (rough curves): with a public range and n ε = 100 the default may release the
         // pointwise-clipped binned family (K' bins of records clamped to [-5, 5]) instead of the
         // matched ICLP-RKHS, chosen from the bound stage's release; its release stage is charged
@@ -511,11 +501,12 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
                 TunedMean::iclp_rkhs(&basis, n, Epsilon::new(n_eps / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
                     .within(-5.0, 5.0)?;
             assert_eq!(binned.binned_candidate(), Some(bins));
-            let s = curve_summaries(&binned, &base, &records.iter().chain(&steps).cloned().collect::<Vec<_>>())?;
-            let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-                Ok(binned.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-            };
-            out.push(EdgeRecord::new(&format!("tuned_iclp_rkhs_binned_family{name}{tag}"), worst_pair(&s, worst)?));
+            out.push(tuned_mean_edge(
+                &format!("tuned_iclp_rkhs_binned_family{name}{tag}"),
+                &binned,
+                &base,
+                &records.iter().chain(&steps).cloned().collect::<Vec<_>>(),
+            )?);
         }
     }
     Ok(())
@@ -551,11 +542,7 @@ fn tiny_bound_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
         TunedMean::iid_laplace(&basis, n, eps, ClippingBound::l2(1e-200)?)?,
     ];
     for mechanism in &tuned {
-        let s = curve_summaries(mechanism, &zeros, &records)?;
-        let worst = |a: &[f64], b: &[f64]| -> Result<f64> {
-            Ok(mechanism.stage_losses(a, b)?.iter().fold(0.0, |w, (_, r)| w.max(*r)))
-        };
-        out.push(EdgeRecord::new(&format!("{}_ceiling1e-200", mechanism.name()), worst_pair(&s, worst)?));
+        out.push(tuned_mean_edge(&format!("{}_ceiling1e-200", mechanism.name()), mechanism, &zeros, &records)?);
     }
     Ok(())
 }

@@ -605,16 +605,11 @@ mod tests {
             let m: Vec<f64> = (0..k).map(|b| (b as f64 * 1.7).sin()).collect();
             let back = bins.unhaar(&bins.haar(&m));
             assert!(back.iter().zip(&m).all(|(x, y)| (x - y).abs() <= 1e-12), "{k}: {back:?} {m:?}");
-            for j in 0..k {
-                let unit: Vec<f64> = (0..k).map(|b| if b == j { 1.0 } else { 0.0 }).collect();
-                let column = bins.haar(&unit);
-                assert!(column.iter().all(|h| h.abs() <= 1.0));
-            }
-            let rows_l1: Vec<f64> = (0..k)
-                .map(|row| {
-                    (0..k).map(|b| bins.haar(&(0..k).map(|c| f64::from(c == b)).collect::<Vec<f64>>())[row].abs()).sum()
-                })
-                .collect();
+            // H's columns: the coefficients of each unit bin vector.
+            let columns: Vec<Vec<f64>> =
+                (0..k).map(|b| bins.haar(&(0..k).map(|c| f64::from(c == b)).collect::<Vec<f64>>())).collect();
+            assert!(columns.iter().flatten().all(|h| h.abs() <= 1.0));
+            let rows_l1: Vec<f64> = (0..k).map(|row| columns.iter().map(|column| column[row].abs()).sum()).collect();
             assert!(rows_l1.iter().all(|r| (r - 1.0).abs() <= 1e-12), "{k}: {rows_l1:?}");
             let norm = bins.vertex_norm();
             assert!(norm <= k as f64 + 1e-12);

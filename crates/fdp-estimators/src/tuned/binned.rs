@@ -204,7 +204,6 @@ impl TunedSetup {
                 value - reference(i)
             })
             .collect();
-        let total: f64 = weight.iter().sum();
         // SURE sees the bin means only. The curve is flat beyond the first and last bins' centres
         // c_1, c_K; where the rebuilt means slope, the truth likely goes on sloping there: the
         // squared gap `Σ_{t_i < c_1} w_i (g_1 (c_1 - t_i))² + Σ_{t_i > c_K} w_i (g_K (t_i - c_K))²`
@@ -245,11 +244,8 @@ impl TunedSetup {
             centre_risk,
             noise_dominated: at_reference,
             band: 2.0 * (v * (0..k).map(|j| factors[j] * factors[j] * gram.at(j, j)).sum::<f64>()).sqrt(),
-        };
-        let choice = match self.range {
-            Some((lo, hi)) => choice.capped((hi - lo).powi(2) * total),
-            None => choice,
-        };
+        }
+        .capped(self.diameter());
         stages.push(StageRecord {
             stage: "release".into(),
             epsilon,

@@ -185,7 +185,6 @@ impl TunedSetup {
             (true, Some(radius)) => (given * given).min(radius * radius * total),
             (true, None) => given * given,
         };
-        let diameter = self.range.map_or(f64::INFINITY, |(lo, hi)| (hi - lo).powi(2) * total);
-        Accuracy::at_most((noise + dropped).max(binned).min(diameter))
+        Accuracy::at_most((noise + dropped).max(binned).min(self.diameter()))
     }
 }

@@ -458,10 +458,7 @@ impl TunedSetup {
             choice.risk += tail;
             choice.centre_risk += tail;
         }
-        match self.range {
-            Some((lo, hi)) => choice.capped((hi - lo).powi(2) * self.basis.grid().weights().iter().sum::<f64>()),
-            None => choice,
-        }
+        choice.capped(self.diameter())
     }
 
     pub(super) fn parameter_name(&self) -> &'static str {

@@ -77,8 +77,8 @@ pub(crate) struct SureChoice {
 
 impl SureChoice {
     /// Both estimates capped by the range's squared diameter `(hi - lo)² Σ w_i` (no release
-    /// clamped to the range is further than that from a mean in it), and the flag read again on
-    /// the capped numbers, which are the ones reported.
+    /// clamped to the range is further than that from a mean in it; ∞ without a range), and the
+    /// flag read again on the capped numbers, which are the ones reported.
     pub(super) fn capped(mut self, diameter: f64) -> Self {
         self.risk = self.risk.min(diameter);
         self.centre_risk = self.centre_risk.min(diameter);

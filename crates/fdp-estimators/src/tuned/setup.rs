@@ -248,6 +248,12 @@ impl TunedSetup {
         })
     }
 
+    /// The public range's squared diameter `(hi - lo)² Σ w_i` (∞ without a range): no release
+    /// clamped to the range is further than that from a mean in it.
+    pub(super) fn diameter(&self) -> f64 {
+        self.range.map_or(f64::INFINITY, |(lo, hi)| (hi - lo).powi(2) * self.basis.grid().weights().iter().sum::<f64>())
+    }
+
     pub(super) fn delta(&self) -> Option<Delta> {
         match self.kind {
             TunedKind::GaussianProcess(delta) => Some(delta),
