@@ -9,11 +9,17 @@ use std::process::Command;
 /// The workspace's resolved graph: package name -> the names of its normal and build dependencies.
 fn library_dependencies() -> HashMap<String, Vec<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo metadata runs");
+    let metadata = |offline: bool| {
+        Command::new(&cargo)
+            .args(["metadata", "--format-version", "1"])
+            .args(offline.then_some("--offline"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo metadata runs")
+    };
+    // Offline first; a fresh cargo home lacks the manifests of the lock file's packages that no
+    // build on this platform downloaded (the full resolve needs them): then fetch them.
+    let output = Some(metadata(true)).filter(|o| o.status.success()).unwrap_or_else(|| metadata(false));
     assert!(output.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
     let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
     let names: HashMap<&str, &str> = metadata["packages"]
