@@ -238,7 +238,6 @@ impl TunedSetup {
         let centre_risk = gram.sure(&d, v, &[0.0; 2]).max(0.0) + centre_ends;
         let choice = SureChoice {
             psi: f64::NAN,
-            fitted_psi: f64::NAN,
             shrink: Vec::new(),
             risk: if at_reference { centre_risk } else { shrinkage.risk.max(0.0) + release_ends },
             centre_risk,

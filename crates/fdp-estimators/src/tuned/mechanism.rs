@@ -124,7 +124,7 @@ impl TunedSetup {
             self.binned_release(&member, bins, summary, rng, charge, &mut stages)?
         } else if self.kind.tunes_after_release() {
             let member = composed.release.member(ReleaseChoice::Matched(g))?;
-            self.release_then_tune(&member, tau, eps_bound == 0.0, summary, rng, charge, &mut stages)?
+            self.release_then_tune(&member, tau, released_log, summary, rng, charge, &mut stages)?
         } else {
             self.pilot_then_release(composed, g, tau, summary, rng, charge, &mut stages)?
         };

@@ -17,20 +17,12 @@ use fdp_noise::vector::{GaussianVector, LaplaceVector};
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity};
 
 use super::TunedKind;
-use super::selection::{SureChoice, guarded_sure, rkhs_path};
+use super::selection::{SureChoice, clipping_factors, dropped_energy, guarded_sure, rkhs_path};
 use super::setup::{TAIL_WEIGHT, TunedSetup};
 use crate::error::{EstimatorError, Result};
 use crate::mean::{BasisMean, BernsteinMean, LaplaceMean, MeanSetup};
 use crate::mechanism::CurveMechanism as _;
 use crate::sums::{MEAN_ROUNDINGS, PointwiseBins};
-
-/// The multiple of the fitted prior's tail that the own error estimate adds for the components the
-/// small-n ε truncation dropped (section 16.8). The marginal likelihood's prior decays like
-/// `λ_k^η`, faster than the means of the tuning cells do past `J*`: with the prior's tail alone the
-/// estimate was within 2x of the realised error in 52 of the 81 cells of
-/// `examples/studies/robust_accuracy`, with 2x 57, with 3x 62 (as many as before the truncation),
-/// with 5x 60. Set on those cells only (the held-out data were not read).
-const TAIL_FACTOR: f64 = 3.0;
 
 /// A fixed mechanism a pilot can choose.
 pub(super) enum Candidate {
@@ -345,12 +337,13 @@ impl TunedSetup {
     }
 
     /// Stage 2 of ICLP-RKHS / GP: the matched-noise release (`member`, at τ), then ψ by SURE.
+    /// `released_log` is the bound stage's release (`None` at the public ceiling).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn release_then_tune(
         &self,
         member: &ReleaseMember,
         tau: f64,
-        at_ceiling: bool,
+        released_log: Option<f64>,
         summary: &[f64],
         rng: &mut NoiseRng,
         charge: Charge,
@@ -366,7 +359,7 @@ impl TunedSetup {
             MatchedNoise::Gaussian(g) => (g.calibration(), SensitivityNorm::L2, g.guarantee().delta()),
         };
         let kurtosis = if matches!(noise, MatchedNoise::Laplace(_)) { 6.0 } else { 3.0 };
-        let choice = self.tune_released(&y, noise.variance(), kurtosis, tau, at_ceiling);
+        let choice = self.tune_released(&y, noise.variance(), kurtosis, tau, released_log);
         let (psi, shrink) = (choice.psi, choice.shrink.clone());
         stages.push(StageRecord {
             stage: "release".into(),
@@ -432,8 +425,16 @@ impl TunedSetup {
     /// basis: the soft tail's already divided by `w_k`), with `v` the noise variance of the
     /// unweighted coefficients and each coefficient's own `v / w_k²`, ψ by the marginal likelihood
     /// tested against the centre ([`guarded_sure`], the shrinkage reading `λ_k w_k^{2/η}`), and its
-    /// own error estimate with the truncation's dropped tail and the range's diameter.
-    pub(super) fn tune_released(&self, y: &[f64], v: f64, kurtosis: f64, tau: f64, at_ceiling: bool) -> SureChoice {
+    /// own error estimate with the coherent clipping bias, the truncation's dropped tail and the
+    /// range's diameter. `released_log` is the bound stage's release (`None` at the public ceiling).
+    pub(super) fn tune_released(
+        &self,
+        y: &[f64],
+        v: f64,
+        kurtosis: f64,
+        tau: f64,
+        released_log: Option<f64>,
+    ) -> SureChoice {
         let variances = self.noise_variances(v);
         let mut choice = guarded_sure(
             y,
@@ -442,19 +443,33 @@ impl TunedSetup {
             &self.shrinkage_eigenvalues(),
             self.eta,
             &self.candidates(tau),
-            at_ceiling,
+            released_log.is_none(),
         );
-        // The components the small-n ε truncation dropped (section 16.8) are not released. Their
-        // energy is estimated from the prior the marginal likelihood fitted on the kept block,
-        // `m_k ~ N(0, v λ_k^η / ψ̂)`, continued past the last kept component `J*` with the kernel's
-        // own decay: `TAIL_FACTOR (v / ψ̂) λ_{J*}^{η - 1} Σ_{k > J*} λ_k` (0 when ψ̂ = ∞: no signal),
-        // added to both the release's and the centre's estimates (ψ̂ is the fitted one, also when
-        // the test released the centre). Post-processing of ψ̂ and public eigenvalues.
-        let kept = self.basis.eigenvalues();
-        let last = kept.last().map_or(0.0, |l| l.powf(self.eta - 1.0));
-        let dropped: f64 = last * self.full_basis.eigenvalues()[kept.len()..].iter().sum::<f64>();
-        if dropped > 0.0 && choice.fitted_psi > 0.0 && choice.fitted_psi.is_finite() {
-            let tail = TAIL_FACTOR * v / choice.fitted_psi * dropped;
+        // SURE sees the error against the clipped records' mean. With a private bound, the bias of
+        // the parts clipped off, were they coherent ([`clipping_factors`]: μ = q × the clipped
+        // mean), is `Σ_k m_k² [E(q - s_k)² - (1 - s_k)²]`, estimated without bias from
+        // `y_k² - v_k` for `m_k²` (floored at 0); the centre's error `‖μ‖²` is `E q²` times its
+        // estimate of the clipped mean's. At the public ceiling nothing in range is clipped.
+        // Post-processing of y, the bound stage's release and public quantities.
+        if let Some(log_mean) = released_log {
+            let (eps_bound, _, _) = self.split_budget();
+            let b = self.search.noise(self.ceiling.value(), self.n, eps_bound).map_or(0.0, |noise| noise.scale());
+            let (q1, q2) = clipping_factors(tau / log_mean.exp(), b);
+            let bias: f64 = (0..y.len())
+                .map(|k| {
+                    let s = choice.shrink[k];
+                    (y[k] * y[k] - variances[k]) * (q2 - 2.0 * s * q1 + 2.0 * s - 1.0)
+                })
+                .sum();
+            choice.risk += bias.max(0.0);
+            choice.centre_risk *= q2;
+        }
+        // The components the small-n ε truncation dropped (section 16.8) are not released: their
+        // energy is the expected energy past `J*` under the reference prior fitted to the kept
+        // coefficients ([`dropped_energy`]), added to both the release's and the centre's
+        // estimates. Post-processing of y and public quantities.
+        if self.is_truncated() {
+            let tail = dropped_energy(y, &variances, self.full_basis.len());
             choice.risk += tail;
             choice.centre_risk += tail;
         }
