@@ -294,32 +294,51 @@ const CLIP_SPREAD: f64 = 0.1;
 /// then the clipped mean is `(1 - r) μ` with the coherent-bias fraction
 /// `r(t) = E(X - τ)_+ / E X = Φ(σ - ln t / σ) - t e^{-σ²/2} Φ(-ln t / σ)`. The bound stage released
 /// `ũ = ln G + δ` with Laplace noise δ of the public scale `b` (its sensitivity over its ε), so
-/// `t = t₀ e^{δ}` with `t₀ = τ / e^{ũ}` known after the release. Returns `(E q, E q²)` over δ,
-/// `q = 1 / (1 - r)` (μ = q × the clipped mean), by quadrature on ±12b (`t₀` held in
-/// `[10⁻³, 10³]`, `r` at most 0.99). A function of public quantities and the bound stage's
-/// release: post-processing.
+/// `t = t₀ e^{δ}` with `t₀ = τ / e^{ũ}` known after the release (δ integrated with a flat prior on
+/// ln G; the clamping of the log-norms to `[ln f, ln F]` is ignored). Returns `(E q, E q²)` over δ,
+/// `q = 1 / (1 - r)` (μ = q × the clipped mean), by quadrature on ±12b in `ln t` (`ln t₀` held in
+/// `[ln 10⁻³, ln 10³]`, a ratio that is not finite at 10³; `r` at most 0.99, so q at most 100: with
+/// the default split b stays below about 0.3 and `E q²` below 1.8, but a bound share fixed near 0
+/// makes b, and with it the estimate, as large as the clamp allows — the range's diameter then caps
+/// it). A function of public quantities and the bound stage's release: post-processing.
 pub(crate) fn clipping_factors(t0: f64, b: f64) -> (f64, f64) {
     let sigma = CLIP_SPREAD;
     let phi = |x: f64| fdp_noise::stats::normal_cdf(x, 1.0);
-    let q = |t: f64| {
-        let r = phi(sigma - t.ln() / sigma) - t * (-sigma * sigma / 2.0).exp() * phi(-t.ln() / sigma);
+    // On ln t, held where r is 0 or 1 to machine precision, so that no t overflows.
+    let q = |log_t: f64| {
+        let log_t = log_t.clamp(-50.0, 50.0);
+        let r = phi(sigma - log_t / sigma) - (log_t - sigma * sigma / 2.0).exp() * phi(-log_t / sigma);
         1.0 / (1.0 - r.clamp(0.0, 0.99))
     };
-    let t0 = if t0.is_finite() { t0.clamp(1e-3, 1e3) } else { 1e3 };
+    // ln t₀ in [ln 10⁻³, ln 10³]; NaN or ∞ at 10³ (no clipping), 0 (e^ũ overflowed) at 10⁻³.
+    let log_t0 = if t0.is_nan() { 1e3f64.ln() } else { t0.ln().clamp(-1e3f64.ln(), 1e3f64.ln()) };
     if !(b > 0.0 && b.is_finite()) {
-        let q0 = q(t0);
+        let q0 = q(log_t0);
         return (q0, q0 * q0);
     }
     const POINTS: i32 = 400;
     let (mut q1, mut q2, mut total) = (0.0, 0.0, 0.0);
     for i in -POINTS..=POINTS {
-        let delta = 12.0 * b * f64::from(i) / f64::from(POINTS);
-        let (w, qd) = ((-delta.abs() / b).exp(), q(t0 * delta.exp()));
+        let delta = 12.0 * f64::from(i) / f64::from(POINTS);
+        let (w, qd) = ((-delta.abs()).exp(), q(log_t0 + b * delta));
         q1 += w * qd;
         q2 += w * qd * qd;
         total += w;
     }
     (q1 / total, q2 / total)
+}
+
+/// **The coherent clipping bias the release's own estimate adds** (docs/DESIGN.md section 16.13):
+/// with `(E q, E q²)` from [`clipping_factors`] and the release's shrinkage `s`, the release's
+/// error against `μ = q m` is `Σ_k [m_k² E(q - s_k)² + s_k² v_k]` where SURE counted
+/// `(1 - s_k)² m_k²`: the difference `Σ_k m_k² (E q² - 2 s_k E q + 2 s_k - 1)`, estimated without
+/// bias from `y_k² - v_k` for `m_k²` and floored at 0 (each weight is at least 0: linear in `s_k`,
+/// `E(q - 1)²` at 1 and `E q² - 1` at 0). Post-processing.
+pub(crate) fn clipping_bias(y: &[f64], v: &[f64], shrink: &[f64], (q1, q2): (f64, f64)) -> f64 {
+    let bias: f64 = (0..y.len().min(v.len()).min(shrink.len()))
+        .map(|k| (y[k] * y[k] - v[k]) * (q2 - 2.0 * shrink[k] * q1 + 2.0 * shrink[k] - 1.0))
+        .sum();
+    bias.max(0.0)
 }
 
 /// The entry with the smallest risk; the first entry if no risk is below infinity (a risk that

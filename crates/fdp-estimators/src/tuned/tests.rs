@@ -7,7 +7,9 @@ use fdp_functional::CurveReleaseExt;
 use fdp_mercer::{BasisOptions, Grid, Stationary};
 use fdp_noise::{NoiseRng, Sensitivity, vector::LaplaceVector};
 
-use super::selection::{clipping_factors, dropped_energy, guarded_sure, psi_grid, rkhs_path, sure_shrinkage};
+use super::selection::{
+    clipping_bias, clipping_factors, dropped_energy, guarded_sure, psi_grid, rkhs_path, sure_shrinkage,
+};
 use super::*;
 use crate::mean::rkhs_shrinkage;
 
@@ -347,8 +349,9 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
     let sigma: f64 = 0.1;
     let r = |t: f64| phi(sigma - t.ln() / sigma) - t * (-sigma * sigma / 2.0).exp() * phi(-t.ln() / sigma);
     let mut uniform = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(5);
+    let mut normal = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(6);
     let mut gauss = || -> f64 {
-        let (u1, u2): (f64, f64) = (rand::RngExt::random(&mut uniform), rand::RngExt::random(&mut uniform));
+        let (u1, u2): (f64, f64) = (rand::RngExt::random(&mut normal), rand::RngExt::random(&mut normal));
         (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     };
     let sizes: Vec<f64> = (0..200_000).map(|_| (sigma * gauss()).exp()).collect();
@@ -364,8 +367,26 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
         assert!(n1 > q1 && n2 > q2 && n2 >= n1 * n1, "{t}: {n1} {n2}");
     }
     assert!((clipping_factors(1e9, 0.0).0 - 1.0).abs() < 1e-12);
-    let (q1, q2) = clipping_factors(f64::NAN, 0.1);
-    assert!(q1.is_finite() && q2.is_finite());
+    // The bound stage's Laplace noise, integrated: against 400,000 draws of δ.
+    let q = |t: f64| 1.0 / (1.0 - r(t));
+    for (t0, b) in [(1.0, 0.1), (1.3, 0.2)] {
+        let (q1, q2) = clipping_factors(t0, b);
+        let draws = 400_000;
+        let (mut m1, mut m2) = (0.0, 0.0);
+        for _ in 0..draws {
+            let u: f64 = rand::RngExt::random::<f64>(&mut uniform) - 0.5;
+            let delta = -b * u.signum() * (1.0 - 2.0 * u.abs()).ln();
+            let qd = q(t0 * delta.exp());
+            m1 += qd / draws as f64;
+            m2 += qd * qd / draws as f64;
+        }
+        assert!((q1 / m1 - 1.0).abs() < 1e-3 && (q2 / m2 - 1.0).abs() < 2e-3, "{t0} {b}: {q1} {m1} {q2} {m2}");
+    }
+    // Finite and within the clamp whatever the inputs (a bound share fixed near 0 makes b large).
+    for (t0, b) in [(f64::NAN, 0.1), (0.0, 1.0), (f64::INFINITY, 1.0), (1.0, 60.0), (1e3, 1e3), (1.0, f64::INFINITY)] {
+        let (q1, q2) = clipping_factors(t0, b);
+        assert!((1.0..=100.0 + 1e-9).contains(&q1) && (1.0..=1e4 + 1e-6).contains(&q2), "{t0} {b}: {q1} {q2}");
+    }
 }
 
 /// Issue 23 (section 16.13): where the records are clipped coherently (S-1: every record near the
@@ -399,6 +420,43 @@ fn the_own_estimate_counts_the_coherent_clipping_bias() {
         estimate += value.parse::<f64>().unwrap();
     }
     assert!((0.5..=2.0).contains(&(estimate / real)), "{estimate} {real}: {}", estimate / real);
+}
+
+/// Issue 23 (section 16.13): a release that is the public centre reports the centre's estimate as
+/// its own, flagged, though the clipping term adjusts the two differently (S-3, n = 100,
+/// ε = 1/4: about half the releases are the centre there).
+#[test]
+fn a_release_that_is_the_centre_reports_the_centres_estimate() {
+    let sim_basis = basis(100);
+    let sim = simulate(Scenario::S3, &sim_basis, 100, 19).unwrap();
+    let bounds = Scenario::S3.design_bounds(&sim_basis).unwrap();
+    let m = TunedMean::iclp_rkhs(
+        &sim_basis,
+        100,
+        Epsilon::new(0.25).unwrap(),
+        ClippingBound::coefficient_l1(bounds.coefficient_l1).unwrap(),
+    )
+    .unwrap()
+    .within(-bounds.sup, bounds.sup)
+    .unwrap();
+    let summary = m.summarize(&sim.curves).unwrap();
+    let mut centres = 0;
+    for rng in NoiseRng::seeded(43).split(100).iter_mut() {
+        let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
+        let stage = |name: &str| release.metadata().stages.iter().find(|s| s.stage == name).unwrap().outcome.clone();
+        if !stage("tuning").starts_with("psi = inf") {
+            continue;
+        }
+        centres += 1;
+        let accuracy = stage("accuracy");
+        let number = |prefix: &str| -> f64 {
+            let start = accuracy.find(prefix).unwrap() + prefix.len();
+            accuracy[start..].split(';').next().unwrap().parse().unwrap()
+        };
+        let (own, centre) = (number("estimated squared error = "), number("public centre's = "));
+        assert!(own == centre && accuracy.contains("NOISE-DOMINATED"), "{accuracy}");
+    }
+    assert!(centres >= 20, "{centres}");
 }
 
 /// A smooth signal `m_k ∝ ±λ_k^{η/2}` with `m_1² = snr · v`: the shape the RKHS prior expects.
@@ -913,23 +971,37 @@ fn the_soft_tail_weighs_the_trailing_components_only_above_the_knee() {
     // The post-processing reads each coefficient's own variance: on coefficients drawn at the
     // marginal likelihood's own model at the path's last ψ0 = λ_33^η (each y_k its marginal sd,
     // v_k / (1 - s_k)), ψ0 is fitted, the tail coefficients are kept in part, and the release's own
-    // estimate is SURE with v_k (plus the truncation's dropped energy), not with one common v.
+    // estimate is SURE with v_k, plus the coherent clipping bias and the truncation's dropped
+    // energy (the first from the bound stage's release, here the rule's own `τ / e^ũ = 1.05`, and
+    // the bound stage's noise), not SURE with one common v; the centre's estimate of the kept block
+    // is `E q²` times the one without a bound.
     let shrinkage_eigenvalues = m.setup.shrinkage_eigenvalues();
     let psi0 = m.setup.basis.eigenvalues()[32].powf(eta);
     let s0 = rkhs_shrinkage(&shrinkage_eigenvalues, eta, psi0);
     let variances = m.setup.noise_variances(v);
     let y: Vec<f64> = (0..33).map(|k| (variances[k] / (1.0 - s0[k])).sqrt()).collect();
-    let choice = m.setup.tune_released(&y, v, 6.0, tau, None);
+    let released_log = (tau / 1.05).ln();
+    let choice = m.setup.tune_released(&y, v, 6.0, tau, Some(released_log));
     assert_eq!(choice.psi, psi0);
     assert!(choice.shrink[28] > 0.1, "{}", choice.shrink[28]);
     let sure = |v: &[f64]| -> f64 {
         (0..33).map(|k| (1.0 - s0[k]).powi(2) * (y[k] * y[k] - v[k]) + s0[k] * s0[k] * v[k]).sum::<f64>().max(0.0)
     };
+    let eps_bound = m.epsilons().0;
+    let bound_noise = m.setup.search.noise(m.setup.ceiling.value(), 100, eps_bound).unwrap().scale();
+    let factors = clipping_factors(1.05, bound_noise);
+    assert!(factors.0 > 1.0 && factors.1 > factors.0 * factors.0 && factors.1 < 1.5, "{factors:?}");
+    let clipping = clipping_bias(&y, &variances, &choice.shrink, factors);
     let dropped = dropped_energy(&y, &variances, b.len());
-    let expected = sure(&variances) + dropped;
+    assert!(clipping > 0.0 && dropped > 0.0);
+    let expected = sure(&variances) + clipping + dropped;
     assert!((choice.risk / expected - 1.0).abs() < 1e-9, "{} {expected}", choice.risk);
-    let common = sure(&vec![v; 33]) + dropped;
+    let common = sure(&vec![v; 33]) + clipping + dropped;
     assert!((choice.risk / common - 1.0).abs() > 0.01, "{} {common}", choice.risk);
+    let unbounded = m.setup.tune_released(&y, v, 6.0, tau, None);
+    let scaled = factors.1 * (unbounded.centre_risk - dropped) + dropped;
+    assert!((choice.centre_risk / scaled - 1.0).abs() < 1e-9, "{} {scaled}", choice.centre_risk);
+
     // The oracle's risk of keeping every coefficient (ψ = 0, no bias against its own clipped mean)
     // is the noise at each coefficient's variance: 25 v + 8 · 4v.
     let width = m.setup.width();
