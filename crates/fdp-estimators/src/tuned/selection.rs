@@ -229,8 +229,8 @@ const TAIL_PRIOR_STEPS_PER_DECADE: f64 = 20.0;
 /// reference prior `m_k ~ N(0, A p_k(ρ))`, `p_k(ρ) = (1 + (π k ρ)²/3)^{-5/2}` — a Matérn-3/2-shaped
 /// spectrum in the component index, the same whichever kernel the mechanism uses (the kernel is the
 /// user's smoother, not a statement about the mean's energy past J*; a prior with the kernel's own
-/// decay made the estimate depend on the kernel: 0.02–0.17x of the dropped energy under Matérn 5/2
-/// against 0.5–2x under 3/2). (A, ρ) maximise the Gaussian (quasi-)marginal likelihood
+/// decay made the estimate depend on the kernel: 0.02–0.56x of the dropped energy on S-2..S-4 under
+/// Matérn 5/2, 0.13–9.6x under 3/2). (A, ρ) maximise the Gaussian (quasi-)marginal likelihood
 /// `-Σ_{k≤J*} [ln(A p_k + v_k) + y_k²/(A p_k + v_k)]` over the public grids (ρ in
 /// [`TAIL_PRIOR_LENGTH_SCALES`], A = 0 or on a log grid spanning the coefficients' scale), and the
 /// estimate is the prior's expected energy past J*, `Â Σ_{J* < k ≤ total} p_k(ρ̂)` (0 when A = 0,
@@ -298,9 +298,10 @@ const CLIP_SPREAD: f64 = 0.1;
 /// ln G; the clamping of the log-norms to `[ln f, ln F]` is ignored). Returns `(E q, E q²)` over δ,
 /// `q = 1 / (1 - r)` (μ = q × the clipped mean), by quadrature on ±12b in `ln t` (`ln t₀` held in
 /// `[ln 10⁻³, ln 10³]`, a ratio that is not finite at 10³; `r` at most 0.99, so q at most 100: with
-/// the default split b stays below about 0.3 and `E q²` below 1.8, but a bound share fixed near 0
-/// makes b, and with it the estimate, as large as the clamp allows — the range's diameter then caps
-/// it). A function of public quantities and the bound stage's release: post-processing.
+/// the default split b was at most 0.33 and `E q²` at most 2.1 in the study's 180 cells, but a
+/// bound share fixed near 0 makes b, and with it the estimate, as large as the clamp allows — the
+/// range's diameter then caps it). A function of public quantities and the bound stage's release:
+/// post-processing.
 pub(crate) fn clipping_factors(t0: f64, b: f64) -> (f64, f64) {
     let sigma = CLIP_SPREAD;
     let phi = |x: f64| fdp_noise::stats::normal_cdf(x, 1.0);
