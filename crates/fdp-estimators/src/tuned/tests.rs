@@ -389,24 +389,24 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
     }
 }
 
+/// The default on `n` simulated records of `scenario` (100 grid points, seeded) in the study's hand
+/// frame: the design's coefficient-l1 bound as the ceiling, its sup bound as the range.
+fn framed_scenario(scenario: Scenario, n: usize, seed: u64, eps: f64) -> (TunedMean, fdp_data::Simulation) {
+    let b = basis(100);
+    let sim = simulate(scenario, &b, n, seed).unwrap();
+    let bounds = scenario.design_bounds(&b).unwrap();
+    let ceiling = ClippingBound::coefficient_l1(bounds.coefficient_l1).unwrap();
+    let m = TunedMean::iclp_rkhs(&b, n, Epsilon::new(eps).unwrap(), ceiling).unwrap();
+    (m.within(-bounds.sup, bounds.sup).unwrap(), sim)
+}
+
 /// Issue 23 (section 16.13): where the records are clipped coherently (S-1: every record near the
 /// same mean, the bound at about their typical size), the own estimate counts the bias of the
 /// parts clipped off and is within 2x of the realised error on average; SURE alone, which sees
 /// only the error against the clipped records' mean, was 0.40x here.
 #[test]
 fn the_own_estimate_counts_the_coherent_clipping_bias() {
-    let sim_basis = basis(100);
-    let sim = simulate(Scenario::S1, &sim_basis, 100, 17).unwrap();
-    let bounds = Scenario::S1.design_bounds(&sim_basis).unwrap();
-    let m = TunedMean::iclp_rkhs(
-        &sim_basis,
-        100,
-        Epsilon::new(1.0).unwrap(),
-        ClippingBound::coefficient_l1(bounds.coefficient_l1).unwrap(),
-    )
-    .unwrap()
-    .within(-bounds.sup, bounds.sup)
-    .unwrap();
+    let (m, sim) = framed_scenario(Scenario::S1, 100, 17, 1.0);
     let summary = m.summarize(&sim.curves).unwrap();
     let target = sim.curves.mean_curve();
     let grid = sim.curves.grid();
@@ -427,18 +427,7 @@ fn the_own_estimate_counts_the_coherent_clipping_bias() {
 /// ε = 1/4: about half the releases are the centre there).
 #[test]
 fn a_release_that_is_the_centre_reports_the_centres_estimate() {
-    let sim_basis = basis(100);
-    let sim = simulate(Scenario::S3, &sim_basis, 100, 19).unwrap();
-    let bounds = Scenario::S3.design_bounds(&sim_basis).unwrap();
-    let m = TunedMean::iclp_rkhs(
-        &sim_basis,
-        100,
-        Epsilon::new(0.25).unwrap(),
-        ClippingBound::coefficient_l1(bounds.coefficient_l1).unwrap(),
-    )
-    .unwrap()
-    .within(-bounds.sup, bounds.sup)
-    .unwrap();
+    let (m, sim) = framed_scenario(Scenario::S3, 100, 19, 0.25);
     let summary = m.summarize(&sim.curves).unwrap();
     let mut centres = 0;
     for rng in NoiseRng::seeded(43).split(100).iter_mut() {
