@@ -99,13 +99,16 @@ impl TunedSetup {
         let (_, grid) = self.summary_layout(summary)?;
         let eps_bound = composed.bound.as_ref().map_or(0.0, |bound| bound.guarantee().epsilon());
         // Stage 1: the private bound (or, when n ε is too small for it to pay, the public ceiling).
-        let (g, released_log) = match &composed.bound {
+        // The bound stage's release and the scale of its Laplace noise (`None` at the ceiling).
+        let (g, bound_release) = match &composed.bound {
             Some(bound) => {
                 let log_mean = bound.release(summary, rng, charge)?[0];
-                (self.search.snap(&grid, log_mean, self.search.factor(self.n, self.epsilon.get())), Some(log_mean))
+                let g = self.search.snap(&grid, log_mean, self.search.factor(self.n, self.epsilon.get()));
+                (g, Some((log_mean, bound.noise().scale())))
             }
             None => (grid.len() - 1, None),
         };
+        let released_log = bound_release.map(|(log_mean, _)| log_mean);
         let tau = grid[g];
         let mut stages = vec![StageRecord {
             stage: "bound".into(),
@@ -124,7 +127,7 @@ impl TunedSetup {
             self.binned_release(&member, bins, summary, rng, charge, &mut stages)?
         } else if self.kind.tunes_after_release() {
             let member = composed.release.member(ReleaseChoice::Matched(g))?;
-            self.release_then_tune(&member, tau, released_log, summary, rng, charge, &mut stages)?
+            self.release_then_tune(&member, tau, bound_release, summary, rng, charge, &mut stages)?
         } else {
             self.pilot_then_release(composed, g, tau, summary, rng, charge, &mut stages)?
         };

@@ -337,13 +337,14 @@ impl TunedSetup {
     }
 
     /// Stage 2 of ICLP-RKHS / GP: the matched-noise release (`member`, at τ), then ψ by SURE.
-    /// `released_log` is the bound stage's release (`None` at the public ceiling).
+    /// `bound_release` is the bound stage's release and its noise scale (`None` at the public
+    /// ceiling).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn release_then_tune(
         &self,
         member: &ReleaseMember,
         tau: f64,
-        released_log: Option<f64>,
+        bound_release: Option<(f64, f64)>,
         summary: &[f64],
         rng: &mut NoiseRng,
         charge: Charge,
@@ -359,7 +360,7 @@ impl TunedSetup {
             MatchedNoise::Gaussian(g) => (g.calibration(), SensitivityNorm::L2, g.guarantee().delta()),
         };
         let kurtosis = if matches!(noise, MatchedNoise::Laplace(_)) { 6.0 } else { 3.0 };
-        let choice = self.tune_released(&y, noise.variance(), kurtosis, tau, released_log);
+        let choice = self.tune_released(&y, noise.variance(), kurtosis, tau, bound_release);
         let (psi, shrink) = (choice.psi, choice.shrink.clone());
         stages.push(StageRecord {
             stage: "release".into(),
@@ -426,14 +427,15 @@ impl TunedSetup {
     /// unweighted coefficients and each coefficient's own `v / w_k²`, ψ by the marginal likelihood
     /// tested against the centre ([`guarded_sure`], the shrinkage reading `λ_k w_k^{2/η}`), and its
     /// own error estimate with the coherent clipping bias, the truncation's dropped tail and the
-    /// range's diameter. `released_log` is the bound stage's release (`None` at the public ceiling).
+    /// range's diameter. `bound_release` is the bound stage's release `ũ` and the scale b of its
+    /// Laplace noise (`None` at the public ceiling).
     pub(super) fn tune_released(
         &self,
         y: &[f64],
         v: f64,
         kurtosis: f64,
         tau: f64,
-        released_log: Option<f64>,
+        bound_release: Option<(f64, f64)>,
     ) -> SureChoice {
         let variances = self.noise_variances(v);
         let mut choice = guarded_sure(
@@ -443,7 +445,7 @@ impl TunedSetup {
             &self.shrinkage_eigenvalues(),
             self.eta,
             &self.candidates(tau),
-            released_log.is_none(),
+            bound_release.is_none(),
         );
         // SURE sees the error against the clipped records' mean. With a private bound, the bias of
         // the parts clipped off, were they coherent ([`clipping_factors`]: μ = q × the clipped
@@ -453,14 +455,7 @@ impl TunedSetup {
         // where the bound is noisiest, n ε = 25, to 2.1–2.4x on DTI and the log-periodograms;
         // docs/DESIGN.md section 16.13.) At the public ceiling nothing in range is clipped.
         // Post-processing of y, the bound stage's release and public quantities.
-        let factors = match released_log {
-            Some(log_mean) => {
-                let (eps_bound, _, _) = self.split_budget();
-                let b = self.search.noise(self.ceiling.value(), self.n, eps_bound).map_or(0.0, |noise| noise.scale());
-                clipping_factors(tau / log_mean.exp(), b)
-            }
-            None => (1.0, 1.0),
-        };
+        let factors = bound_release.map_or((1.0, 1.0), |(log_mean, b)| clipping_factors(tau / log_mean.exp(), b));
         choice.risk += clipping_bias(y, &variances, &choice.shrink, factors);
         choice.centre_risk *= factors.1;
         // The components the small-n ε truncation dropped (section 16.8) are not released: their

@@ -969,15 +969,14 @@ fn the_soft_tail_weighs_the_trailing_components_only_above_the_knee() {
     let s0 = rkhs_shrinkage(&shrinkage_eigenvalues, eta, psi0);
     let variances = m.setup.noise_variances(v);
     let y: Vec<f64> = (0..33).map(|k| (variances[k] / (1.0 - s0[k])).sqrt()).collect();
-    let released_log = (tau / 1.05).ln();
-    let choice = m.setup.tune_released(&y, v, 6.0, tau, Some(released_log));
+    let eps_bound = m.epsilons().0;
+    let bound_noise = m.setup.search.noise(m.setup.ceiling.value(), 100, eps_bound).unwrap().scale();
+    let choice = m.setup.tune_released(&y, v, 6.0, tau, Some(((tau / 1.05).ln(), bound_noise)));
     assert_eq!(choice.psi, psi0);
     assert!(choice.shrink[28] > 0.1, "{}", choice.shrink[28]);
     let sure = |v: &[f64]| -> f64 {
         (0..33).map(|k| (1.0 - s0[k]).powi(2) * (y[k] * y[k] - v[k]) + s0[k] * s0[k] * v[k]).sum::<f64>().max(0.0)
     };
-    let eps_bound = m.epsilons().0;
-    let bound_noise = m.setup.search.noise(m.setup.ceiling.value(), 100, eps_bound).unwrap().scale();
     let factors = clipping_factors(1.05, bound_noise);
     assert!(factors.0 > 1.0 && factors.1 > factors.0 * factors.0 && factors.1 < 1.5, "{factors:?}");
     let clipping = clipping_bias(&y, &variances, &choice.shrink, factors);
