@@ -423,17 +423,7 @@ const BOUND_FACTORS: [f64; 9] = [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 13.0];
 fn binned_mse(p: &Problem, epsilon: f64, target: &[f64], releases: usize, seed: u64) -> AnyResult<f64> {
     let (n, k) = (p.curves.n(), p.curves.grid().len());
     let bins = ((n as f64 * epsilon).cbrt().round() as usize).clamp(1, k);
-    let bin_of = |i: usize| i * bins / k;
-    let (lo, hi) = (p.centre - p.half, p.centre + p.half);
-    let mut sums = vec![0.0; bins];
-    let mut counts = vec![0usize; bins];
-    (0..k).for_each(|i| counts[bin_of(i)] += 1);
-    for r in 0..n {
-        for (i, v) in p.curves.row(r).iter().enumerate() {
-            sums[bin_of(i)] += v.clamp(lo, hi) / counts[bin_of(i)] as f64;
-        }
-    }
-    let means: Vec<f64> = sums.iter().map(|s| s / n as f64).collect();
+    let means = bin_means(&clamped_mean(p), bins);
     let noise =
         LaplaceVector::new(bins, Sensitivity::new(2.0 * p.half * bins as f64 / n as f64)?, Epsilon::new(epsilon)?)?;
     let mut streams = NoiseRng::seeded(seed).split(releases);
@@ -441,11 +431,30 @@ fn binned_mse(p: &Problem, epsilon: f64, target: &[f64], releases: usize, seed: 
         .iter_mut()
         .map(|rng| -> AnyResult<f64> {
             let noisy = noise.release(&means, rng)?;
-            let curve: Vec<f64> = (0..k).map(|i| noisy[bin_of(i)]).collect();
+            let curve: Vec<f64> = (0..k).map(|i| noisy[i * bins / k]).collect();
             Ok(sq_dist(p.curves.grid(), &curve, target))
         })
         .collect::<AnyResult<Vec<f64>>>()?;
     Ok(errors.iter().sum::<f64>() / releases as f64)
+}
+
+/// The mean over records of the records clamped to the public range, at each grid point.
+fn clamped_mean(p: &Problem) -> Vec<f64> {
+    let (n, k) = (p.curves.n(), p.curves.grid().len());
+    let (lo, hi) = (p.centre - p.half, p.centre + p.half);
+    (0..k).map(|i| (0..n).map(|r| p.curves.row(r)[i].clamp(lo, hi)).sum::<f64>() / n as f64).collect()
+}
+
+/// The means of `values` over `bins` contiguous bins of grid points (grid point i in bin
+/// `i · bins / k`, equal weights within a bin).
+fn bin_means(values: &[f64], bins: usize) -> Vec<f64> {
+    let k = values.len();
+    let (mut means, mut counts) = (vec![0.0; bins], vec![0usize; bins]);
+    values.iter().enumerate().for_each(|(i, v)| {
+        means[i * bins / k] += v;
+        counts[i * bins / k] += 1;
+    });
+    means.iter().zip(&counts).map(|(m, c)| m / *c as f64).collect()
 }
 
 /// The binned family's oracle (not private): the pointwise-clipped binned Laplace mean of
@@ -454,21 +463,12 @@ fn binned_mse(p: &Problem, epsilon: f64, target: &[f64], releases: usize, seed: 
 fn binned_oracle(p: &Problem, epsilon: f64, target: &[f64]) -> f64 {
     let (n, k) = (p.curves.n(), p.curves.grid().len());
     let w = p.curves.grid().weights();
-    let (lo, hi) = (p.centre - p.half, p.centre + p.half);
-    let clamped_mean: Vec<f64> =
-        (0..k).map(|i| (0..n).map(|r| p.curves.row(r)[i].clamp(lo, hi)).sum::<f64>() / n as f64).collect();
+    let clamped = clamped_mean(p);
     (1..=k.min(32))
         .map(|bins| {
-            let bin_of = |i: usize| i * bins / k;
-            let mut means = vec![0.0; bins];
-            let mut counts = vec![0usize; bins];
-            (0..k).for_each(|i| {
-                means[bin_of(i)] += clamped_mean[i];
-                counts[bin_of(i)] += 1;
-            });
-            means.iter_mut().zip(&counts).for_each(|(m, c)| *m /= *c as f64);
+            let means = bin_means(&clamped, bins);
             let scale = 2.0 * p.half * bins as f64 / (n as f64 * epsilon);
-            (0..k).map(|i| w[i] * ((means[bin_of(i)] - target[i]).powi(2) + 2.0 * scale * scale)).sum::<f64>()
+            (0..k).map(|i| w[i] * ((means[i * bins / k] - target[i]).powi(2) + 2.0 * scale * scale)).sum::<f64>()
         })
         .fold(f64::INFINITY, f64::min)
 }
