@@ -146,7 +146,9 @@ impl TunedSetup {
     /// deviations from the reference's coefficients (one factor for the level, one for the
     /// contrasts, [`HaarGram`]), back on the bins ([`PointwiseBins::unhaar`]) and linear
     /// interpolation between the bins' weighted centres; the curve is stored on the basis (its
-    /// projection). Its own error estimate adds the flat ends' gap to the end bins' slopes.
+    /// projection). Its own error estimate is the covariance penalty of the chosen factors
+    /// ([`HaarGram::selection_risk`]: SURE at factors chosen by minimising SURE is biased low) plus
+    /// the flat ends' gap to the end bins' slopes.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn binned_release(
         &self,
@@ -204,7 +206,7 @@ impl TunedSetup {
                 value - reference(i)
             })
             .collect();
-        // SURE sees the bin means only. The curve is flat beyond the first and last bins' centres
+        // The estimates see the bin means only. The curve is flat beyond the first and last bins' centres
         // c_1, c_K; where the rebuilt means slope, the truth likely goes on sloping there: the
         // squared gap `Σ_{t_i < c_1} w_i (g_1 (c_1 - t_i))² + Σ_{t_i > c_K} w_i (g_K (t_i - c_K))²`
         // between the flat ends and the end bins' slopes g continued, added to the release's
@@ -239,7 +241,11 @@ impl TunedSetup {
         let choice = SureChoice {
             psi: f64::NAN,
             shrink: Vec::new(),
-            risk: if at_reference { centre_risk } else { shrinkage.risk.max(0.0) + release_ends },
+            risk: if at_reference {
+                centre_risk
+            } else {
+                gram.selection_risk(&d, v, noise.scale(), &shrinkage).max(0.0) + release_ends
+            },
             centre_risk,
             noise_dominated: at_reference,
             band: 2.0 * (v * (0..k).map(|j| factors[j] * factors[j] * gram.at(j, j)).sum::<f64>()).sqrt(),
@@ -332,25 +338,18 @@ impl HaarGram {
 
     /// SURE of the factors `(level, contrasts)` on the deviations `d`.
     fn sure(&self, d: &[f64], v: f64, level_contrasts: &[f64; 2]) -> f64 {
-        let s = |j: usize| if j == 0 { level_contrasts[0] } else { level_contrasts[1] };
-        let mut risk = 0.0;
-        for j in 0..self.k {
-            for l in 0..self.k {
-                risk += (s(j) - 1.0) * (s(l) - 1.0) * d[j] * d[l] * self.at(j, l);
-            }
-            risk += v * (s(j) * s(j) - (s(j) - 1.0).powi(2)) * self.at(j, j);
-        }
-        risk
+        SureQuadratic::new(self, d, v).at(level_contrasts[0], level_contrasts[1])
     }
 
     /// The factors of the public grid with the smallest SURE (the first found, scanning from no
     /// shrinkage towards the reference, on a tie). A function of the release and public numbers.
     fn shrinkage(&self, d: &[f64], v: f64) -> HaarShrinkage {
         let grid = |i: usize| i as f64 / SHRINKAGE_STEPS as f64;
+        let sure = SureQuadratic::new(self, d, v);
         let mut best = HaarShrinkage { level: 1.0, contrasts: 1.0, risk: f64::INFINITY };
         for a in (0..=SHRINKAGE_STEPS).rev() {
             for c in (0..=SHRINKAGE_STEPS).rev() {
-                let risk = self.sure(d, v, &[grid(a), grid(c)]);
+                let risk = sure.at(grid(a), grid(c));
                 if risk < best.risk {
                     best = HaarShrinkage { level: grid(a), contrasts: grid(c), risk };
                 }
@@ -358,11 +357,160 @@ impl HaarGram {
         }
         best
     }
+
+    /// **The release's expected error, with the selection counted** (Efron's covariance penalty,
+    /// Efron 2004). The factors are chosen from `d` itself, so SURE at the chosen factors is biased
+    /// low: where a coefficient looks like noise the grid's minimum sits on `d_j² − v < 0`
+    /// (unbiased for `θ_j²` at a *fixed* factor, far below it once the factor is chosen because
+    /// `d_j` was small). For any rule `θ̂(d)` and noise `e = d − θ` of variance v per coefficient,
+    /// exactly,
+    ///
+    /// `E (θ̂ − θ)ᵀ G (θ̂ − θ) = E (θ̂ − d)ᵀ G (θ̂ − d) − v tr G + 2 Σ_jl G_jl cov(θ̂_j, e_l)`,
+    ///
+    /// and the covariances (the rule's degrees of freedom; `v s_j δ_jl` for fixed factors, which
+    /// gives SURE back) are estimated by a parametric bootstrap from the unshrunk released
+    /// coefficients (Efron's "ultimate" model): `cov(θ̂_j, e_l) ≈ mean over e* of θ̂_j(d + e*) e*_l`,
+    /// e* on a deterministic quasi-Monte Carlo design of the public Laplace law of scale `b`
+    /// ([`laplace_design`]). In one dimension with θ/sd from 0 to 3.5 its mean is 0.85–1.6x the
+    /// realised error where the plug-in SURE is −1.1x to 0.74x. A function of the release and
+    /// public quantities: post-processing.
+    fn selection_risk(&self, d: &[f64], v: f64, b: f64, chosen: &HaarShrinkage) -> f64 {
+        let k = self.k;
+        let factors = chosen.factors(k);
+        let fitted: Vec<f64> = d.iter().zip(&factors).map(|(d, s)| d * s).collect();
+        let residual: f64 = (0..k)
+            .flat_map(|j| (0..k).map(move |l| (j, l)))
+            .map(|(j, l)| (fitted[j] - d[j]) * (fitted[l] - d[l]) * self.at(j, l))
+            .sum();
+        let design = laplace_design(k, b);
+        let mut covariance = vec![0.0; k * k];
+        for e in &design {
+            let moved: Vec<f64> = d.iter().zip(e).map(|(d, e)| d + e).collect();
+            let again = self.shrinkage(&moved, v).factors(k);
+            for j in 0..k {
+                for l in 0..k {
+                    covariance[j * k + l] += moved[j] * again[j] * e[l];
+                }
+            }
+        }
+        let trace: f64 = (0..k).map(|j| self.at(j, j)).sum();
+        let penalty: f64 = (0..k * k).map(|at| covariance[at] / design.len() as f64 * self.g[at]).sum();
+        residual - v * trace + 2.0 * penalty
+    }
+}
+
+/// SURE of the Haar shrinkage as a quadratic in its two factors (a for the level, c shared by the
+/// contrasts): `(a − 1)² P + 2 (a − 1)(c − 1) C + (c − 1)² Q + v ((2a − 1) G_00 + (2c − 1) Σ_{j≥1} G_jj)`
+/// with `P = d_0² G_00`, `C = Σ_{l≥1} d_0 d_l G_0l`, `Q = Σ_{j,l≥1} d_j d_l G_jl`: the grid search
+/// costs a few flops a point.
+struct SureQuadratic {
+    level: f64,
+    cross: f64,
+    contrasts: f64,
+    v_level: f64,
+    v_contrasts: f64,
+}
+
+impl SureQuadratic {
+    fn new(gram: &HaarGram, d: &[f64], v: f64) -> Self {
+        let k = gram.k;
+        let (mut cross, mut contrasts) = (0.0, 0.0);
+        for l in 1..k {
+            cross += d[0] * d[l] * gram.at(0, l);
+            for j in 1..k {
+                contrasts += d[j] * d[l] * gram.at(j, l);
+            }
+        }
+        Self {
+            level: d[0] * d[0] * gram.at(0, 0),
+            cross,
+            contrasts,
+            v_level: v * gram.at(0, 0),
+            v_contrasts: v * (1..k).map(|j| gram.at(j, j)).sum::<f64>(),
+        }
+    }
+
+    fn at(&self, a: f64, c: f64) -> f64 {
+        let (a1, c1) = (a - 1.0, c - 1.0);
+        a1 * a1 * self.level
+            + 2.0 * a1 * c1 * self.cross
+            + c1 * c1 * self.contrasts
+            + self.v_level * (2.0 * a - 1.0)
+            + self.v_contrasts * (2.0 * c - 1.0)
+    }
+}
+
+/// Antithetic pairs of the quasi-Monte Carlo design of [`laplace_design`].
+const BOOTSTRAP_PAIRS: usize = 128;
+
+/// A deterministic design of `2 BOOTSTRAP_PAIRS` draws of `k` independent Laplace(0, b) noises
+/// for [`HaarGram::selection_risk`]: the R_k low-discrepancy sequence (`u_i = frac(1/2 + i α)`,
+/// `α_j = g^{-(j+1)}`, g the root of `x^{k+1} = x + 1`; Roberts 2018) through the Laplace quantile,
+/// each draw with its mirror −e (the law is symmetric: the design's mean is exactly 0). Public;
+/// the same for every release.
+fn laplace_design(k: usize, b: f64) -> Vec<Vec<f64>> {
+    let mut g: f64 = 2.0;
+    for _ in 0..64 {
+        g = (1.0 + g).powf(1.0 / (k as f64 + 1.0));
+    }
+    let alpha: Vec<f64> = (0..k).map(|j| g.powi(-(j as i32 + 1))).collect();
+    let quantile = |u: f64| {
+        let c = u.clamp(1e-12, 1.0 - 1e-12) - 0.5;
+        -b * c.signum() * (1.0 - 2.0 * c.abs()).ln()
+    };
+    (1..=BOOTSTRAP_PAIRS)
+        .flat_map(|i| {
+            let e: Vec<f64> = alpha.iter().map(|a| quantile((0.5 + i as f64 * a).fract())).collect();
+            let mirror: Vec<f64> = e.iter().map(|x| -x).collect();
+            [e, mirror]
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The covariance-penalty estimate counts the selection: with a contrast at half the noise sd
+    /// (the binned counts' situation), the mean plug-in SURE at the chosen factors is far below
+    /// the realised error of the rule (the test has something to catch) and the covariance penalty
+    /// is within [0.8, 1.7] of it; with a strong signal both agree with it.
+    #[test]
+    fn the_selection_risk_counts_what_choosing_the_factors_costs() {
+        let weights = [0.25, 0.25, 0.25, 0.25];
+        let bins = PointwiseBins::new(&weights, -10.0, 10.0, 2).unwrap();
+        let gram = HaarGram::new(&bins);
+        let b = 0.5;
+        let v = 2.0 * b * b;
+        let noise = fdp_noise::LatticeLaplace::with_scale(b).unwrap();
+        let mut rng = NoiseRng::seeded(11);
+        for (contrast, weak) in [(0.5 * v.sqrt(), true), (6.0 * v.sqrt(), false)] {
+            let theta = [3.0, contrast];
+            let error = |d: &[f64], chosen: &HaarShrinkage| -> f64 {
+                let f = chosen.factors(2);
+                (0..2)
+                    .flat_map(|j| (0..2).map(move |l| (j, l)))
+                    .map(|(j, l)| (f[j] * d[j] - theta[j]) * (f[l] * d[l] - theta[l]) * gram.at(j, l))
+                    .sum()
+            };
+            let draws = 400;
+            let (mut plug_in, mut penalty, mut realised) = (0.0, 0.0, 0.0);
+            for _ in 0..draws {
+                let d: Vec<f64> = theta.iter().map(|t| t + noise.sample(&mut rng)).collect();
+                let chosen = gram.shrinkage(&d, v);
+                realised += error(&d, &chosen);
+                plug_in += chosen.risk;
+                penalty += gram.selection_risk(&d, v, b, &chosen);
+            }
+            let (plug_in, penalty) = (plug_in / realised, penalty / realised);
+            if weak {
+                assert!(plug_in < 0.6, "plug-in SURE {plug_in} of the realised error");
+                assert!((0.8..=1.7).contains(&penalty), "covariance penalty {penalty} of the realised error");
+            } else {
+                assert!((0.8..=1.25).contains(&plug_in) && (0.8..=1.25).contains(&penalty), "{plug_in} {penalty}");
+            }
+        }
+    }
 
     /// SURE of the Haar shrinkage is unbiased: for fixed deviations θ and factors, the mean of
     /// SURE over noisy draws `d = θ + e` matches the mean realised squared error of the rebuilt bin
