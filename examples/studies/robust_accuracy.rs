@@ -36,6 +36,10 @@
 //! `--kernel SHAPE:RHO` (e.g. `matern52:0.2`) runs every mechanism in that kernel's basis instead of
 //! Matérn 3/2, ρ = 0.1 (S-1..S-4 are still drawn in the paper's Matérn 3/2 basis, and their frames
 //! keep its design bounds as ceilings): the second kernel (docs/DESIGN.md §16.13).
+//! `--validation` runs instead five simulated families modelled on the kinds of the held-out data
+//! (growth curves, absorbance spectra, insect egg counts, station temperature and precipitation),
+//! fixed before their first run and never used to set a rule (docs/DESIGN.md §16.14); it writes
+//! `reports/robust_accuracy_validation/`.
 //! rcst, growth, medfly, weather, tecator, phoneme and all-days Adelaide are held out (never used
 //! here).
 
