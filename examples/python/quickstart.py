@@ -5,7 +5,7 @@
 Simulates 500 noisy curves on 100 points of [0, 1] (a smooth mean, a random level per curve and
 Brownian-like wiggles), fixes the public ceiling of the clipping bound before
 looking at the data, releases the mean at a total ε = 1 through a Session (a private bound, then the
-release, with ψ chosen by SURE on the release), prints the accuracy preview and the error against the
+release, with ψ chosen from the release by marginal likelihood), prints the accuracy preview and the error against the
 truth, and writes reports/python_quickstart/{report.md, curves.svg, release.json, ledger.json}.
 Without --seed the noise comes from the operating system's entropy.
 """

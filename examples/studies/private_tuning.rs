@@ -222,7 +222,7 @@ pub fn run(quick: bool, data: Option<&std::path::Path>) -> AnyResult<()> {
     let mut cells = Vec::new();
     let mut md = String::from("# Private tuning end to end\n\n");
     md.push_str(
-        "Each row: E‖μ̃ − μ̂‖² against the sample mean, Matérn 3/2 (ρ = 0.1). **default**: the mechanism with the public bound and the plug-in ψ / M / degree (Bernstein k = 20). **private**: `TunedMean` — a private clipping bound (a share of ε chosen from n and ε: 3-17% here), for ICLP-l1, IID Laplace and Bernstein a pilot (15%), the release (the rest); ψ of ICLP-RKHS and the GP by SURE on the release (post-processing). **oracle**: the same candidates with the exact bound statistic and the best parameter knowing μ̂, at the full ε (not private). **iid**: IID Laplace with M = ⌊n^{1/3}⌋ and the public bound. The Gaussian-process rows are (ε, 10⁻⁶)-DP; all others pure ε-DP.\n\n",
+        "Each row: E‖μ̃ − μ̂‖² against the sample mean, Matérn 3/2 (ρ = 0.1). **default**: the mechanism with the public bound and the plug-in ψ / M / degree (Bernstein k = 20). **private**: `TunedMean` — a private clipping bound (a share of ε chosen from n and ε: 3-17% here), for ICLP-l1, IID Laplace and Bernstein a pilot (15%), the release (the rest); ψ of ICLP-RKHS and the GP from the release by marginal likelihood, tested against the centre by SURE (post-processing). **oracle**: the same candidates with the exact bound statistic and the best parameter knowing μ̂, at the full ε (not private). **iid**: IID Laplace with M = ⌊n^{1/3}⌋ and the public bound. The Gaussian-process rows are (ε, 10⁻⁶)-DP; all others pure ε-DP.\n\n",
     );
     for (p_index, problem) in problems.iter().enumerate() {
         let curves = &problem.curves;

@@ -6,7 +6,7 @@
 //! Simulates scenario S-2 of the ICLP paper (n = 500 curves on 100 grid points), takes the public
 //! ceiling of the clipping bound from the simulation design (never from the sample), and releases
 //! the mean at a total ε = 1 through a `Session`: a private bound (a few % of ε), the release, and ψ
-//! chosen by SURE on the release (free). Beside the release it prints the expected error of the
+//! chosen from the release by marginal likelihood (free). Beside the release it prints the expected error of the
 //! public plug-in default, of this pipeline (100 simulated releases) and of its oracle, and writes
 //! `reports/quickstart/{report.md, curves.svg, release.json, ledger.json}`. Without `--seed` the
 //! release noise comes from the operating system's entropy.

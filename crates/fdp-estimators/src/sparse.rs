@@ -32,7 +32,7 @@
 //! least-squares fit needs the Gram matrix of all records' observation times, a second private
 //! release of J(J+1)/2 numbers whose noise (l1 sensitivity `≈ (Σ_k max|φ_k|)² / n`) swamps the
 //! Gram matrix itself at the n of functional datasets. The inverse-probability weights need only
-//! the public design, and the mechanism's own smoothing (ψ chosen by SURE for the default) does
+//! the public design, and the mechanism's own smoothing (ψ chosen from the release for the default) does
 //! the rest.
 //!
 //! ## Sensitivity and privacy

@@ -90,7 +90,7 @@ impl SureChoice {
             epsilon: 0.0,
             delta: 0.0,
             outcome: format!(
-                "estimated squared error = {:.6e}; public centre's = {:.6e}; noise L2 band (2 sd) = {:.6e}; {} (SURE on the release: post-processing)",
+                "estimated squared error = {:.6e}; public centre's = {:.6e}; noise L2 band (2 sd) = {:.6e}; {} (estimated from the release: post-processing)",
                 self.risk,
                 self.centre_risk,
                 self.band,
