@@ -387,20 +387,23 @@ fn validation_problems(kernel: Stationary) -> AnyResult<Vec<Problem>> {
     for (i, (label, simulate, sizes, centre, half)) in families.into_iter().enumerate() {
         for &n in sizes {
             let curves = simulate(n, 900 + 10 * i as u64 + n as u64)?;
-            let basis = basis_on(kernel, curves.grid().clone())?;
-            out.push(Problem {
-                label: format!("{label}-n{n}"),
-                curves,
-                basis,
-                bounds: frame_bounds(half),
-                centre,
-                half,
-                centred: true,
-                full_size: false,
-            });
+            out.push(simulated_problem(format!("{label}-n{n}"), curves, centre, half, kernel)?);
         }
     }
     Ok(out)
+}
+
+/// A simulated family's cell in the frame `[centre − half, centre + half]`, its records centred at
+/// the frame's centre.
+fn simulated_problem(
+    label: String,
+    curves: CurveSet<'static>,
+    centre: f64,
+    half: f64,
+    kernel: Stationary,
+) -> AnyResult<Problem> {
+    let basis = basis_on(kernel, curves.grid().clone())?;
+    Ok(Problem { label, curves, basis, bounds: frame_bounds(half), centre, half, centred: true, full_size: false })
 }
 
 /// A seeded random subsample of `m` records.
@@ -477,17 +480,7 @@ fn problems(quick: bool, data: Option<&std::path::Path>, kernel: Stationary) -> 
                 "sigmoid" => sigmoids(n, 800 + n as u64)?,
                 _ => skewed_amplitudes(n, 700 + n as u64)?,
             };
-            let basis = basis_on(kernel, curves.grid().clone())?;
-            out.push(Problem {
-                label: format!("{label}-n{n}"),
-                curves,
-                basis,
-                bounds: frame_bounds(half),
-                centre,
-                half,
-                centred: true,
-                full_size: false,
-            });
+            out.push(simulated_problem(format!("{label}-n{n}"), curves, centre, half, kernel)?);
         }
     }
     Ok(out)
