@@ -24,7 +24,7 @@
 //! study's hand-chosen coefficient-l1 frame; reported, not a target; docs/DESIGN.md §16.10).
 //! `est_over_real` is the mean of the releases' own error estimates over the realised mean error
 //! (NaN when the release carries none); `out_of_range` the fraction of releases leaving the public
-//! range anywhere on the grid.
+//! range anywhere on the grid; `flagged` the fraction flagged `NOISE-DOMINATED`.
 //!
 //! `cargo run --release --example robust_accuracy [-- --quick] [-- --data-dir DIR]
 //! [-- --only A,B] [-- --releases N]` writes `reports/robust_accuracy/`. `--only` keeps the cells
@@ -108,6 +108,9 @@ struct Cell {
     door_preview_over_real: f64,
     door_preview_is_bound: bool,
     out_of_range: f64,
+    /// The fraction of the default's releases flagged `NOISE-DOMINATED` (their own estimate not
+    /// below the centre's).
+    flagged: f64,
     est_over_real: f64,
     preview_over_real: f64,
     preview_is_bound: bool,
@@ -263,10 +266,12 @@ fn sigmoids(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
     )
 }
 
-/// Growth curves (validation, §16.14): heights in cm at 31 ages from 1 to 18 years, Preece-Baines
-/// model 1 `h(a) = H − 2 (H − h_θ) / (e^{s0 (a − θ)} + e^{s1 (a − θ)})`, half boys (adult height
-/// `H ~ N(178, 7)`, take-off age `θ ~ N(14, 1)`) and half girls (`N(165, 6)`, `N(12, 1)`),
-/// `H − h_θ ~ N(13, 2)`, `s0 ~ U(0.08, 0.12)`, `s1 ~ U(1.0, 1.4)`, plus 0.3 cm of measurement noise.
+/// Growth curves (validation, §16.14): heights in cm at 31 ages (the grid's midpoints on [1, 18]
+/// years: 1.27 to 17.73), Preece-Baines model 1 `h(a) = H − 2 (H − h_θ) / (e^{s0 (a − θ)} +
+/// e^{s1 (a − θ)})`, each child a boy (adult height `H ~ N(178, 7)`, timing parameter, near the
+/// age of peak growth, `θ ~ N(14, 1)`) or a girl (`N(165, 6)`, `N(12, 1)`) with probability 1/2,
+/// `H − h_θ ~ N(13, 2)` (at least 5), `s0 ~ U(0.08, 0.12)`, `s1 ~ U(1.0, 1.4)`, plus 0.3 cm of
+/// measurement noise.
 fn growth_curves(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
     simulated_records(
         31,
@@ -291,8 +296,8 @@ fn growth_curves(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
 
 /// Near-infrared absorbance spectra (validation, §16.14): 100 wavelengths, each record a level
 /// `a ~ N(3, 0.5)`, a slope `b ~ N(0.4, 0.15)`, two absorption bands (Gaussian bumps at 0.3 and 0.55,
-/// widths 0.1 and 0.08, heights `N(0.1, 0.05)` and `N(0.25, 0.1)`) and 0.002 of instrument noise:
-/// very smooth records whose spread is mostly their level.
+/// widths 0.1 and 0.08, heights `N(0.1, 0.05)` and `N(0.25, 0.1)`, not truncated: a few come out
+/// negative) and 0.002 of instrument noise: very smooth records whose spread is mostly their level.
 fn absorbance_spectra(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
     simulated_records(
         100,
@@ -315,9 +320,9 @@ fn absorbance_spectra(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
 }
 
 /// Daily egg counts of insects (validation, §16.14): 25 days, each record Poisson with rate
-/// `F g(d)` while alive, `g(d) = (d/8) e^{1 − d/8}` (peak on day 8), fecundity `F ~ Gamma(1.2, 25)`
-/// (right-skewed), lifetime `5 + Exp(mean 15)` days, nothing after death: rough, skewed, many zeros,
-/// far below the middle of their range.
+/// `F g(d)` while alive, `g(d) = (d/8) e^{1 − d/8}` (peak on day 8), fecundity F Gamma with shape
+/// 1.2 and scale 25 (mean 30, right-skewed), lifetime `5 + Exp(mean 15)` days, nothing after
+/// death: rough, skewed, many zeros, far below the middle of their range.
 fn egg_counts(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
     simulated_records(
         25,
@@ -336,8 +341,8 @@ fn egg_counts(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
 }
 
 /// Station temperatures (validation, §16.14): 73 five-day means in °C, each station a level
-/// `N(0, 7)`, a seasonal amplitude `N(15, 4)` (at least 3) with a phase `N(0, 0.02)` of a year, and
-/// `N(0, 1.5)` of weather.
+/// `N(0, 7)`, a seasonal amplitude `N(15, 4)` (at least 3), coldest 0.05 of a year into the grid
+/// plus a phase `N(0, 0.02)` of a year, and `N(0, 1.5)` of weather.
 fn station_temperatures(n: usize, seed: u64) -> AnyResult<CurveSet<'static>> {
     simulated_records(
         73,
@@ -524,19 +529,21 @@ fn own_estimate(release: &Release<Curve>) -> Option<f64> {
     rest.split([';', ' ']).next()?.parse().ok()
 }
 
-/// `(mean error, its standard error, out-of-range fraction, mean own estimate)` over `releases`.
-fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, seed: u64) -> AnyResult<[f64; 4]> {
+/// `(mean error, its standard error, out-of-range fraction, mean own estimate, fraction flagged
+/// NOISE-DOMINATED)` over `releases`.
+fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, seed: u64) -> AnyResult<[f64; 5]> {
     let summary = m.summarize(&p.curves)?;
     let (lo, hi) = (p.centre - p.half, p.centre + p.half);
     let slack = 1e-9 * p.half;
     let mut streams = NoiseRng::seeded(seed).split(releases);
     let rows = streams
         .iter_mut()
-        .map(|rng| -> AnyResult<(f64, bool, f64)> {
+        .map(|rng| -> AnyResult<(f64, bool, f64, bool)> {
             let release = m.privatize(&summary, rng, Charge::unaccounted())?;
             let curve = release.curve();
             let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
-            Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN)))
+            let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
+            Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN), flagged))
         })
         .collect::<AnyResult<Vec<_>>>()?;
     let k = rows.len() as f64;
@@ -547,6 +554,7 @@ fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, see
         (var / k).sqrt(),
         rows.iter().filter(|r| r.1).count() as f64 / k,
         rows.iter().map(|r| r.2).sum::<f64>() / k,
+        rows.iter().filter(|r| r.3).count() as f64 / k,
     ])
 }
 
@@ -625,10 +633,10 @@ fn evaluate(
     let centre = vec![p.centre; target.len()];
     let centre_mse = sq_dist(p.curves.grid(), &centre, &target);
     let default = tuned(TunedKind::IclpRkhs, p, epsilon, search)?;
-    let [default_mse, default_se, out_of_range, est] = run_releases(&default, p, &target, releases, seed)?;
+    let [default_mse, default_se, out_of_range, est, flagged] = run_releases(&default, p, &target, releases, seed)?;
     let preview = default.accuracy();
     let door = front_door(p, epsilon, kernel)?;
-    let [door_mse, _, door_out_of_range, door_est] = run_releases(&door, p, &target, releases, seed)?;
+    let [door_mse, _, door_out_of_range, door_est, _] = run_releases(&door, p, &target, releases, seed)?;
     let door_preview = door.accuracy();
     let binned = binned_mse(p, eps, &target, releases, seed + 1)?;
     let default_oracle = centre_mse.min(default.oracle(&p.curves, &target)?.expected_sq_error);
@@ -669,6 +677,7 @@ fn evaluate(
         door_preview_over_real: door_preview.expected_sq_error / door_mse,
         door_preview_is_bound: door_preview.upper_bound,
         out_of_range,
+        flagged,
         est_over_real: est / default_mse,
         preview_over_real: preview.expected_sq_error / default_mse,
         preview_is_bound: preview.upper_bound,
@@ -712,7 +721,7 @@ pub fn run(
         t.iter().enumerate().for_each(|(i, ok)| met[i] += *ok as usize);
         c.door_targets().iter().enumerate().for_each(|(i, ok)| door_met[i] += *ok as usize);
         println!(
-            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_targets={}",
+            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_targets={}",
             c.data,
             c.n,
             c.epsilon,
@@ -722,6 +731,7 @@ pub fn run(
             c.best_other_mse,
             c.oracle_mse,
             c.out_of_range,
+            c.flagged,
             c.est_over_real,
             c.preview_over_real,
             c.default_mse / c.competitors(),

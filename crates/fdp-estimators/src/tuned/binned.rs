@@ -240,8 +240,7 @@ impl TunedSetup {
         // The release's own estimate counts the choice of its factors (the covariance penalty);
         // the centre's, a fixed estimator, is SURE. A release that is the centre reports the
         // penalty for both (it was chosen because d is small, where SURE of the centre is low).
-        let risk = gram.selection_risk(&d, v, noise.scale(), &shrinkage);
-        let risk = if risk.is_nan() { f64::INFINITY } else { risk.max(0.0) };
+        let risk = gram.selection_risk(&d, v, noise.scale(), &shrinkage).max(0.0);
         let centre_risk = gram.sure(&d, v, &[0.0; 2]).max(0.0) + centre_ends;
         let (risk, centre_risk) =
             if at_reference { (risk + centre_ends, risk + centre_ends) } else { (risk + release_ends, centre_risk) };
@@ -348,9 +347,9 @@ impl HaarGram {
     /// shrinkage towards the reference, on a tie). A function of the release and public numbers.
     fn shrinkage(&self, d: &[f64], v: f64) -> HaarShrinkage {
         let grid = |i: usize| i as f64 / SHRINKAGE_STEPS as f64;
-        // SURE is quadratic in (d, v^{1/2}): on d scaled by a power of two (exact, the same
-        // comparisons) its terms cannot overflow however large the public range.
-        let largest = d.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        // SURE is quadratic in (d, v^{1/2}): on both scaled by a power of two (exact, the same
+        // comparisons) its terms do not overflow while d and v^{1/2} are finite.
+        let largest = d.iter().fold(v.sqrt(), |m, x| m.max(x.abs()));
         let exponent = if largest.is_normal() { largest.log2().floor().clamp(-1000.0, 1000.0) as i32 } else { 0 };
         let scale = 2f64.powi(-exponent);
         let scaled: Vec<f64> = d.iter().map(|x| x * scale).collect();
@@ -417,7 +416,9 @@ impl HaarGram {
         }
         let trace: f64 = (0..k).map(|j| self.at(j, j)).sum();
         let penalty: f64 = (0..k * k).map(|at| covariance[at] / design.len() as f64 * self.g[at]).sum();
-        residual - v * trace + 2.0 * penalty
+        let risk = residual - v * trace + 2.0 * penalty;
+        // Overflow (a public range near f64's limit) is reported as an unbounded error, never as 0.
+        if risk.is_finite() { risk } else { f64::INFINITY }
     }
 }
 
@@ -469,7 +470,9 @@ const BOOTSTRAP_PAIRS: usize = 128;
 /// for [`HaarGram::selection_risk`]: the R_k low-discrepancy sequence (`u_i = frac(1/2 + i α)`,
 /// `α_j = g^{-(j+1)}`, g the root of `x^{k+1} = x + 1`; Roberts 2018) through the Laplace quantile,
 /// each draw with its mirror −e (the law is symmetric: the design's mean is exactly 0), then
-/// whitened to second moments exactly `2b² I`. Public; the same for every release.
+/// whitened to second moments exactly `2b² I` (left as drawn only where they are not positive
+/// definite and finite: b = 0, or b so large that they overflow). Public; the same for every
+/// release.
 fn laplace_design(k: usize, b: f64) -> Vec<Vec<f64>> {
     let mut g: f64 = 2.0;
     for _ in 0..64 {
@@ -594,6 +597,28 @@ mod tests {
                     (0.8..=1.25).contains(&plug_in) && (0.8..=1.25).contains(&penalty),
                     "{k} bins: {plug_in} {penalty}"
                 );
+            }
+        }
+    }
+
+    /// Noise scales near f64's limit (a public range of 1e150 or more) give a finite estimate or
+    /// an unbounded one, never NaN and never a falsely small one; the choice of factors stays that
+    /// of SURE on the unscaled numbers.
+    #[test]
+    fn the_selection_risk_is_never_nan_or_zero_for_huge_scales() {
+        let bins = PointwiseBins::new(&[0.25; 4], -1.0, 1.0, 2).unwrap();
+        let gram = HaarGram::new(&bins);
+        for (b, signal) in [(1.0, 1.0), (1e150, 1.0), (1e150, 1e10), (1e200, 1.0), (1e300, 1.0)] {
+            let v = 2.0 * b * b;
+            let d = [0.7 * signal * b, -0.4 * signal * b];
+            let chosen = gram.shrinkage(&d, v);
+            let risk = gram.selection_risk(&d, v, b, &chosen);
+            assert!(!risk.is_nan() && (risk == f64::INFINITY || risk > 0.1 * v), "b = {b}: {risk}");
+            if v.is_finite() {
+                // d² overflows at b = 1e150 with a signal 1e10 times the noise: the scaled quadratic
+                // still chooses what it chooses on the same numbers divided by b.
+                let unit = gram.shrinkage(&[0.7 * signal, -0.4 * signal], 2.0);
+                assert_eq!((chosen.level, chosen.contrasts), (unit.level, unit.contrasts), "b = {b}");
             }
         }
     }

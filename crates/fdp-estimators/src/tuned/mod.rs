@@ -14,8 +14,9 @@
 //! 3. **release** (the rest): the mechanism at `τ̂` and the chosen parameter.
 //!
 //! For ICLP-RKHS and the Gaussian process the noise is calibrated so that it does **not** depend
-//! on ψ, so ψ is chosen *after* the release, from the release alone, by Stein's unbiased risk
-//! estimate — post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
+//! on ψ, so ψ is chosen *after* the release, from the release alone — by marginal likelihood,
+//! tested against the public centre with Stein's unbiased risk estimate (docs/DESIGN.md section
+//! 16.5): post-processing, which costs nothing (see [`TunedMean::iclp_rkhs`]).
 //!
 //! Where it buys a private bound, ICLP-RKHS clips in, and releases, only the leading
 //! `J* = max(4, round(0.7 (n ε)^0.6 max(1, n ε/150)^0.6))` components of the basis (a public rule,
@@ -77,9 +78,9 @@ use setup::{TunedSetup, TunedStages};
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum TunedKind {
-    /// ICLP-RKHS (coefficient-l1 bound); ψ by SURE after the release.
+    /// ICLP-RKHS (coefficient-l1 bound); ψ from the release (post-processing).
     IclpRkhs,
-    /// The Gaussian process (L2 bound, (ε, δ)); ψ by SURE after the release.
+    /// The Gaussian process (L2 bound, (ε, δ)); ψ from the release (post-processing).
     GaussianProcess(Delta),
     /// ICLP-l1 (L2 bound); the threshold level ψ from a pilot.
     IclpL1,
@@ -139,7 +140,7 @@ pub struct TunedChoice {
 /// let mut session = Session::pure(Epsilon::new(1.0)?)?;
 /// let release = session.release(&mean, &curves)?;
 /// assert_eq!(session.ledger().len(), 2);                    // the bound, then the release
-/// assert_eq!(release.metadata().stages.len(), 4);            // ... ψ by SURE and its own error (free)
+/// assert_eq!(release.metadata().stages.len(), 4);            // ... ψ from the release and its own error (free)
 /// assert!(release.metadata().clipping.unwrap().value() <= 10.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -154,7 +155,7 @@ pub struct TunedMean {
 impl TunedMean {
     /// **ICLP-RKHS, privately tuned.** Records are clipped in the coefficient l1 norm at the private
     /// τ̂; the mean coefficients get iid Laplace noise of scale `b = (2τ̂/n)/ε_release`, and the
-    /// release is `μ̃_k = s_k (X̄_k + b L_k)`, `s_k = λ_k^η/(λ_k^η + ψ)`, with ψ minimising SURE.
+    /// release is `μ̃_k = s_k (X̄_k + b L_k)`, `s_k = λ_k^η/(λ_k^η + ψ)`, with ψ chosen from the release.
     ///
     /// This is the ICLP of the RKHS-smoothed mean with the noise covariance matched to the
     /// sensitivity: the component scales are `b s_k` (an ICLP whose operator has eigenvalues `s_k²`
@@ -162,9 +163,10 @@ impl TunedMean {
     /// smoothed mean by `d_k = s_k (X_k - X'_k)/n`, so `Σ_k |d_k| / (b s_k) <= 2τ̂/(n b) = ε`:
     /// ε-DP for **every** ψ at once. Theorem 11's scales are `√λ_k (2τ/n) max_j s_j/√λ_j / ε >= b s_k`
     /// for every k, so this release is less noisy on every component, and since the noise no
-    /// longer depends on ψ, ψ is post-processing: SURE, `Σ_k (1 - s_k)²(y_k² - v) + s_k² v` with
-    /// `y = X̄ + bL`, `v = Var(bL)`, is an unbiased estimate of the risk of `s ∘ y` for any ψ and
-    /// is minimised over the public grid `{0} ∪ {λ_j^η}` at no privacy cost.
+    /// longer depends on ψ, ψ is post-processing: chosen on the public path (`{0} ∪ {λ_j^η}`, then
+    /// towards the centre) by the marginal likelihood of `y = X̄ + bL`, and tested against the centre
+    /// with SURE, `Σ_k (1 - s_k)²(y_k² - v) + s_k² v` (`v = Var(bL)`), an unbiased estimate of the
+    /// risk of `s ∘ y` for any fixed ψ, at no privacy cost (docs/DESIGN.md section 16.5).
     ///
     /// Above n ε ≈ 196 the components after the leading `J_a` count with weight 1/2 in the clip
     /// norm ([`soft_tail`](Self::soft_tail)): the noise is `b L_k` on `w_k X̄_k`, so coefficient k
@@ -176,7 +178,7 @@ impl TunedMean {
     /// **Gaussian process, privately tuned ((ε, δ)-DP).** As [`iclp_rkhs`](Self::iclp_rkhs) with
     /// records clipped in L2 and isotropic Gaussian noise on the mean coefficients calibrated by the
     /// analytic Gaussian mechanism to the l2 sensitivity `2τ̂/n` (the Gaussian process whose
-    /// covariance has eigenvalues `s_k²`); ψ by SURE after the release. δ is spent by the release.
+    /// covariance has eigenvalues `s_k²`); ψ from the release as there. δ is spent by the release.
     pub fn gaussian_process(
         basis: &MercerBasis,
         n: usize,

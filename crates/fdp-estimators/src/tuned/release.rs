@@ -336,7 +336,8 @@ impl TunedSetup {
         })
     }
 
-    /// Stage 2 of ICLP-RKHS / GP: the matched-noise release (`member`, at τ), then ψ by SURE.
+    /// Stage 2 of ICLP-RKHS / GP: the matched-noise release (`member`, at τ), then ψ from it
+    /// ([`TunedSetup::tune_released`]).
     /// `bound_release` is the bound stage's release and its noise scale (`None` at the public
     /// ceiling).
     #[allow(clippy::too_many_arguments)]

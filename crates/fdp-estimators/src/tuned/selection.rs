@@ -62,7 +62,9 @@ pub(super) fn shrunk_noise(s: &[f64], v: &[f64]) -> f64 {
 pub(crate) struct SureChoice {
     pub psi: f64,
     pub shrink: Vec<f64>,
-    /// SURE of the chosen shrinkage (floored at 0): the release's estimated squared error.
+    /// The release's estimated squared error, floored at 0: SURE of the chosen shrinkage (the
+    /// matched family, with the clipping and truncation terms added by the caller), or the
+    /// covariance penalty of the binned family's chosen factors.
     pub risk: f64,
     /// The centre's estimated error ([`centre_error_estimate`]), floored at 0.
     pub centre_risk: f64,

@@ -448,6 +448,49 @@ fn a_release_that_is_the_centre_reports_the_centres_estimate() {
     assert!(centres >= 20, "{centres}");
 }
 
+/// Issue 23 (section 16.14): a binned release that is the reference (both factors 0) reports the
+/// covariance penalty as its own estimate and as the centre's, flagged, and every binned release
+/// reports a finite positive estimate. Rough records centred on the range's middle: the bins see
+/// only noise (21 of 60 releases take the binned family, 13 of them at the reference).
+#[test]
+fn a_binned_release_at_the_reference_reports_one_estimate_that_counts_its_selection() {
+    let b = basis(60);
+    let grid = b.grid().clone();
+    let noise = fdp_noise::LatticeLaplace::with_scale(20.0).unwrap();
+    let mut draw = NoiseRng::seeded(7);
+    let values: Vec<f64> = (0..100 * 60).map(|_| (15.0 + noise.sample(&mut draw)).clamp(0.0, 30.0)).collect();
+    let curves = CurveSet::from_flat(grid, values, None).unwrap().0;
+    let m = counts_default(&b, 100, 1.0);
+    let summary = m.summarize(&curves).unwrap();
+    let (mut at_reference, mut binned) = (0, 0);
+    for rng in NoiseRng::seeded(3).split(60).iter_mut() {
+        let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
+        let stage = |name: &str| release.metadata().stages.iter().find(|s| s.stage == name).map(|s| s.outcome.clone());
+        if !stage("family").is_some_and(|f| f.contains("binned")) {
+            continue;
+        }
+        binned += 1;
+        let accuracy = stage("accuracy").unwrap();
+        let number = |prefix: &str| -> f64 {
+            let start = accuracy.find(prefix).unwrap() + prefix.len();
+            accuracy[start..].split(';').next().unwrap().parse().unwrap()
+        };
+        let (own, centre) = (number("estimated squared error = "), number("public centre's = "));
+        assert!(own.is_finite() && own > 0.0, "{accuracy}");
+        if stage("tuning").unwrap().contains("level by 0.00 and of the contrasts by 0.00") {
+            at_reference += 1;
+            assert!(own == centre && accuracy.contains("NOISE-DOMINATED"), "{accuracy}");
+            // Chosen because d is small: SURE of the centre, `Σ d dᵀ G − v tr G`, is then mostly
+            // below 0 (floored); the penalty keeps the selection's share, about 0.4 v a coefficient.
+            let release_stage = stage("release").unwrap();
+            let scale: f64 =
+                release_stage.rsplit("Laplace scale ").next().unwrap().trim_end_matches(')').parse().unwrap();
+            assert!(own >= 0.2 * scale * scale, "{own} against v = {}", 2.0 * scale * scale);
+        }
+    }
+    assert!(binned >= 10 && at_reference >= 5, "{binned} binned, {at_reference} at the reference");
+}
+
 /// A smooth signal `m_k ∝ ±λ_k^{η/2}` with `m_1² = snr · v`: the shape the RKHS prior expects.
 fn smooth_signal(lambdas: &[f64], eta: f64, v: f64, snr: f64) -> Vec<f64> {
     let scale = (snr * v).sqrt() / lambdas[0].powf(eta / 2.0);
