@@ -15,6 +15,7 @@ use super::selection::SureChoice;
 use super::setup::TunedSetup;
 use crate::error::Result;
 use crate::sums::PointwiseBins;
+use fdp_mercer::linalg::{cholesky, solve_lower};
 
 /// **Which clipping geometry the privately tuned ICLP-RKHS may use** (issue 23, docs/DESIGN.md
 /// section 16).
@@ -338,6 +339,12 @@ impl HaarGram {
         self.g[j * self.k + l]
     }
 
+    /// `xᵀ G x`: the squared L2 norm, in the bins' weights, of the bin vector whose Haar
+    /// coefficients are x.
+    fn energy(&self, x: &[f64]) -> f64 {
+        (0..self.k).flat_map(|j| (0..self.k).map(move |l| (j, l))).map(|(j, l)| x[j] * x[l] * self.at(j, l)).sum()
+    }
+
     /// SURE of the factors `(level, contrasts)` on the deviations `d`.
     fn sure(&self, d: &[f64], v: f64, level_contrasts: &[f64; 2]) -> f64 {
         SureQuadratic::new(self, d, v).at(level_contrasts[0], level_contrasts[1])
@@ -397,12 +404,7 @@ impl HaarGram {
         rule: impl Fn(&[f64]) -> Vec<f64>,
     ) -> f64 {
         let k = self.k;
-        let factors = chosen.factors(k);
-        let fitted: Vec<f64> = d.iter().zip(&factors).map(|(d, s)| d * s).collect();
-        let residual: f64 = (0..k)
-            .flat_map(|j| (0..k).map(move |l| (j, l)))
-            .map(|(j, l)| (fitted[j] - d[j]) * (fitted[l] - d[l]) * self.at(j, l))
-            .sum();
+        let residual = self.energy(&d.iter().zip(chosen.factors(k)).map(|(d, s)| d * s - d).collect::<Vec<f64>>());
         let design = laplace_design(k, b);
         let mut covariance = vec![0.0; k * k];
         for e in &design {
@@ -483,7 +485,7 @@ fn laplace_design(k: usize, b: f64) -> Vec<Vec<f64>> {
         let c = u.clamp(1e-12, 1.0 - 1e-12) - 0.5;
         -b * c.signum() * (1.0 - 2.0 * c.abs()).ln()
     };
-    let mut design: Vec<Vec<f64>> = (1..=BOOTSTRAP_PAIRS)
+    let design: Vec<Vec<f64>> = (1..=BOOTSTRAP_PAIRS)
         .flat_map(|i| {
             let e: Vec<f64> = alpha.iter().map(|a| quantile((0.5 + i as f64 * a).fract())).collect();
             let mirror: Vec<f64> = e.iter().map(|x| -x).collect();
@@ -502,37 +504,12 @@ fn laplace_design(k: usize, b: f64) -> Vec<Vec<f64>> {
             }
         }
     }
-    let Some(factor) = cholesky(&moments, k) else { return design };
+    if !moments.iter().all(|m| m.is_finite()) {
+        return design;
+    }
+    let Some(factor) = cholesky(faer::MatRef::from_row_major_slice(&moments, k, k)) else { return design };
     let target = (2.0 * b * b).sqrt();
-    for e in &mut design {
-        // Forward substitution: e ← target · L⁻¹ e.
-        for j in 0..k {
-            let partial: f64 = (0..j).map(|l| factor[j * k + l] * e[l]).sum();
-            e[j] = (e[j] - partial) / factor[j * k + j];
-        }
-        e.iter_mut().for_each(|x| *x *= target);
-    }
-    design
-}
-
-/// The lower Cholesky factor of the symmetric `k × k` matrix `a` (row-major), if it is positive
-/// definite.
-fn cholesky(a: &[f64], k: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; k * k];
-    for j in 0..k {
-        for i in j..k {
-            let sum = a[i * k + j] - (0..j).map(|m| l[i * k + m] * l[j * k + m]).sum::<f64>();
-            if i == j {
-                if !(sum > 0.0 && sum.is_finite()) {
-                    return None;
-                }
-                l[j * k + j] = sum.sqrt();
-            } else {
-                l[i * k + j] = sum / l[j * k + j];
-            }
-        }
-    }
-    Some(l)
+    design.iter().map(|e| solve_lower(factor.as_ref(), e).into_iter().map(|x| x * target).collect()).collect()
 }
 
 #[cfg(test)]
@@ -562,12 +539,8 @@ mod tests {
             let k = theta.len();
             let bins = PointwiseBins::new(weights, -10.0, 10.0, k).unwrap();
             let gram = HaarGram::new(&bins);
-            let error = |d: &[f64], f: &[f64]| -> f64 {
-                (0..k)
-                    .flat_map(|j| (0..k).map(move |l| (j, l)))
-                    .map(|(j, l)| (f[j] * d[j] - theta[j]) * (f[l] * d[l] - theta[l]) * gram.at(j, l))
-                    .sum()
-            };
+            let error =
+                |d: &[f64], f: &[f64]| gram.energy(&(0..k).map(|j| f[j] * d[j] - theta[j]).collect::<Vec<f64>>());
             let draws = 300;
             let (mut plug_in, mut penalty, mut realised) = (0.0, 0.0, 0.0);
             for _ in 0..draws {
