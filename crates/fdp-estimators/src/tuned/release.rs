@@ -451,14 +451,15 @@ impl TunedSetup {
         // SURE sees the error against the clipped records' mean. With a private bound, the bias of
         // the parts clipped off, were they coherent ([`clipping_factors`]: μ = q × the clipped
         // mean), is added to the release's estimate ([`clipping_bias`]); the centre's error `‖μ‖²`
-        // is `E q²` times its estimate of the clipped mean's energy. (The dropped tail below is
+        // is `1 / E q⁻²` times its estimate of the clipped mean's energy (unbiased over the
+        // bound's noise, section 16.15). (The dropped tail below is
         // not scaled so, though fitted on clipped coefficients: measured, that raised the estimate
         // where the bound is noisiest, n ε = 25, to 2.1–2.4x on DTI and the log-periodograms;
         // docs/DESIGN.md section 16.13.) At the public ceiling nothing in range is clipped.
         // Post-processing of y, the bound stage's release and public quantities.
         let factors = bound_release.map_or((1.0, 1.0), |(log_mean, b)| clipping_factors(tau / log_mean.exp(), b));
         choice.risk += clipping_bias(y, &variances, &choice.shrink, factors);
-        choice.centre_risk *= factors.1;
+        choice.centre_risk /= factors.1;
         // The components the small-n ε truncation dropped (section 16.8) are not released: their
         // energy is the expected energy past `J*` under the reference prior fitted to the kept
         // coefficients ([`dropped_energy`]), added to both the release's and the centre's

@@ -288,58 +288,69 @@ pub(crate) fn dropped_energy(y: &[f64], v: &[f64], total: usize) -> f64 {
 const CLIP_SPREAD: f64 = 0.1;
 
 /// **The coherent clipping bias, as factors of the clipped mean** (the own estimate's clipping
-/// term, docs/DESIGN.md section 16.13). SURE sees the release's error against the mean of the
-/// *clipped* records; where the records point the same way (a mean far from the reference) the
+/// term, docs/DESIGN.md sections 16.13 and 16.15). SURE sees the release's error against the mean of
+/// the *clipped* records; where the records point the same way (a mean far from the reference) the
 /// parts clipped off add up. Model: the records are `x_i = a_i d` along one direction (the worst
 /// case, and the one in which the bias matters: it scales with the mean's own energy) with
 /// log-normal sizes of spread σ = [`CLIP_SPREAD`] about their geometric mean G, clipped at `τ = t G`;
-/// then the clipped mean is `(1 - r) μ` with the coherent-bias fraction
+/// then the clipped mean is `m = μ / q`, `q = 1 / (1 - r)`, with the coherent-bias fraction
 /// `r(t) = E(X - τ)_+ / E X = Φ(σ - ln t / σ) - t e^{-σ²/2} Φ(-ln t / σ)`. The bound stage released
 /// `ũ = ln G + δ` with Laplace noise δ of the public scale `b` (its sensitivity over its ε), so
-/// `t = t₀ e^{δ}` with `t₀ = τ / e^{ũ}` known after the release (δ integrated with a flat prior on
-/// ln G; the clamping of the log-norms to `[ln f, ln F]` is ignored). Returns `(E q, E q²)` over δ,
-/// `q = 1 / (1 - r)` (μ = q × the clipped mean), by quadrature on ±12b in `ln t` (`ln t₀` held in
-/// `[ln 10⁻³, ln 10³]`, a ratio that is not finite at 10³; `r` at most 0.99, so q at most 100: with
-/// the default split b was at most 0.33 and `E q²` at most 2.1 in the study's 180 cells, but a
-/// bound share fixed near 0 makes b, and with it the estimate, as large as the clamp allows — the
-/// range's diameter then caps it). A function of public quantities and the bound stage's release:
-/// post-processing.
+/// `t = t₀ e^{δ}` with `t₀ = τ / e^{ũ}`, the rule's factor after the grid's rounding and the
+/// ceiling's clamp, known after the release (the clamping of the log-norms to `[ln f, ln F]` is
+/// ignored). Returns `(E q⁻¹, E q⁻²)` over δ by quadrature on ±12b in `ln t` (`ln t₀` held in
+/// `[ln 10⁻³, ln 10³]`, a ratio that is not finite at 10³; `r` at most 0.99, so `q⁻¹` at least
+/// 0.01). **Why the inverse moments**: over releases the clipped mean moves with the bound's noise
+/// (`m = μ / q(δ)`: a bound drawn low clips more and leaves less), so an estimate `K m²` of
+/// `μ² E(1 - s/q)²` (the error of the shrunk release against μ) is unbiased over δ with
+/// `K = E(1 - s/q)² / E q⁻²` ([`clipping_bias`]). The flat-prior posterior `E(q - s)²` used until
+/// section 16.15 pairs a large q with every release, also those whose m a high bound left whole:
+/// `E m² E q² ≥ μ²`, without limit as b grows. (The argument holds t₀ fixed across releases, as it is
+/// when the grid's rounding and the search's clamps do not bind.) A function of public quantities
+/// and the bound stage's release: post-processing.
 pub(crate) fn clipping_factors(t0: f64, b: f64) -> (f64, f64) {
     let sigma = CLIP_SPREAD;
     let phi = |x: f64| fdp_noise::stats::normal_cdf(x, 1.0);
-    // On ln t, held where r is 0 or 1 to machine precision, so that no t overflows.
-    let q = |log_t: f64| {
+    // 1/q = 1 - r on ln t, held where r is 0 or 1 to machine precision, so that no t overflows.
+    let inverse_q = |log_t: f64| {
         let log_t = log_t.clamp(-50.0, 50.0);
         let r = phi(sigma - log_t / sigma) - (log_t - sigma * sigma / 2.0).exp() * phi(-log_t / sigma);
-        1.0 / (1.0 - r.clamp(0.0, 0.99))
+        1.0 - r.clamp(0.0, 0.99)
     };
     // ln t₀ in [ln 10⁻³, ln 10³]; NaN or ∞ at 10³ (no clipping), 0 (e^ũ overflowed) at 10⁻³.
     let log_t0 = if t0.is_nan() { 1e3f64.ln() } else { t0.ln().clamp(-1e3f64.ln(), 1e3f64.ln()) };
     if !(b > 0.0 && b.is_finite()) {
-        let q0 = q(log_t0);
-        return (q0, q0 * q0);
+        let p0 = inverse_q(log_t0);
+        return (p0, p0 * p0);
     }
     const POINTS: i32 = 400;
-    let (mut q1, mut q2, mut total) = (0.0, 0.0, 0.0);
+    let (mut p1, mut p2, mut total) = (0.0, 0.0, 0.0);
     for i in -POINTS..=POINTS {
         let delta = 12.0 * f64::from(i) / f64::from(POINTS);
-        let (w, qd) = ((-delta.abs()).exp(), q(log_t0 + b * delta));
-        q1 += w * qd;
-        q2 += w * qd * qd;
+        let (w, p) = ((-delta.abs()).exp(), inverse_q(log_t0 + b * delta));
+        p1 += w * p;
+        p2 += w * p * p;
         total += w;
     }
-    (q1 / total, q2 / total)
+    (p1 / total, p2 / total)
 }
 
-/// **The coherent clipping bias the release's own estimate adds** (docs/DESIGN.md section 16.13):
-/// with `(E q, E q²)` from [`clipping_factors`] and the release's shrinkage `s`, the release's
-/// error against `μ = q m` is `Σ_k [m_k² E(q - s_k)² + s_k² v_k]` where SURE counted
-/// `(1 - s_k)² m_k²`: the difference `Σ_k m_k² (E q² - 2 s_k E q + 2 s_k - 1)`, estimated without
-/// bias from `y_k² - v_k` for `m_k²` and floored at 0 (each weight is at least 0: linear in `s_k`,
-/// `E(q - 1)²` at 1 and `E q² - 1` at 0). Post-processing.
-pub(crate) fn clipping_bias(y: &[f64], v: &[f64], shrink: &[f64], (q1, q2): (f64, f64)) -> f64 {
+/// **The coherent clipping bias the release's own estimate adds** (docs/DESIGN.md sections 16.13,
+/// 16.15): with `(E q⁻¹, E q⁻²)` from [`clipping_factors`] and the release's shrinkage `s`, the
+/// release's error against `μ = q m` is `Σ_k [μ_k² (1 - s_k/q)² + s_k² v_k]` where SURE counted
+/// `(1 - s_k)² m_k²`. Over the bound's noise `E m_k² = μ_k² E q⁻²`, so the weight
+/// `K_k = (1 - 2 s_k E q⁻¹ + s_k² E q⁻²) / E q⁻²` on `m_k²` is unbiased for the first term, and the
+/// estimate adds `Σ_k (y_k² - v_k)(K_k - (1 - s_k)²)` (`y_k² - v_k` unbiased for `m_k²`), floored at 0.
+/// Each weight is at least 0: linear in `s_k`, `E(1 - 1/q)² / E q⁻²` at 1 and `1/E q⁻² - 1` at 0.
+/// The centre's error `‖μ‖²` is likewise `1/E q⁻²` times its estimate of `‖m‖²` (`s = 0`).
+/// Post-processing.
+pub(crate) fn clipping_bias(y: &[f64], v: &[f64], shrink: &[f64], (p1, p2): (f64, f64)) -> f64 {
     let bias: f64 = (0..y.len().min(v.len()).min(shrink.len()))
-        .map(|k| (y[k] * y[k] - v[k]) * (q2 - 2.0 * shrink[k] * q1 + 2.0 * shrink[k] - 1.0))
+        .map(|k| {
+            let s = shrink[k];
+            let weight = (1.0 - 2.0 * s * p1 + s * s * p2) / p2 - (1.0 - s) * (1.0 - s);
+            (y[k] * y[k] - v[k]) * weight
+        })
         .sum();
     bias.max(0.0)
 }
