@@ -24,7 +24,8 @@
 //! study's hand-chosen coefficient-l1 frame; reported, not a target; docs/DESIGN.md §16.10).
 //! `est_over_real` is the mean of the releases' own error estimates over the realised mean error
 //! (NaN when the release carries none); `out_of_range` the fraction of releases leaving the public
-//! range anywhere on the grid; `flagged` the fraction flagged `NOISE-DOMINATED`.
+//! range anywhere on the grid; `flagged` the fraction flagged `NOISE-DOMINATED`;
+//! `door_est_over_real` the same ratio for the front door's releases.
 //!
 //! `cargo run --release --example robust_accuracy [-- --quick] [-- --data-dir DIR]
 //! [-- --only A,B] [-- --releases N]` writes `reports/robust_accuracy/`. `--only` keeps the cells
@@ -721,7 +722,7 @@ pub fn run(
         t.iter().enumerate().for_each(|(i, ok)| met[i] += *ok as usize);
         c.door_targets().iter().enumerate().for_each(|(i, ok)| door_met[i] += *ok as usize);
         println!(
-            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_targets={}",
+            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_est_over_real={:.3} door_targets={}",
             c.data,
             c.n,
             c.epsilon,
@@ -740,6 +741,7 @@ pub fn run(
             c.bound_gain,
             c.door_mse,
             c.door_mse / c.default_mse,
+            c.door_est_over_real,
             c.door_targets().iter().map(|ok| if *ok { '1' } else { '0' }).collect::<String>()
         );
         writeln!(

@@ -386,6 +386,13 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
         let (p1, p2) = clipping_factors(t0, b);
         assert!((0.01 - 1e-12..=1.0).contains(&p1) && (1e-4 - 1e-12..=1.0).contains(&p2), "{t0} {b}: {p1} {p2}");
     }
+    // A scale that is not finite is the large-b limit (about half the mass clipped to the clamp),
+    // continuous with huge finite scales, not the noiseless factors at t₀ (0.96 at t₀ = 1).
+    let limit = clipping_factors(1.0, 1e300);
+    for b in [f64::INFINITY, f64::NAN, 1e6] {
+        let (p1, p2) = clipping_factors(1.0, b);
+        assert!((p1 - limit.0).abs() < 1e-9 && (p2 - limit.1).abs() < 1e-9 && p1 < 0.6, "{b}: {p1} {p2} {limit:?}");
+    }
 }
 
 /// Issue 23 (section 16.15): the clipping term is unbiased **over the bound stage's noise** in its
@@ -1298,7 +1305,7 @@ fn a_truncated_default_still_releases_the_binned_family_on_the_whole_grid() {
 
 /// Issue 23 (section 16.15): with a bound share fixed far below the default's and a wide search
 /// (down to 1/1000 of a ceiling 30 times the design's, as a range-derived frame has), the bound
-/// stage's noise is b = 0.7–2.3 on the log scale, and the own estimate stays within
+/// stage's noise is b = 0.23–2.3 on the log scale, and the own estimate stays within
 /// [0.2, 2.5] of the realised error on average (measured 0.32–2.1). The flat-prior clipping term it
 /// replaced reported 6.1x, 37x and 30x in three of these four cells.
 #[test]
