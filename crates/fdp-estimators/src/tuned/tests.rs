@@ -460,19 +460,25 @@ fn framed_scenario(scenario: Scenario, n: usize, seed: u64, eps: f64) -> (TunedM
 #[test]
 fn the_own_estimate_counts_the_coherent_clipping_bias() {
     let (m, sim) = framed_scenario(Scenario::S1, 100, 17, 1.0);
+    let (real, estimate) = realised_and_estimated(&m, &sim, 41);
+    assert!((0.5..=2.0).contains(&(estimate / real)), "{estimate} {real}: {}", estimate / real);
+}
+
+/// Over 200 seeded releases of `m` on the simulation's records: the summed realised squared errors
+/// against their sample mean and the summed own estimates (the accuracy stage's first number).
+fn realised_and_estimated(m: &TunedMean, sim: &fdp_data::Simulation, seed: u64) -> (f64, f64) {
     let summary = m.summarize(&sim.curves).unwrap();
     let target = sim.curves.mean_curve();
     let grid = sim.curves.grid();
-    let mut streams = NoiseRng::seeded(41).split(200);
     let (mut real, mut estimate) = (0.0, 0.0);
-    for rng in streams.iter_mut() {
+    for rng in NoiseRng::seeded(seed).split(200).iter_mut() {
         let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
         real += grid.sq_distance(release.curve(), &target).unwrap();
         let accuracy = release.metadata().stages.iter().find(|s| s.stage == "accuracy").unwrap();
         let value = accuracy.outcome.strip_prefix("estimated squared error = ").unwrap().split(';').next().unwrap();
         estimate += value.parse::<f64>().unwrap();
     }
-    assert!((0.5..=2.0).contains(&(estimate / real)), "{estimate} {real}: {}", estimate / real);
+    (real, estimate)
 }
 
 /// Issue 23 (section 16.13): a release that is the public centre reports the centre's estimate as
@@ -1325,17 +1331,7 @@ fn the_own_estimate_stays_sane_when_the_bound_is_noisy() {
             .unwrap()
             .with_split(BudgetSplit::new(share, 0.15).unwrap())
             .unwrap();
-        let summary = m.summarize(&sim.curves).unwrap();
-        let target = sim.curves.mean_curve();
-        let grid = sim.curves.grid();
-        let (mut real, mut estimate) = (0.0, 0.0);
-        for rng in NoiseRng::seeded(47).split(200).iter_mut() {
-            let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
-            real += grid.sq_distance(release.curve(), &target).unwrap();
-            let accuracy = release.metadata().stages.iter().find(|s| s.stage == "accuracy").unwrap();
-            let value = accuracy.outcome.strip_prefix("estimated squared error = ").unwrap().split(';').next().unwrap();
-            estimate += value.parse::<f64>().unwrap();
-        }
+        let (real, estimate) = realised_and_estimated(&m, &sim, 47);
         assert!((0.2..=2.5).contains(&(estimate / real)), "{scenario:?} {share}: {}", estimate / real);
     }
 }
