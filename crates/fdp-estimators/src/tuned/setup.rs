@@ -196,9 +196,28 @@ impl TunedSetup {
         self.bound_share_with(&self.given.1)
     }
 
-    /// The bound's share of ε with `search` (its log-range `ln(F/f)`, section 12).
+    /// The bound's share of ε with `search` (its log-range `ln(F/f)`, section 12), times the default's
+    /// [`small_n_epsilon_factor`](Self::small_n_epsilon_factor) on the public grid of hundredths
+    /// (at least 0.01; a share of 0 stays 0).
     fn bound_share_with(&self, search: &BoundSearch) -> f64 {
-        self.split.bound_share(self.n, self.epsilon.get(), self.pilot_share(), search.floor_ratio.ln())
+        let share = self.split.bound_share(self.n, self.epsilon.get(), self.pilot_share(), search.floor_ratio.ln());
+        let factor = self.small_n_epsilon_factor();
+        if share > 0.0 && factor < 1.0 { ((share * factor * 100.0).round() / 100.0).max(0.01) } else { share }
+    }
+
+    /// **The default's smaller bound share at small n ε** (docs/DESIGN.md section 16.16):
+    /// `min(1, 0.6 (n ε / 30)^0.56)` — 0.6 at n ε = 30, 1 from n ε = 75 — for the privately tuned
+    /// ICLP-RKHS with the split's share left to the model; 1 otherwise. The split's model
+    /// (section 12) prices a misplaced bound as if the release's error were all noise; where the
+    /// noise dominates, the selection shrinks towards the centre and caps the error near the
+    /// centre's, so a noisier bound costs less than the model says and the release's share is worth
+    /// more. Fitted on the tuning cells of `examples/studies/robust_accuracy` (section 16.11) and
+    /// checked on its validation cells; public (n, ε, the kind, the split).
+    pub(super) fn small_n_epsilon_factor(&self) -> f64 {
+        if self.kind != TunedKind::IclpRkhs || self.split.bound().is_some() {
+            return 1.0;
+        }
+        (0.6 * (self.n as f64 * self.epsilon.get() / 30.0).powf(0.56)).min(1.0)
     }
 
     /// The pilot's share of ε: the split's for the pilot-tuned kinds, 0 for those tuned after the
