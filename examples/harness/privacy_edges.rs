@@ -502,6 +502,8 @@ fn mean_edges(out: &mut Vec<EdgeRecord>) -> Result<()> {
                 TunedMean::iclp_rkhs(&basis, n, Epsilon::new(n_eps / n as f64)?, ClippingBound::coefficient_l1(tau)?)?
                     .within(-5.0, 5.0)?;
             assert_eq!(binned.binned_candidate(), Some(bins));
+            // At n ε = 30 the bound's share is cut (at most 0.6 of the model's, itself at most 0.5).
+            assert!(n_eps > 50.0 || binned.epsilons().0 <= 0.3 * n_eps / n as f64 + 1e-12, "{:?}", binned.epsilons());
             out.push(tuned_mean_edge(
                 &format!("tuned_iclp_rkhs_binned_family{name}{tag}"),
                 &binned,

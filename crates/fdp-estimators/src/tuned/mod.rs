@@ -265,7 +265,10 @@ impl TunedMean {
     /// `n ε_release < 166`, a private bound is bought (share > 0) and the bound stage's released
     /// mean clamped log coefficient-l1 norm `L̂` satisfies `L̂ - ln(hi - lo) > -0.25` (rough
     /// records: their coefficient-l1 norm is about the range's width; `-0.8` when the matched
-    /// family keeps only the leading components, [`truncation`](Self::truncation)). The choice is a function of
+    /// family keeps only the leading components, [`truncation`](Self::truncation); both lowered by
+    /// `0.3 (1/φ - 1)` below n ε = 75, where the bound's share is cut by φ, docs/DESIGN.md section
+    /// 16.16). With a range the bound's share is cut at small n ε: `φ = min(1, 0.6 (n ε / 30)^0.56)`
+    /// times the split model's share (0.6 at n ε = 30; section 16.16). The choice is a function of
     /// the bound stage's output and public quantities: **post-processing**. Both families' releases
     /// are ε_release-DP for every bound the first stage can choose, so by sequential composition
     /// the pipeline is ε-DP with the same stages (bound, release).

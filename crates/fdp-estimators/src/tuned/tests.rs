@@ -1359,16 +1359,23 @@ fn the_default_spends_less_on_its_bound_at_small_n_epsilon() {
         // The family stage prints the threshold it used.
         let summary = m.summarize(&records).unwrap();
         let release = m.privatize(&summary, &mut NoiseRng::seeded(3), Charge::unaccounted()).unwrap();
-        if let Some(family) = release.metadata().stages.iter().find(|s| s.stage == "family") {
+        let family = release.metadata().stages.iter().find(|s| s.stage == "family");
+        // The binned family is a candidate (a family stage) exactly where n ε_release < 166.
+        assert_eq!(family.is_some(), 100.0 * (eps - bound) < 166.0, "{eps}");
+        if let Some(family) = family {
             let base = if m.truncation().is_some() { -0.8 } else { -0.25 };
             let threshold = base - 0.3 * (1.0 / factor - 1.0);
             assert!(family.outcome.contains(&format!(" {threshold}:")), "{eps}: {}", family.outcome);
         }
     }
-    // Not for a fixed split, nor for the other kinds.
+    // Not for a fixed split, nor without a range, nor for the other kinds.
     let fixed = counts_default(&b, 100, 0.3).with_split(BudgetSplit::new(0.2, 0.15).unwrap()).unwrap();
     assert_eq!(fixed.setup.small_n_epsilon_factor(), 1.0);
     assert!((fixed.epsilons().0 - 0.2 * 0.3).abs() < 1e-12);
+    let no_range =
+        TunedMean::iclp_rkhs(&b, 100, Epsilon::new(0.3).unwrap(), ClippingBound::coefficient_l1(30.0).unwrap())
+            .unwrap();
+    assert_eq!(no_range.setup.small_n_epsilon_factor(), 1.0);
     let l2 = TunedMean::iid_laplace(&b, 100, Epsilon::new(0.3).unwrap(), ClippingBound::l2(30.0).unwrap()).unwrap();
     assert_eq!(l2.setup.small_n_epsilon_factor(), 1.0);
 }
