@@ -32,8 +32,8 @@ impl<F: Family> Stages for BoundThenRelease<F> {
 /// [`BoundSearch`]) costs about `e^{2|L|}` — more noise when too high, clipping bias when too
 /// low — whose mean is `1/(1 - 2s)`; the default share minimises the product over
 /// `f_bound ∈ [0.01, 0.5]`. That is about 9% at n ε = 300, 3% at n ε = 3000 and 16% at
-/// n ε = 100. The privately tuned ICLP-RKHS then cuts it below n ε = 75 (0.6x at n ε = 30;
-/// docs/DESIGN.md section 16.16). The pilot's share is 15%.
+/// n ε = 100. The privately tuned ICLP-RKHS with a public range then cuts it below n ε = 75 (0.6x
+/// at n ε = 30; docs/DESIGN.md section 16.16). The pilot's share is 15%.
 ///
 /// ```
 /// use fdp_estimators::BudgetSplit;

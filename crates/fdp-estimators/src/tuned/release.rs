@@ -452,10 +452,10 @@ impl TunedSetup {
         // the parts clipped off, were they coherent ([`clipping_factors`]: μ = q × the clipped
         // mean), is added to the release's estimate ([`clipping_bias`]); the centre's error `‖μ‖²`
         // is `1 / E q⁻²` times its estimate of the clipped mean's energy (unbiased over the
-        // bound's noise, section 16.15). (The dropped tail below is
-        // not scaled so, though fitted on clipped coefficients: measured, that raised the estimate
-        // where the bound is noisiest, n ε = 25, to 2.1–2.4x on DTI and the log-periodograms;
-        // docs/DESIGN.md section 16.13.) At the public ceiling nothing in range is clipped.
+        // bound's noise, section 16.15). (The dropped tail below is not scaled so, though fitted
+        // on clipped coefficients: measured, that raised the estimate where the bound is noisiest,
+        // n ε = 25, to 2.1–2.4x on DTI and the log-periodograms; docs/DESIGN.md section 16.13.)
+        // At the public ceiling nothing in range is clipped.
         // Post-processing of y, the bound stage's release and public quantities.
         let factors = bound_release.map_or((1.0, 1.0), |(log_mean, b)| clipping_factors(tau / log_mean.exp(), b));
         choice.risk += clipping_bias(y, &variances, &choice.shrink, factors);
