@@ -1341,9 +1341,9 @@ fn the_own_estimate_stays_sane_when_the_bound_is_noisy() {
 
 /// Issue 23 (section 16.16): the default's bound share is cut at small n ε — by
 /// `min(1, 0.6 (n ε / 30)^0.56)` on the split model's share, to the grid of hundredths — only for
-/// the privately tuned ICLP-RKHS with the share left to the model; the binned family's threshold
-/// moves down by `0.3 (1/φ − 1)` with it. From n ε = 75 nothing changes; the stages still add up
-/// to ε.
+/// the privately tuned ICLP-RKHS with a public range and the share left to the model; the binned
+/// family's threshold moves down by `0.3 (1/φ − 1)` with it. From n ε = 75 nothing changes; the
+/// stages still add up to ε.
 #[test]
 fn the_default_spends_less_on_its_bound_at_small_n_epsilon() {
     let b = basis(60);
