@@ -150,8 +150,7 @@ fn seeded_streams_reproduce_and_off_grid_paths_agree_with_grid_paths() {
 /// `u ↦ fl(x + f(u))` is monotone, so reachability is decided exactly by bisection over the grid.
 fn naive_laplace(x: f64, b: f64, u: u64) -> f64 {
     // u indexes the 2^53 uniform floats in [0, 1); the usual inverse-CDF Laplace of them.
-    let v = (u as f64) / (1u64 << 53) as f64 - 0.5;
-    x - b * v.signum() * (1.0 - 2.0 * v.abs()).ln()
+    x + fdp_noise::stats::laplace_quantile((u as f64) / (1u64 << 53) as f64, b)
 }
 
 fn naive_reachable(x: f64, b: f64, y: f64) -> bool {

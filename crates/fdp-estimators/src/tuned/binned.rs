@@ -499,10 +499,7 @@ fn laplace_design(k: usize, b: f64) -> Vec<Vec<f64>> {
         g = (1.0 + g).powf(1.0 / (k as f64 + 1.0));
     }
     let alpha: Vec<f64> = (0..k).map(|j| g.powi(-(j as i32 + 1))).collect();
-    let quantile = |u: f64| {
-        let c = u.clamp(1e-12, 1.0 - 1e-12) - 0.5;
-        -b * c.signum() * (1.0 - 2.0 * c.abs()).ln()
-    };
+    let quantile = |u: f64| fdp_noise::stats::laplace_quantile(u.clamp(1e-12, 1.0 - 1e-12), b);
     let design: Vec<Vec<f64>> = (1..=BOOTSTRAP_PAIRS)
         .flat_map(|i| {
             let e: Vec<f64> = alpha.iter().map(|a| quantile((0.5 + i as f64 * a).fract())).collect();

@@ -337,6 +337,21 @@ fn the_dropped_energy_is_the_fitted_reference_priors_tail() {
     assert_eq!(dropped_energy(&[1e200, 1.0], &[v, v], 10), f64::INFINITY);
 }
 
+/// The coherent clipping model's `1/q = 1 - r(t)`: log-normal sizes of spread 0.1 clipped at t
+/// times their geometric mean, `r` held at most 0.99 — the closed form written out here, apart from
+/// `selection::clipping_factors`, which the tests check against it.
+fn coherent_inverse_q(t: f64) -> f64 {
+    let phi = |x: f64| fdp_noise::stats::normal_cdf(x, 1.0);
+    let sigma = 0.1;
+    let r = phi(sigma - t.ln() / sigma) - t * (-sigma * sigma / 2.0).exp() * phi(-t.ln() / sigma);
+    1.0 - r.clamp(0.0, 0.99)
+}
+
+/// A Laplace(0, b) draw by the inverse distribution function, from one uniform of `rng`.
+fn laplace_draw(rng: &mut rand::rngs::StdRng, b: f64) -> f64 {
+    fdp_noise::stats::laplace_quantile(rand::RngExt::random::<f64>(rng), b)
+}
+
 /// Issue 23 (sections 16.13, 16.15): the coherent clipping bias's factors. Without bound noise, 1/q
 /// is `1 - r(t)` with the log-normal closed form, which a simulation of coherent records (log-normal
 /// sizes of spread 0.1, clipped at t times their geometric mean) reproduces: the clipped mean is
@@ -344,9 +359,7 @@ fn the_dropped_energy_is_the_fitted_reference_priors_tail() {
 /// the Laplace integrals, checked against draws.
 #[test]
 fn the_clipping_factors_are_the_coherent_records_bias() {
-    let phi = |x: f64| fdp_noise::stats::normal_cdf(x, 1.0);
     let sigma: f64 = 0.1;
-    let r = |t: f64| phi(sigma - t.ln() / sigma) - t * (-sigma * sigma / 2.0).exp() * phi(-t.ln() / sigma);
     let mut uniform = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(5);
     let mut normal = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(6);
     let mut gauss = || -> f64 {
@@ -357,7 +370,7 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
     let mut last = 0.0;
     for t in [0.8, 0.9, 1.0, 1.1, 1.3] {
         let (p1, p2) = clipping_factors(t, 0.0);
-        assert!((p1 - (1.0 - r(t))).abs() < 1e-12 && (p2 - p1 * p1).abs() < 1e-12, "{t}");
+        assert!((p1 - coherent_inverse_q(t)).abs() < 1e-12 && (p2 - p1 * p1).abs() < 1e-12, "{t}");
         let clipped: f64 = sizes.iter().map(|a| a.min(t)).sum::<f64>() / sizes.iter().sum::<f64>();
         assert!((clipped / p1 - 1.0).abs() < 2e-3, "{t}: {clipped} {p1}");
         assert!(p1 <= 1.0 && p1 > last, "{t}: {p1}");
@@ -367,15 +380,12 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
     }
     assert!((clipping_factors(1e9, 0.0).0 - 1.0).abs() < 1e-12);
     // The bound stage's Laplace noise, integrated: against 400,000 draws of δ.
-    let inverse_q = |t: f64| 1.0 - r(t);
     for (t0, b) in [(1.0, 0.1), (1.3, 0.2)] {
         let (p1, p2) = clipping_factors(t0, b);
         let draws = 400_000;
         let (mut m1, mut m2) = (0.0, 0.0);
         for _ in 0..draws {
-            let u: f64 = rand::RngExt::random::<f64>(&mut uniform) - 0.5;
-            let delta = -b * u.signum() * (1.0 - 2.0 * u.abs()).ln();
-            let p = inverse_q(t0 * delta.exp());
+            let p = coherent_inverse_q(t0 * laplace_draw(&mut uniform, b).exp());
             m1 += p / draws as f64;
             m2 += p * p / draws as f64;
         }
@@ -406,22 +416,11 @@ fn the_clipping_factors_are_the_coherent_records_bias() {
 /// 360x at b = 0.7 and 1, and fails.
 #[test]
 fn the_clipping_term_is_unbiased_over_the_bounds_noise() {
-    let phi = |x: f64| fdp_noise::stats::normal_cdf(x, 1.0);
-    let sigma: f64 = 0.1;
-    let inverse_q = |t: f64| {
-        let r = phi(sigma - t.ln() / sigma) - t * (-sigma * sigma / 2.0).exp() * phi(-t.ln() / sigma);
-        1.0 - r.clamp(0.0, 0.99)
-    };
     let mut uniform = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(9);
     for (t0, b) in [(1.05, 0.0), (1.0, 0.1), (1.05, 0.33), (1.2, 0.7), (1.0, 1.0)] {
         let factors = clipping_factors(t0, b);
         let draws = 200_000;
-        let ps: Vec<f64> = (0..draws)
-            .map(|_| {
-                let u: f64 = rand::RngExt::random::<f64>(&mut uniform) - 0.5;
-                inverse_q(t0 * (-b * u.signum() * (1.0 - 2.0 * u.abs()).ln()).exp())
-            })
-            .collect();
+        let ps: Vec<f64> = (0..draws).map(|_| coherent_inverse_q(t0 * laplace_draw(&mut uniform, b).exp())).collect();
         // The old weight's moments E q, E q² over the same draws.
         let q1 = ps.iter().map(|p| 1.0 / p).sum::<f64>() / draws as f64;
         let q2 = ps.iter().map(|p| 1.0 / (p * p)).sum::<f64>() / draws as f64;
