@@ -25,7 +25,11 @@
 //! `est_over_real` is the mean of the releases' own error estimates over the realised mean error
 //! (NaN when the release carries none); `out_of_range` the fraction of releases leaving the public
 //! range anywhere on the grid; `flagged` the fraction flagged `NOISE-DOMINATED`;
-//! `door_est_over_real` the same ratio for the front door's releases.
+//! `door_est_over_real` the same ratio for the front door's releases. `estimate_limit` is the
+//! largest shrink t (or `none`) for which the cell's twin, its records t times as far from the
+//! public centre, proves that no estimate computed from the release can be within 2x of the
+//! realised error on average on both (the releases' exact likelihood ratio against the errors'
+//! ratio; docs/DESIGN.md §16.17).
 //!
 //! `cargo run --release --example robust_accuracy [-- --quick] [-- --data-dir DIR]
 //! [-- --only A,B] [-- --releases N]` writes `reports/robust_accuracy/`. `--only` keeps the cells
@@ -109,6 +113,9 @@ struct Cell {
     door_preview_over_real: f64,
     door_preview_is_bound: bool,
     out_of_range: f64,
+    /// The largest shrink t of the cell's twin (its records t times as far from the centre) on
+    /// which no own estimate can be within 2x on both (`estimate_limit`; docs/DESIGN.md §16.17).
+    estimate_limit: Option<f64>,
     /// The fraction of the default's releases flagged `NOISE-DOMINATED` (their own estimate not
     /// below the centre's).
     flagged: f64,
@@ -533,7 +540,19 @@ fn own_estimate(release: &Release<Curve>) -> Option<f64> {
 /// `(mean error, its standard error, out-of-range fraction, mean own estimate, fraction flagged
 /// NOISE-DOMINATED)` over `releases`.
 fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, seed: u64) -> AnyResult<[f64; 5]> {
-    let summary = m.summarize(&p.curves)?;
+    run_releases_on(m, p, &p.curves, target, releases, seed)
+}
+
+/// [`run_releases`] on `curves` (the cell's records or its shrunken twin's) in `p`'s frame.
+fn run_releases_on(
+    m: &TunedMean,
+    p: &Problem,
+    curves: &CurveSet,
+    target: &[f64],
+    releases: usize,
+    seed: u64,
+) -> AnyResult<[f64; 5]> {
+    let summary = m.summarize(curves)?;
     let (lo, hi) = (p.centre - p.half, p.centre + p.half);
     let slack = 1e-9 * p.half;
     let mut streams = NoiseRng::seeded(seed).split(releases);
@@ -544,7 +563,7 @@ fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, see
             let curve = release.curve();
             let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
             let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
-            Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN), flagged))
+            Ok((sq_dist(curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN), flagged))
         })
         .collect::<AnyResult<Vec<_>>>()?;
     let k = rows.len() as f64;
@@ -620,6 +639,48 @@ fn binned_oracle(p: &Problem, epsilon: f64, target: &[f64]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// The shrinks t the estimate limit tries, largest (the twin most like the cell) first.
+const TWIN_SHRINKS: [f64; 14] = [0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001];
+
+/// Where the estimate limit stops looking: a twin proves the limit only if the realised errors
+/// differ by more than `4 e^L`; past `10^4` the search stops (no claim is made, which is safe).
+const TWIN_MAX_RATIO: f64 = 1e4;
+
+/// **The estimate limit** (docs/DESIGN.md §16.17): the largest shrink t on [`TWIN_SHRINKS`] for
+/// which no estimate computed from the release (any non-negative function of it, with any public
+/// input and any extra randomness) can be within 2x of the default's mean realised error on
+/// average both on the cell and on its shrunken twin, whose records are `c + t (x_i − c)` (the
+/// same curves t times as far from the public centre c; in the range whenever the record is).
+/// With `L` the exact supremum of the log-likelihood ratio between the two data sets' releases
+/// (each stage's exact loss on the lattice times its budget, maximised over what the earlier
+/// stages chose: [`TunedMean::stage_losses`]), `E_A g ≤ e^L E_B g` for every `g ≥ 0`; estimates
+/// within 2x on both need `r_A/2 ≤ E_A g ≤ e^L E_B g ≤ 2 e^L r_B`, so the twin shows the target
+/// unattainable when `r_A > 4 e^L r_B` (`r` the realised mean errors, the twin's over the same
+/// number of seeded releases). `None` when no shrink on the list does.
+fn estimate_limit(m: &TunedMean, p: &Problem, realised: f64, releases: usize, seed: u64) -> AnyResult<Option<f64>> {
+    let summary = m.summarize(&p.curves)?;
+    let n = p.curves.n();
+    for t in TWIN_SHRINKS {
+        let values: Vec<f64> =
+            (0..n).flat_map(|r| p.curves.row(r).iter().map(move |x| p.centre + t * (x - p.centre))).collect();
+        let twin = CurveSet::from_flat(p.curves.grid().clone(), values, None)?.0;
+        let log_ratio: f64 = m
+            .stage_losses(&summary, &m.summarize(&twin)?)?
+            .iter()
+            .map(|(stage, loss)| loss * m.plan().epsilon(stage))
+            .sum();
+        let limit = 4.0 * log_ratio.exp();
+        if limit.is_nan() || limit > TWIN_MAX_RATIO {
+            return Ok(None);
+        }
+        let twin_error = run_releases_on(m, p, &twin, &twin.mean_curve(), releases, seed)?[0];
+        if realised > limit * twin_error {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
+}
+
 fn evaluate(
     p: &Problem,
     p_index: usize,
@@ -635,6 +696,7 @@ fn evaluate(
     let centre_mse = sq_dist(p.curves.grid(), &centre, &target);
     let default = tuned(TunedKind::IclpRkhs, p, epsilon, search)?;
     let [default_mse, default_se, out_of_range, est, flagged] = run_releases(&default, p, &target, releases, seed)?;
+    let estimate_limit = estimate_limit(&default, p, default_mse, releases, seed + 7)?;
     let preview = default.accuracy();
     let door = front_door(p, epsilon, kernel)?;
     let [door_mse, _, door_out_of_range, door_est, _] = run_releases(&door, p, &target, releases, seed)?;
@@ -678,6 +740,7 @@ fn evaluate(
         door_preview_over_real: door_preview.expected_sq_error / door_mse,
         door_preview_is_bound: door_preview.upper_bound,
         out_of_range,
+        estimate_limit,
         flagged,
         est_over_real: est / default_mse,
         preview_over_real: preview.expected_sq_error / default_mse,
@@ -717,12 +780,17 @@ pub fn run(
     );
     md.push_str("| data | n | ε | default | centre | binned | best other | oracle | default/competitors | default/oracle | out of range | est/real | preview/real | targets met | door/default |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let (mut met, mut door_met) = ([0usize; 5], [0usize; 5]);
+    // Cells with a shrunken twin (the own-estimate target unattainable on the pair), and the
+    // own-estimate misses among them.
+    let (mut limited, mut limited_misses) = (0usize, 0usize);
     for c in &cells {
         let t = c.targets();
         t.iter().enumerate().for_each(|(i, ok)| met[i] += *ok as usize);
+        limited += c.estimate_limit.is_some() as usize;
+        limited_misses += (c.estimate_limit.is_some() && !t[3]) as usize;
         c.door_targets().iter().enumerate().for_each(|(i, ok)| door_met[i] += *ok as usize);
         println!(
-            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_est_over_real={:.3} door_targets={}",
+            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_est_over_real={:.3} door_targets={} estimate_limit={}",
             c.data,
             c.n,
             c.epsilon,
@@ -742,7 +810,8 @@ pub fn run(
             c.door_mse,
             c.door_mse / c.default_mse,
             c.door_est_over_real,
-            c.door_targets().iter().map(|ok| if *ok { '1' } else { '0' }).collect::<String>()
+            c.door_targets().iter().map(|ok| if *ok { '1' } else { '0' }).collect::<String>(),
+            c.estimate_limit.map_or_else(|| "none".to_string(), |t| t.to_string())
         );
         writeln!(
             md,
@@ -769,7 +838,7 @@ pub fn run(
     }
     writeln!(
         md,
-        "\nCells meeting each target (of {}): competitors {}, oracle {}, range {}, own estimate {}, preview {}.",
+        "\nCells meeting each target (of {}): competitors {}, oracle {}, range {}, own estimate {}, preview {}. Cells with a shrunken twin on which no estimate can be within 2x of the realised error on both (docs/DESIGN.md §16.17): {limited}, {limited_misses} of them missing the own-estimate target.",
         cells.len(),
         met[0],
         met[1],
@@ -778,7 +847,7 @@ pub fn run(
         met[4]
     )?;
     println!(
-        "robust_summary cells={} competitors={} oracle={} range={} estimate={} preview={}",
+        "robust_summary cells={} competitors={} oracle={} range={} estimate={} preview={} estimate_limited={limited} estimate_limited_misses={limited_misses}",
         cells.len(),
         met[0],
         met[1],

@@ -463,6 +463,32 @@ fn the_own_estimate_counts_the_coherent_clipping_bias() {
     assert!((0.5..=2.0).contains(&(estimate / real)), "{estimate} {real}: {}", estimate / real);
 }
 
+/// Issue 23 (section 16.17): at n ε = 7.5 (S-1, n = 30, ε = 1/4: the release at the public ceiling,
+/// the centre in every release here) no estimate computed from the release can be within 2x of the
+/// realised error on average both on these records and on their twin, the same records 12.5x
+/// closer to the centre. The releases' likelihood ratio is at most `e^L`, L the stages' exact
+/// losses on the lattice times their budgets, so every statistic `g ≥ 0` of the release has
+/// `E_A g ≤ e^L E_B g` (checked on the own estimate); the realised errors differ by more than
+/// `4 e^L`, so estimates within 2x on both would need `r_A/2 ≤ E_A g ≤ e^L E_B g ≤ 2 e^L r_B`.
+#[test]
+fn no_estimate_tells_a_ceiling_release_from_its_shrunken_twin() {
+    let (m, sim) = framed_scenario(Scenario::S1, 30, 23, 0.25);
+    assert_eq!(m.epsilons().0, 0.0, "the release runs at the public ceiling");
+    let shrink = 0.08;
+    let values: Vec<f64> = (0..sim.curves.n()).flat_map(|r| sim.curves.row(r).iter().map(|x| shrink * x)).collect();
+    let twin = fdp_data::Simulation {
+        curves: CurveSet::from_flat(sim.curves.grid().clone(), values, None).unwrap().0,
+        truth: sim.truth.iter().map(|v| shrink * v).collect(),
+    };
+    let losses = m.stage_losses(&m.summarize(&sim.curves).unwrap(), &m.summarize(&twin.curves).unwrap()).unwrap();
+    let log_ratio: f64 = losses.iter().map(|(stage, loss)| loss * m.plan().epsilon(stage)).sum();
+    assert!(log_ratio > 0.0, "{losses:?}");
+    let (real_a, estimate_a) = realised_and_estimated(&m, &sim, 5);
+    let (real_b, estimate_b) = realised_and_estimated(&m, &twin, 6);
+    assert!(estimate_a <= log_ratio.exp() * estimate_b, "{estimate_a} {estimate_b} {log_ratio}");
+    assert!(real_a > 4.0 * log_ratio.exp() * real_b, "{real_a} {real_b} {log_ratio}");
+}
+
 /// Over 200 seeded releases of `m` on the simulation's records: the summed realised squared errors
 /// against their sample mean and the summed own estimates (the accuracy stage's first number).
 fn realised_and_estimated(m: &TunedMean, sim: &fdp_data::Simulation, seed: u64) -> (f64, f64) {
