@@ -439,4 +439,33 @@ impl TunedMean {
         self.setup.summary_layout(b)?;
         self.stages.exact_losses(a, b)
     }
+
+    /// **For analyses: a bound `L` on the log-likelihood ratio of the releases** from the summaries
+    /// `a` and `b` of any two data sets of the same public n (not only neighbours): every outcome of
+    /// the stages has `|ln P(o | a) − ln P(o | b)| ≤ L`, so every statistic `g ≥ 0` of a release
+    /// (any post-processing) has `E_a g ≤ e^L E_b g` (docs/DESIGN.md section 16.17). By the chain
+    /// rule of the stages' densities, `L = Σ_s ε_s loss_s`, each stage's exact loss on the lattice
+    /// ([`stage_losses`](Self::stage_losses)) times its budget. With a private bound every member of
+    /// the release stage can run (the bound's noise reaches every grid point), so its loss is the
+    /// worst member's, and L is an upper bound. At the public ceiling only the ceiling's member runs
+    /// and, for ICLP-RKHS, L is that member's exact loss: the supremum itself. Pure ε-DP kinds only;
+    /// the Gaussian process is refused (its ratio is the analytic-Gaussian one, not a log-likelihood
+    /// ratio).
+    pub fn log_likelihood_ratio_bound(&self, a: &[f64], b: &[f64]) -> Result<f64> {
+        if self.setup.delta().is_some() {
+            return Err(EstimatorError::BadParameter {
+                name: "log-likelihood ratio bound",
+                value: self.kind().name().into(),
+                reason: "defined for pure ε-DP stages; the Gaussian process's loss is not a log-likelihood ratio",
+            });
+        }
+        let (_, grid) = self.setup.summary_layout(a)?;
+        self.setup.summary_layout(b)?;
+        if self.stages.parts().bound.is_none() && self.setup.kind.tunes_after_release() {
+            let member = self.stages.parts().release.member(release::ReleaseChoice::Matched(grid.len() - 1))?;
+            let ratio = fdp_core::stages::StageLaw::loss_ratio(&member, a, b)?;
+            return Ok(ratio * self.plan().epsilon("release"));
+        }
+        Ok(self.stage_losses(a, b)?.iter().map(|(stage, loss)| loss * self.plan().epsilon(stage)).sum())
+    }
 }

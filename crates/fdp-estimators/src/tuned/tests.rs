@@ -7,6 +7,7 @@ use fdp_functional::CurveReleaseExt;
 use fdp_mercer::{BasisOptions, Grid, Stationary};
 use fdp_noise::{NoiseRng, Sensitivity, vector::LaplaceVector};
 
+use super::release::{MatchedNoise, ReleaseChoice};
 use super::selection::{
     clipping_bias, clipping_factors, dropped_energy, guarded_sure, psi_grid, rkhs_path, sure_shrinkage,
 };
@@ -466,9 +467,10 @@ fn the_own_estimate_counts_the_coherent_clipping_bias() {
 /// Issue 23 (section 16.17): at n ε = 7.5 (S-1, n = 30, ε = 1/4: the release at the public ceiling,
 /// the centre in every release here) no estimate computed from the release can be within 2x of the
 /// realised error on average both on these records and on their twin, the same records 12.5x
-/// closer to the centre. The releases' likelihood ratio is at most `e^L`, L the stages' exact
-/// losses on the lattice times their budgets, so every statistic `g ≥ 0` of the release has
-/// `E_A g ≤ e^L E_B g` (checked on the own estimate); the realised errors differ by more than
+/// closer to the centre. `log_likelihood_ratio_bound` is the ceiling member's exact loss, checked
+/// against `Σ_k |Δx_k| / b` computed here from the member's part of the two summaries (within the
+/// lattice's rounding, one step a coefficient); every statistic `g ≥ 0` of the release then has
+/// `E_A g ≤ e^L E_B g` (checked on the own estimate), and the realised errors differ by more than
 /// `4 e^L`, so estimates within 2x on both would need `r_A/2 ≤ E_A g ≤ e^L E_B g ≤ 2 e^L r_B`.
 #[test]
 fn no_estimate_tells_a_ceiling_release_from_its_shrunken_twin() {
@@ -480,13 +482,33 @@ fn no_estimate_tells_a_ceiling_release_from_its_shrunken_twin() {
         curves: CurveSet::from_flat(sim.curves.grid().clone(), values, None).unwrap().0,
         truth: sim.truth.iter().map(|v| shrink * v).collect(),
     };
-    let losses = m.stage_losses(&m.summarize(&sim.curves).unwrap(), &m.summarize(&twin.curves).unwrap()).unwrap();
-    let log_ratio: f64 = losses.iter().map(|(stage, loss)| loss * m.plan().epsilon(stage)).sum();
-    assert!(log_ratio > 0.0, "{losses:?}");
+    let (a, b) = (m.summarize(&sim.curves).unwrap(), m.summarize(&twin.curves).unwrap());
+    let log_ratio = m.log_likelihood_ratio_bound(&a, &b).unwrap();
+    // The ceiling member's part of the summaries and its noise scale, read independently.
+    let (width, last) = (m.setup.width(), m.setup.search.grid(m.setup.ceiling.value()).len() - 1);
+    let part = 1 + last * width..1 + (last + 1) * width;
+    let member = m.stages.parts().release.member(ReleaseChoice::Matched(last)).unwrap();
+    let MatchedNoise::Laplace(noise) = member.matched().unwrap() else { panic!("the default's noise is Laplace") };
+    let continuous: f64 = a[part.clone()].iter().zip(&b[part]).map(|(x, y)| (x - y).abs()).sum::<f64>() / noise.scale();
+    let rounding = width as f64 * noise.noise().step() / noise.scale();
+    assert!((log_ratio - continuous).abs() <= rounding + 1e-9 * continuous, "{log_ratio} {continuous}");
+    // The worst member over the whole grid (stage_losses) is a larger, still valid, bound.
+    let worst: f64 = m.stage_losses(&a, &b).unwrap().iter().map(|(stage, loss)| loss * m.plan().epsilon(stage)).sum();
+    assert!(worst >= log_ratio, "{worst} {log_ratio}");
+    for (curves, seed) in [(&sim.curves, 5), (&twin.curves, 6)] {
+        let summary = m.summarize(curves).unwrap();
+        for rng in NoiseRng::seeded(seed).split(200).iter_mut() {
+            let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
+            assert!(release.curve().iter().all(|v| *v == 0.0), "every release is the centre");
+        }
+    }
     let (real_a, estimate_a) = realised_and_estimated(&m, &sim, 5);
     let (real_b, estimate_b) = realised_and_estimated(&m, &twin, 6);
     assert!(estimate_a <= log_ratio.exp() * estimate_b, "{estimate_a} {estimate_b} {log_ratio}");
     assert!(real_a > 4.0 * log_ratio.exp() * real_b, "{real_a} {real_b} {log_ratio}");
+    // The Gaussian process's stage ratio is not a log-likelihood ratio: refused.
+    let gp = &all_kinds(&basis(100), 30, 0.25)[1];
+    assert!(matches!(gp.kind(), TunedKind::GaussianProcess(_)) && gp.log_likelihood_ratio_bound(&a, &b).is_err());
 }
 
 /// Over 200 seeded releases of `m` on the simulation's records: the summed realised squared errors
