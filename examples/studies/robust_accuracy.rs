@@ -27,9 +27,9 @@
 //! range anywhere on the grid; `flagged` the fraction flagged `NOISE-DOMINATED`;
 //! `door_est_over_real` the same ratio for the front door's releases. `estimate_limit` is the
 //! largest shrink t (or `none`) for which the cell's twin, its records t times as far from the
-//! public centre, proves that no estimate computed from the release can be within 2x of the
-//! realised error on average on both (the releases' exact likelihood ratio against the errors'
-//! ratio; docs/DESIGN.md §16.17).
+//! public centre, shows that no estimate computed from the release can be within 2x of the
+//! realised error on average on both (a bound on the releases' likelihood ratio against the
+//! ratio of the realised errors, two standard errors to spare; docs/DESIGN.md §16.17).
 //!
 //! `cargo run --release --example robust_accuracy [-- --quick] [-- --data-dir DIR]
 //! [-- --only A,B] [-- --releases N]` writes `reports/robust_accuracy/`. `--only` keeps the cells
