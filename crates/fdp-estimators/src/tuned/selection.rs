@@ -123,15 +123,15 @@ impl SureChoice {
 ///    treated by its variance (a Gaussian quasi-likelihood).
 /// 2. **A test against the centre at the public ceiling**: the release is the centre unless SURE's
 ///    estimated gain of ψ̂ over it, `D = SURE(∞) - SURE(ψ̂)`, exceeds `c` standard deviations of D
-///    under the null of no signal, `sd_0 = ((κ - 1) Σ v_k² (2 s_k - s_k²)²)^{1/2}`. `c = 7` when the
+///    under the null of no signal, `sd_0 = ((κ - 1) Σ v_k² (2 s_k - s_k²)²)^{1/2}`. `c = 10` when the
 ///    release ran at the public ceiling (no private bound: n ε below about 20, the noise at its
 ///    largest; by Cantelli's inequality a false detection per candidate has probability at most
-///    `1/(1 + c²)` = 2 % whatever the noise law), else `c = 0` (SURE must see a gain at all).
+///    `1/(1 + c²)` = 1 % whatever the noise law), else `c = 0` (SURE must see a gain at all).
 /// 3. **Its own error** (the `accuracy` stage): SURE of ψ̂ when the release is not the centre; for
 ///    the centre, [`centre_error_estimate`] (SURE of ψ = ∞ floored at 0 is far too high when the
 ///    noise dominates: its standard deviation `((κ - 1) Σ v_k²)^{1/2}` dwarfs the centre's error).
 ///
-/// The constants (c = 7 / 0, the 1.5 of [`centre_error_estimate`]) were set on the tuning cases
+/// The constants (c = 10 / 0, the 1.5 of [`centre_error_estimate`]) were set on the tuning cases
 /// of `examples/studies/robust_accuracy` only (DTI cca, Adelaide Mondays, S-1..S-4, their subsamples and
 /// two simulated rough-curve families; never the held-out data). A function of y and public
 /// quantities (the `v_k`, κ, the grid, whether the ceiling was used): post-processing.
@@ -182,8 +182,13 @@ pub(crate) fn guarded_sure(
 /// 7, not 5 (section 16.8): with the exact samplers' new draws, c = 5 let a few of 200 releases
 /// at n ε = 7.5 through on the skewed and S-3 subsamples (2.05x and 1.14x the centre's error: at
 /// the ceiling one false detection carries enormous noise); at 7 every n ε = 7.5 cell of
-/// `robust_accuracy` is the centre or better, as it was with the old draws at 5.
-const CEILING_TEST: f64 = 7.0;
+/// `robust_accuracy` is the centre or better, as it was with the old draws at 5. 10, not 7
+/// (section 16.18): the same records closer to the centre (16.17's twins of S-1..S-3 at
+/// n ε = 7.5, 2,000 releases) still let rare releases through at 7 (2 of 8,000 in the unit test's
+/// twins), which made the twins 1.2–2.4x the centre's error; at 10 none, and the study's cells
+/// are unchanged but for two Matérn 5/2 cells with one detection in 200 (S-1 n = 30 0.982x,
+/// counts n = 30 1.004x).
+const CEILING_TEST: f64 = 10.0;
 
 /// A tail part of the centre's error enters [`centre_error_estimate`] only above this many null
 /// standard deviations.
