@@ -41,6 +41,8 @@
 //! `--kernel SHAPE:RHO` (e.g. `matern52:0.2`) runs every mechanism in that kernel's basis instead of
 //! Matérn 3/2, ρ = 0.1 (S-1..S-4 are still drawn in the paper's Matérn 3/2 basis, and their frames
 //! keep its design bounds as ceilings): the second kernel (docs/DESIGN.md §16.13).
+//! `--twins` prints every shrunken twin the estimate limit tries (its error against its own centre's;
+//! docs/DESIGN.md §16.18).
 //! `--validation` runs instead five simulated families modelled on the kinds of the held-out data
 //! (growth curves, absorbance spectra, insect egg counts, station temperature and precipitation),
 //! fixed before their first run and never used to set a rule (docs/DESIGN.md §16.14); it writes
@@ -653,7 +655,9 @@ const TWIN_SHRINKS: [f64; 14] = [0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0
 /// the twin shows the target unattainable when `r_A > 4 e^L r_B`. The realised errors are means
 /// over seeded releases, so the check asks for it with two standard errors to spare on each side
 /// (none are needed where every release is the centre: the error is then the same in each).
-/// `None` when no shrink on the list does.
+/// `None` when no shrink on the list does. With `--twins` every shrink is tried and printed as a
+/// `twin data=... t=... log_ratio_bound=... twin_mse=... twin_centre_mse=...` record (docs/DESIGN.md
+/// §16.18 reads the twins' errors against their centre's).
 fn estimate_limit(
     m: &TunedMean,
     p: &Problem,
@@ -663,20 +667,36 @@ fn estimate_limit(
 ) -> AnyResult<Option<f64>> {
     let summary = m.summarize(&p.curves)?;
     let n = p.curves.n();
+    let every = std::env::args().any(|a| a == "--twins");
+    let mut found = None;
     for t in TWIN_SHRINKS {
         let values: Vec<f64> =
             (0..n).flat_map(|r| p.curves.row(r).iter().map(move |x| p.centre + t * (x - p.centre))).collect();
         let twin = CurveSet::from_flat(p.curves.grid().clone(), values, None)?.0;
-        let limit = 4.0 * m.log_likelihood_ratio_bound(&summary, &m.summarize(&twin)?)?.exp();
+        let log_ratio = m.log_likelihood_ratio_bound(&summary, &m.summarize(&twin)?)?;
+        let limit = 4.0 * log_ratio.exp();
         if !limit.is_finite() {
             continue;
         }
-        let [twin_error, twin_se, ..] = run_releases_on(m, p, &twin, &twin.mean_curve(), releases, seed)?;
-        if realised[0] - 2.0 * realised[1] > limit * (twin_error + 2.0 * twin_se) {
-            return Ok(Some(t));
+        let target = twin.mean_curve();
+        let [twin_error, twin_se, ..] = run_releases_on(m, p, &twin, &target, releases, seed)?;
+        if every {
+            let centre_error = sq_dist(twin.grid(), &vec![p.centre; target.len()], &target);
+            println!(
+                "twin data={} n={n} epsilon={} t={t} log_ratio_bound={log_ratio:.4} twin_mse={twin_error:.4e} twin_se={twin_se:.2e} twin_centre_mse={centre_error:.4e} over_centre={:.3}",
+                p.label,
+                m.plan().total().epsilon(),
+                twin_error / centre_error
+            );
+        }
+        if found.is_none() && realised[0] - 2.0 * realised[1] > limit * (twin_error + 2.0 * twin_se) {
+            found = Some(t);
+            if !every {
+                break;
+            }
         }
     }
-    Ok(None)
+    Ok(found)
 }
 
 fn evaluate(

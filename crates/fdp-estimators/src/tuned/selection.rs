@@ -182,12 +182,13 @@ pub(crate) fn guarded_sure(
 /// 7, not 5 (section 16.8): with the exact samplers' new draws, c = 5 let a few of 200 releases
 /// at n ε = 7.5 through on the skewed and S-3 subsamples (2.05x and 1.14x the centre's error: at
 /// the ceiling one false detection carries enormous noise); at 7 every n ε = 7.5 cell of
-/// `robust_accuracy` is the centre or better, as it was with the old draws at 5. 10, not 7
-/// (section 16.18): the same records closer to the centre (16.17's twins of S-1..S-3 at
-/// n ε = 7.5, 2,000 releases) still let rare releases through at 7 (2 of 8,000 in the unit test's
-/// twins), which made the twins 1.2–2.4x the centre's error; at 10 none, and the study's cells
-/// are unchanged but for two Matérn 5/2 cells with one detection in 200 (S-1 n = 30 0.982x,
-/// counts n = 30 1.004x).
+/// `robust_accuracy` (its 81 cells then) is the centre or better, as it was with the old draws
+/// at 5. 10, not 7 (section 16.18): the same records closer to the centre (16.17's twins of
+/// S-1..S-3 at n ε = 7.5, 2,000 releases) still let rare releases through at 7 (2 of 8,000 in
+/// the unit test's twins), which made the twins of S-2 and S-3 1.2–2.4x the centre's error at
+/// t = 0.12–0.25 (S-1's 1.04–1.17x); at 10 every twin's error is its centre's, and the study's
+/// cells are unchanged but for two Matérn 5/2 cells with one detection in 200 (S-1 n = 30
+/// 0.982x, counts n = 30 1.004x).
 const CEILING_TEST: f64 = 10.0;
 
 /// A tail part of the centre's error enters [`centre_error_estimate`] only above this many null
