@@ -542,30 +542,30 @@ fn own_estimate(release: &Release<Curve>) -> Option<f64> {
 /// `(mean error, its standard error, out-of-range fraction, mean own estimate, fraction flagged
 /// NOISE-DOMINATED)` over `releases`.
 fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, seed: u64) -> AnyResult<[f64; 5]> {
-    run_releases_on(m, p, &p.curves, target, releases, seed)
+    run_releases_on(m, p, &m.summarize(&p.curves)?, target, releases, seed)
 }
 
-/// [`run_releases`] on `curves` (the cell's records or its shrunken twin's) in `p`'s frame.
+/// [`run_releases`] from `summary` (of the cell's records or of its shrunken twin's, on `p`'s grid)
+/// in `p`'s frame.
 fn run_releases_on(
     m: &TunedMean,
     p: &Problem,
-    curves: &CurveSet,
+    summary: &[f64],
     target: &[f64],
     releases: usize,
     seed: u64,
 ) -> AnyResult<[f64; 5]> {
-    let summary = m.summarize(curves)?;
     let (lo, hi) = (p.centre - p.half, p.centre + p.half);
     let slack = 1e-9 * p.half;
     let mut streams = NoiseRng::seeded(seed).split(releases);
     let rows = streams
         .iter_mut()
         .map(|rng| -> AnyResult<(f64, bool, f64, bool)> {
-            let release = m.privatize(&summary, rng, Charge::unaccounted())?;
+            let release = m.privatize(summary, rng, Charge::unaccounted())?;
             let curve = release.curve();
             let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
             let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
-            Ok((sq_dist(curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN), flagged))
+            Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN), flagged))
         })
         .collect::<AnyResult<Vec<_>>>()?;
     let k = rows.len() as f64;
@@ -661,11 +661,11 @@ const TWIN_SHRINKS: [f64; 14] = [0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0
 fn estimate_limit(
     m: &TunedMean,
     p: &Problem,
+    summary: &[f64],
     realised: [f64; 2],
     releases: usize,
     seed: u64,
 ) -> AnyResult<Option<f64>> {
-    let summary = m.summarize(&p.curves)?;
     let n = p.curves.n();
     let every = std::env::args().any(|a| a == "--twins");
     let mut found = None;
@@ -673,13 +673,14 @@ fn estimate_limit(
         let values: Vec<f64> =
             (0..n).flat_map(|r| p.curves.row(r).iter().map(move |x| p.centre + t * (x - p.centre))).collect();
         let twin = CurveSet::from_flat(p.curves.grid().clone(), values, None)?.0;
-        let log_ratio = m.log_likelihood_ratio_bound(&summary, &m.summarize(&twin)?)?;
+        let twin_summary = m.summarize(&twin)?;
+        let log_ratio = m.log_likelihood_ratio_bound(summary, &twin_summary)?;
         let limit = 4.0 * log_ratio.exp();
         if !limit.is_finite() {
             continue;
         }
         let target = twin.mean_curve();
-        let [twin_error, twin_se, ..] = run_releases_on(m, p, &twin, &target, releases, seed)?;
+        let [twin_error, twin_se, ..] = run_releases_on(m, p, &twin_summary, &target, releases, seed)?;
         if every {
             let centre_error = sq_dist(twin.grid(), &vec![p.centre; target.len()], &target);
             println!(
@@ -713,8 +714,10 @@ fn evaluate(
     let centre = vec![p.centre; target.len()];
     let centre_mse = sq_dist(p.curves.grid(), &centre, &target);
     let default = tuned(TunedKind::IclpRkhs, p, epsilon, search)?;
-    let [default_mse, default_se, out_of_range, est, flagged] = run_releases(&default, p, &target, releases, seed)?;
-    let estimate_limit = estimate_limit(&default, p, [default_mse, default_se], releases, seed + 7)?;
+    let summary = default.summarize(&p.curves)?;
+    let [default_mse, default_se, out_of_range, est, flagged] =
+        run_releases_on(&default, p, &summary, &target, releases, seed)?;
+    let estimate_limit = estimate_limit(&default, p, &summary, [default_mse, default_se], releases, seed + 7)?;
     let preview = default.accuracy();
     let door = front_door(p, epsilon, kernel)?;
     let [door_mse, _, door_out_of_range, door_est, _] = run_releases(&door, p, &target, releases, seed)?;

@@ -477,9 +477,8 @@ fn no_estimate_tells_a_ceiling_release_from_its_shrunken_twin() {
     let (m, sim) = framed_scenario(Scenario::S1, 30, 23, 0.25);
     assert_eq!(m.epsilons().0, 0.0, "the release runs at the public ceiling");
     let shrink = 0.08;
-    let values: Vec<f64> = (0..sim.curves.n()).flat_map(|r| sim.curves.row(r).iter().map(|x| shrink * x)).collect();
     let twin = fdp_data::Simulation {
-        curves: CurveSet::from_flat(sim.curves.grid().clone(), values, None).unwrap().0,
+        curves: shrunken_twin(&sim.curves, shrink),
         truth: sim.truth.iter().map(|v| shrink * v).collect(),
     };
     let (a, b) = (m.summarize(&sim.curves).unwrap(), m.summarize(&twin.curves).unwrap());
@@ -523,9 +522,7 @@ fn at_the_ceiling_records_near_the_centre_release_the_centre() {
         let (m, sim) = framed_scenario(scenario, 30, seed, 0.25);
         assert_eq!(m.epsilons().0, 0.0, "the release runs at the public ceiling");
         for shrink in [0.25, 0.125] {
-            let values: Vec<f64> = (0..30).flat_map(|r| sim.curves.row(r).iter().map(move |x| shrink * x)).collect();
-            let twin = CurveSet::from_flat(sim.curves.grid().clone(), values, None).unwrap().0;
-            let summary = m.summarize(&twin).unwrap();
+            let summary = m.summarize(&shrunken_twin(&sim.curves, shrink)).unwrap();
             for rng in NoiseRng::seeded(seed + 1).split(2000).iter_mut() {
                 let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
                 passed += usize::from(release.curve().iter().any(|v| *v != 0.0));
@@ -533,6 +530,12 @@ fn at_the_ceiling_records_near_the_centre_release_the_centre() {
         }
     }
     assert_eq!(passed, 0, "releases that left the centre");
+}
+
+/// The twin of section 16.17 for a frame centred at 0 (S-1..S-4): every record times `shrink`.
+fn shrunken_twin(curves: &CurveSet, shrink: f64) -> CurveSet<'static> {
+    let values: Vec<f64> = (0..curves.n()).flat_map(|r| curves.row(r).iter().map(move |x| shrink * x)).collect();
+    CurveSet::from_flat(curves.grid().clone(), values, None).unwrap().0
 }
 
 /// Over 200 seeded releases of `m` on the simulation's records: the summed realised squared errors
