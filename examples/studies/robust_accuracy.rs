@@ -43,6 +43,10 @@
 //! keep its design bounds as ceilings): the second kernel (docs/DESIGN.md §16.13).
 //! `--twins` prints every shrunken twin the estimate limit tries (its error against its own centre's;
 //! docs/DESIGN.md §16.18).
+//! `--decompose` adds a `decompose data=... family=... placement=... share=... selection=...
+//! psi_decades=...` record per cell: the default's gap to its own oracle as the family choice's, the
+//! private bound's noise's, its budget's and the selection's factors (realised, against exact-bound
+//! counterfactuals; docs/DESIGN.md §16.19).
 //! `--validation` runs instead five simulated families modelled on the kinds of the held-out data
 //! (growth curves, absorbance spectra, insect egg counts, station temperature and precipitation),
 //! fixed before their first run and never used to set a rule (docs/DESIGN.md §16.14); it writes
@@ -58,7 +62,7 @@ use std::fmt::Write as _;
 
 use common::{AnyResult, FRAMES, finish_report, flag_value, quick_flag, sq_dist};
 use fdp::data::{CurveSet, DesignBounds, Scenario, data_dir, simulate};
-use fdp::estimators::{BoundSearch, TunedKind, TunedMean};
+use fdp::estimators::{BoundSearch, BudgetSplit, FamilyChoice, TunedKind, TunedMean};
 use fdp::front::{AnyMean, MeanMethod, MeanRequest};
 use fdp::functional::CurveReleaseExt;
 use fdp::mercer::{BasisOptions, Grid, MercerBasis};
@@ -124,6 +128,38 @@ struct Cell {
     est_over_real: f64,
     preview_over_real: f64,
     preview_is_bound: bool,
+    /// With `--decompose`: where the default's gap to its own oracle comes from.
+    decomposition: Option<Decomposition>,
+}
+
+/// **Where the default's gap to its own oracle comes from** (`--decompose`; docs/DESIGN.md
+/// §16.19), as four realised ratios whose product is `default / own oracle` up to the
+/// counterfactual's 1 % of ε: `family` (the default over the same with the matched family forced:
+/// below 1 where the binned family helps); `placement` (the matched default over the *exact-bound
+/// counterfactual at the default's share*: the same release and selection, its bound rule applied
+/// to the exact statistic and stated as a public ceiling that every release uses, behind a bound
+/// stage of the default's budget whose factor, 1e300, cannot move it: what the bound's noise
+/// costs); `share` (that counterfactual over the same with 1 % of ε on the bound: what the bound's
+/// budget costs the release); `selection` (the 1 % counterfactual over its own oracle: the
+/// marginal likelihood's ψ against the best ψ knowing μ̂, at the same bound). Not private (the
+/// counterfactuals read the exact statistic); for benchmarks only.
+#[derive(Serialize, Clone)]
+struct Decomposition {
+    /// The default's own oracle ([`TunedMean::oracle`]: its bound rule on the exact statistic, the
+    /// best ψ knowing μ̂, the full ε; not the centre).
+    own_oracle_mse: f64,
+    matched_mse: f64,
+    /// The exact-bound counterfactual at the default's bound share (the matched default's error
+    /// where the default buys no bound).
+    exact_share_mse: f64,
+    exact_bound_mse: f64,
+    exact_bound_oracle_mse: f64,
+    /// The median over the counterfactual's releases of `log10(ψ̂ / ψ_oracle)` (∞ where more than
+    /// half are the centre).
+    psi_decades: f64,
+    /// The default spends nothing on its bound (n ε too small): the counterfactual, which buys one,
+    /// then runs the selection's test at c = 0 instead of the ceiling's.
+    at_ceiling: bool,
 }
 
 impl Cell {
@@ -510,13 +546,17 @@ fn tuned(kind: TunedKind, p: &Problem, epsilon: Epsilon, search: Option<BoundSea
         TunedKind::Bernstein => ClippingBound::sup(b.sup)?,
         _ => ClippingBound::l2(b.l2)?,
     };
-    let m =
-        TunedMean::new(kind, &p.basis, p.curves.n(), epsilon, ceiling)?.within(p.centre - p.half, p.centre + p.half)?;
-    let m = if p.centred { m.centred_at(vec![p.centre; p.basis.n_points()])? } else { m };
+    let m = in_frame(TunedMean::new(kind, &p.basis, p.curves.n(), epsilon, ceiling)?, p)?;
     Ok(match search {
         Some(search) => m.with_bound_search(search)?,
         None => m,
     })
+}
+
+/// `m` in `p`'s public frame: its range, and its centre for the centred frames.
+fn in_frame(m: TunedMean, p: &Problem) -> AnyResult<TunedMean> {
+    let m = m.within(p.centre - p.half, p.centre + p.half)?;
+    Ok(if p.centred { m.centred_at(vec![p.centre; p.basis.n_points()])? } else { m })
 }
 
 /// The default as the front door builds it from the range alone ([`MeanRequest::in_range`], the
@@ -718,6 +758,11 @@ fn evaluate(
     let [default_mse, default_se, out_of_range, est, flagged] =
         run_releases_on(&default, p, &summary, &target, releases, seed)?;
     let estimate_limit = estimate_limit(&default, p, &summary, [default_mse, default_se], releases, seed + 7)?;
+    let decomposition = if std::env::args().any(|a| a == "--decompose") {
+        Some(decompose(&default, p, epsilon, &target, releases, seed + 9)?)
+    } else {
+        None
+    };
     let preview = default.accuracy();
     let door = front_door(p, epsilon, kernel)?;
     let [door_mse, _, door_out_of_range, door_est, _] = run_releases(&door, p, &target, releases, seed)?;
@@ -766,6 +811,63 @@ fn evaluate(
         est_over_real: est / default_mse,
         preview_over_real: preview.expected_sq_error / default_mse,
         preview_is_bound: preview.upper_bound,
+        decomposition,
+    })
+}
+
+/// The [`Decomposition`] of the default's gap to its own oracle in one cell.
+fn decompose(
+    default: &TunedMean,
+    p: &Problem,
+    epsilon: Epsilon,
+    target: &[f64],
+    releases: usize,
+    seed: u64,
+) -> AnyResult<Decomposition> {
+    let matched = default.clone().with_family(FamilyChoice::Matched)?;
+    let matched_mse = run_releases(&matched, p, target, releases, seed)?[0];
+    let own = default.oracle(&p.curves, target)?;
+    // The exact-bound counterfactual: the rule's bound on the exact statistic as the ceiling, a
+    // bound stage of 1 % of ε whose factor (1e300) sends every release to that ceiling.
+    let exact_at = |share: f64| -> AnyResult<TunedMean> {
+        let ceiling = ClippingBound::coefficient_l1(own.tau)?;
+        Ok(in_frame(TunedMean::new(TunedKind::IclpRkhs, &p.basis, p.curves.n(), epsilon, ceiling)?, p)?
+            .with_family(FamilyChoice::Matched)?
+            .with_split(BudgetSplit::new(share, 0.0)?)?
+            .with_bound_search(BoundSearch::new(10.0, 1e300)?)?)
+    };
+    let share = default.epsilons().0 / epsilon.get();
+    let exact_share_mse =
+        if share > 0.0 { run_releases(&exact_at(share)?, p, target, releases, seed)?[0] } else { matched_mse };
+    let exact = exact_at(0.01)?;
+    let exact_oracle = exact.oracle(&p.curves, target)?;
+    let summary = exact.summarize(&p.curves)?;
+    let mut errors = 0.0;
+    let mut decades: Vec<f64> = NoiseRng::seeded(seed)
+        .split(releases)
+        .iter_mut()
+        .map(|rng| -> AnyResult<f64> {
+            let release = exact.privatize(&summary, rng, Charge::unaccounted())?;
+            errors += sq_dist(p.curves.grid(), release.curve(), target);
+            let tuning = release.metadata().stages.iter().find(|s| s.stage == "tuning").map(|s| s.outcome.clone());
+            let psi = tuning
+                .as_deref()
+                .and_then(|t| t.strip_prefix("psi = "))
+                .and_then(|t| t.split(' ').next())
+                .and_then(|t| t.parse::<f64>().ok())
+                .ok_or("the matched release names no psi")?;
+            Ok((psi / exact_oracle.parameter).log10())
+        })
+        .collect::<AnyResult<Vec<f64>>>()?;
+    decades.sort_by(f64::total_cmp);
+    Ok(Decomposition {
+        own_oracle_mse: own.expected_sq_error,
+        matched_mse,
+        exact_share_mse,
+        exact_bound_mse: errors / releases as f64,
+        exact_bound_oracle_mse: exact_oracle.expected_sq_error,
+        psi_decades: decades[decades.len() / 2],
+        at_ceiling: share == 0.0,
     })
 }
 
@@ -834,6 +936,26 @@ pub fn run(
             c.door_targets().iter().map(|ok| if *ok { '1' } else { '0' }).collect::<String>(),
             c.estimate_limit.map_or_else(|| "none".to_string(), |t| t.to_string())
         );
+        if let Some(d) = &c.decomposition {
+            println!(
+                "decompose data={} n={} epsilon={} at_ceiling={} default_mse={:.4e} matched_mse={:.4e} exact_share_mse={:.4e} exact_bound_mse={:.4e} exact_bound_oracle_mse={:.4e} own_oracle_mse={:.4e} family={:.3} placement={:.3} share={:.3} selection={:.3} psi_decades={:.2}",
+                c.data,
+                c.n,
+                c.epsilon,
+                d.at_ceiling,
+                c.default_mse,
+                d.matched_mse,
+                d.exact_share_mse,
+                d.exact_bound_mse,
+                d.exact_bound_oracle_mse,
+                d.own_oracle_mse,
+                c.default_mse / d.matched_mse,
+                d.matched_mse / d.exact_share_mse,
+                d.exact_share_mse / d.exact_bound_mse,
+                d.exact_bound_mse / d.exact_bound_oracle_mse,
+                d.psi_decades
+            );
+        }
         writeln!(
             md,
             "| {} | {} | {} | {:.3e} ± {:.1e} | {:.3e} | {:.3e} | {:.3e} ({}) | {:.3e} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2}{} | {} | {:.2} |",
