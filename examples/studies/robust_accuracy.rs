@@ -44,9 +44,10 @@
 //! `--twins` prints every shrunken twin the estimate limit tries (its error against its own centre's;
 //! docs/DESIGN.md §16.18).
 //! `--decompose` adds a `decompose data=... family=... placement=... share=... selection=...
-//! psi_decades=...` record per cell: the default's gap to its own oracle as the family choice's, the
-//! private bound's noise's, its budget's and the selection's factors (realised, against exact-bound
-//! counterfactuals; docs/DESIGN.md §16.19).
+//! psi_median=... psi_oracle=...` record per cell: the default's gap to its own oracle (its matched
+//! family's: the rule's bound on the exact statistic, the best ψ knowing μ̂) as the family choice's,
+//! the private bound's noise's, its budget's and the selection's factors (realised, against
+//! exact-bound counterfactuals; docs/DESIGN.md §16.19).
 //! `--validation` runs instead five simulated families modelled on the kinds of the held-out data
 //! (growth curves, absorbance spectra, insect egg counts, station temperature and precipitation),
 //! fixed before their first run and never used to set a rule (docs/DESIGN.md §16.14); it writes
@@ -129,19 +130,27 @@ struct Cell {
     preview_over_real: f64,
     preview_is_bound: bool,
     /// With `--decompose`: where the default's gap to its own oracle comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
     decomposition: Option<Decomposition>,
 }
 
 /// **Where the default's gap to its own oracle comes from** (`--decompose`; docs/DESIGN.md
-/// §16.19), as four realised ratios whose product is `default / own oracle` up to the
-/// counterfactual's 1 % of ε: `family` (the default over the same with the matched family forced:
-/// below 1 where the binned family helps); `placement` (the matched default over the *exact-bound
-/// counterfactual at the default's share*: the same release and selection, its bound rule applied
-/// to the exact statistic and stated as a public ceiling that every release uses, behind a bound
-/// stage of the default's budget whose factor, 1e300, cannot move it: what the bound's noise
-/// costs); `share` (that counterfactual over the same with 1 % of ε on the bound: what the bound's
-/// budget costs the release); `selection` (the 1 % counterfactual over its own oracle: the
-/// marginal likelihood's ψ against the best ψ knowing μ̂, at the same bound). Not private (the
+/// §16.19), as four realised ratios, taken in this order, whose product is `default / own oracle`
+/// wherever the default buys a bound (the two oracles then agree; the 1 % counterfactual's lost
+/// budget, about 2 % of its noise variance, sits in `selection`):
+/// - `family`: the default over the same with the matched family forced (below 1 where the
+///   binned family helps);
+/// - `placement`: the matched default over the *exact-bound counterfactual at the default's
+///   share* — the same release and selection, its bound rule applied to the exact statistic and
+///   stated as a public ceiling that every release uses, behind a bound stage of the default's
+///   budget whose factor (1e300) cannot move it: what the bound's noise costs;
+/// - `share`: that counterfactual over the same with 1 % of ε on the bound: what the bound's budget
+///   costs the release;
+/// - `selection`: the 1 % counterfactual over its own oracle: the marginal likelihood's ψ against
+///   the best ψ knowing μ̂, at the same bound.
+///
+/// `placement` and `share` are measured on the matched family: where the default mostly releases
+/// the binned family (`family` well below 1) they are not its costs. Not private (the
 /// counterfactuals read the exact statistic); for benchmarks only.
 #[derive(Serialize, Clone)]
 struct Decomposition {
@@ -154,11 +163,14 @@ struct Decomposition {
     exact_share_mse: f64,
     exact_bound_mse: f64,
     exact_bound_oracle_mse: f64,
-    /// The median over the counterfactual's releases of `log10(ψ̂ / ψ_oracle)` (∞ where more than
-    /// half are the centre).
-    psi_decades: f64,
-    /// The default spends nothing on its bound (n ε too small): the counterfactual, which buys one,
-    /// then runs the selection's test at c = 0 instead of the ceiling's.
+    /// The median ψ̂ over the 1 % counterfactual's releases (∞: the centre) and its oracle's ψ (0: no
+    /// shrinkage; ∞: the centre).
+    psi_median: f64,
+    psi_oracle: f64,
+    /// The default spends nothing on its bound (n ε too small). The counterfactuals buy one, so they
+    /// are another mechanism: the whole basis truncated to J* with the soft tail (sections 16.8,
+    /// 16.9) and the selection's test at c = 0 instead of the ceiling's; their factors do not
+    /// describe the default, and their product is not `default / own oracle`.
     at_ceiling: bool,
 }
 
@@ -759,7 +771,7 @@ fn evaluate(
         run_releases_on(&default, p, &summary, &target, releases, seed)?;
     let estimate_limit = estimate_limit(&default, p, &summary, [default_mse, default_se], releases, seed + 7)?;
     let decomposition = if std::env::args().any(|a| a == "--decompose") {
-        Some(decompose(&default, p, epsilon, &target, releases, seed + 9)?)
+        Some(decompose(&default, p, epsilon, &target, releases, seed)?)
     } else {
         None
     };
@@ -815,7 +827,9 @@ fn evaluate(
     })
 }
 
-/// The [`Decomposition`] of the default's gap to its own oracle in one cell.
+/// The [`Decomposition`] of the default's gap to its own oracle in one cell. Every mechanism draws
+/// its releases from the default's `seed` (common random numbers: where the binned family is no
+/// candidate the default and its matched twin release the same curves, and `family` is exactly 1).
 fn decompose(
     default: &TunedMean,
     p: &Problem,
@@ -827,8 +841,8 @@ fn decompose(
     let matched = default.clone().with_family(FamilyChoice::Matched)?;
     let matched_mse = run_releases(&matched, p, target, releases, seed)?[0];
     let own = default.oracle(&p.curves, target)?;
-    // The exact-bound counterfactual: the rule's bound on the exact statistic as the ceiling, a
-    // bound stage of 1 % of ε whose factor (1e300) sends every release to that ceiling.
+    // The exact-bound counterfactual: the rule's bound on the exact statistic as the ceiling, behind
+    // a bound stage of the given share whose factor (1e300) sends every release to that ceiling.
     let exact_at = |share: f64| -> AnyResult<TunedMean> {
         let ceiling = ClippingBound::coefficient_l1(own.tau)?;
         Ok(in_frame(TunedMean::new(TunedKind::IclpRkhs, &p.basis, p.curves.n(), epsilon, ceiling)?, p)?
@@ -838,37 +852,49 @@ fn decompose(
     };
     let share = default.epsilons().0 / epsilon.get();
     let exact_share_mse =
-        if share > 0.0 { run_releases(&exact_at(share)?, p, target, releases, seed)?[0] } else { matched_mse };
+        if share > 0.0 { run_exact(&exact_at(share)?, p, own.tau, target, releases, seed)?.0 } else { matched_mse };
     let exact = exact_at(0.01)?;
+    let (exact_bound_mse, psi_median) = run_exact(&exact, p, own.tau, target, releases, seed)?;
     let exact_oracle = exact.oracle(&p.curves, target)?;
-    let summary = exact.summarize(&p.curves)?;
-    let mut errors = 0.0;
-    let mut decades: Vec<f64> = NoiseRng::seeded(seed)
-        .split(releases)
-        .iter_mut()
-        .map(|rng| -> AnyResult<f64> {
-            let release = exact.privatize(&summary, rng, Charge::unaccounted())?;
-            errors += sq_dist(p.curves.grid(), release.curve(), target);
-            let tuning = release.metadata().stages.iter().find(|s| s.stage == "tuning").map(|s| s.outcome.clone());
-            let psi = tuning
-                .as_deref()
-                .and_then(|t| t.strip_prefix("psi = "))
-                .and_then(|t| t.split(' ').next())
-                .and_then(|t| t.parse::<f64>().ok())
-                .ok_or("the matched release names no psi")?;
-            Ok((psi / exact_oracle.parameter).log10())
-        })
-        .collect::<AnyResult<Vec<f64>>>()?;
-    decades.sort_by(f64::total_cmp);
     Ok(Decomposition {
         own_oracle_mse: own.expected_sq_error,
         matched_mse,
         exact_share_mse,
-        exact_bound_mse: errors / releases as f64,
+        exact_bound_mse,
         exact_bound_oracle_mse: exact_oracle.expected_sq_error,
-        psi_decades: decades[decades.len() / 2],
+        psi_median,
+        psi_oracle: exact_oracle.parameter,
         at_ceiling: share == 0.0,
     })
+}
+
+/// An exact-bound counterfactual's `(mean error, median ψ̂)` over `releases` (ψ̂ = ∞ for a release
+/// that is the centre), checking that every release clipped at `tau`.
+fn run_exact(
+    m: &TunedMean,
+    p: &Problem,
+    tau: f64,
+    target: &[f64],
+    releases: usize,
+    seed: u64,
+) -> AnyResult<(f64, f64)> {
+    let summary = m.summarize(&p.curves)?;
+    let rows = NoiseRng::seeded(seed)
+        .split(releases)
+        .iter_mut()
+        .map(|rng| -> AnyResult<(f64, f64)> {
+            let release = m.privatize(&summary, rng, Charge::unaccounted())?;
+            let metadata = release.metadata();
+            if metadata.clipping.map(|c| c.value()) != Some(tau) {
+                return Err(format!("the counterfactual clipped at {:?}, not at {tau}", metadata.clipping).into());
+            }
+            let psi = metadata.regularisation.map_or(f64::INFINITY, |r| r.psi());
+            Ok((sq_dist(p.curves.grid(), release.curve(), target), psi))
+        })
+        .collect::<AnyResult<Vec<_>>>()?;
+    let mut psis: Vec<f64> = rows.iter().map(|r| r.1).collect();
+    psis.sort_by(f64::total_cmp);
+    Ok((rows.iter().map(|r| r.0).sum::<f64>() / releases as f64, psis[psis.len() / 2]))
 }
 
 pub fn run(
@@ -938,7 +964,7 @@ pub fn run(
         );
         if let Some(d) = &c.decomposition {
             println!(
-                "decompose data={} n={} epsilon={} at_ceiling={} default_mse={:.4e} matched_mse={:.4e} exact_share_mse={:.4e} exact_bound_mse={:.4e} exact_bound_oracle_mse={:.4e} own_oracle_mse={:.4e} family={:.3} placement={:.3} share={:.3} selection={:.3} psi_decades={:.2}",
+                "decompose data={} n={} epsilon={} at_ceiling={} default_mse={:.4e} matched_mse={:.4e} exact_share_mse={:.4e} exact_bound_mse={:.4e} exact_bound_oracle_mse={:.4e} own_oracle_mse={:.4e} family={:.3} placement={:.3} share={:.3} selection={:.3} psi_median={:.3e} psi_oracle={:.3e}",
                 c.data,
                 c.n,
                 c.epsilon,
@@ -953,7 +979,8 @@ pub fn run(
                 d.matched_mse / d.exact_share_mse,
                 d.exact_share_mse / d.exact_bound_mse,
                 d.exact_bound_mse / d.exact_bound_oracle_mse,
-                d.psi_decades
+                d.psi_median,
+                d.psi_oracle
             );
         }
         writeln!(
