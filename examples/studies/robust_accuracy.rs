@@ -597,6 +597,22 @@ fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, see
     run_releases_on(m, p, &m.summarize(&p.curves)?, target, releases, seed)
 }
 
+/// `read` of each of `releases` seeded releases of `m` from `summary` (stream i of `seed`'s split:
+/// the same draws for every mechanism given the same seed).
+fn each_release<T>(
+    m: &TunedMean,
+    summary: &[f64],
+    releases: usize,
+    seed: u64,
+    read: impl Fn(&Release<Curve>) -> AnyResult<T>,
+) -> AnyResult<Vec<T>> {
+    NoiseRng::seeded(seed)
+        .split(releases)
+        .iter_mut()
+        .map(|rng| read(&m.privatize(summary, rng, Charge::unaccounted())?))
+        .collect()
+}
+
 /// [`run_releases`] from `summary` (of the cell's records or of its shrunken twin's, on `p`'s grid)
 /// in `p`'s frame.
 fn run_releases_on(
@@ -609,17 +625,12 @@ fn run_releases_on(
 ) -> AnyResult<[f64; 5]> {
     let (lo, hi) = (p.centre - p.half, p.centre + p.half);
     let slack = 1e-9 * p.half;
-    let mut streams = NoiseRng::seeded(seed).split(releases);
-    let rows = streams
-        .iter_mut()
-        .map(|rng| -> AnyResult<(f64, bool, f64, bool)> {
-            let release = m.privatize(summary, rng, Charge::unaccounted())?;
-            let curve = release.curve();
-            let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
-            let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
-            Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(&release).unwrap_or(f64::NAN), flagged))
-        })
-        .collect::<AnyResult<Vec<_>>>()?;
+    let rows = each_release(m, summary, releases, seed, |release| {
+        let curve = release.curve();
+        let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
+        let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
+        Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(release).unwrap_or(f64::NAN), flagged))
+    })?;
     let k = rows.len() as f64;
     let mean = rows.iter().map(|r| r.0).sum::<f64>() / k;
     let var = rows.iter().map(|r| (r.0 - mean).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
@@ -878,20 +889,14 @@ fn run_exact(
     releases: usize,
     seed: u64,
 ) -> AnyResult<(f64, f64)> {
-    let summary = m.summarize(&p.curves)?;
-    let rows = NoiseRng::seeded(seed)
-        .split(releases)
-        .iter_mut()
-        .map(|rng| -> AnyResult<(f64, f64)> {
-            let release = m.privatize(&summary, rng, Charge::unaccounted())?;
-            let metadata = release.metadata();
-            if metadata.clipping.map(|c| c.value()) != Some(tau) {
-                return Err(format!("the counterfactual clipped at {:?}, not at {tau}", metadata.clipping).into());
-            }
-            let psi = metadata.regularisation.map_or(f64::INFINITY, |r| r.psi());
-            Ok((sq_dist(p.curves.grid(), release.curve(), target), psi))
-        })
-        .collect::<AnyResult<Vec<_>>>()?;
+    let rows = each_release(m, &m.summarize(&p.curves)?, releases, seed, |release| {
+        let metadata = release.metadata();
+        if metadata.clipping.map(|c| c.value()) != Some(tau) {
+            return Err(format!("the counterfactual clipped at {:?}, not at {tau}", metadata.clipping).into());
+        }
+        let psi = metadata.regularisation.map_or(f64::INFINITY, |r| r.psi());
+        Ok((sq_dist(p.curves.grid(), release.curve(), target), psi))
+    })?;
     let mut psis: Vec<f64> = rows.iter().map(|r| r.1).collect();
     psis.sort_by(f64::total_cmp);
     Ok((rows.iter().map(|r| r.0).sum::<f64>() / releases as f64, psis[psis.len() / 2]))
