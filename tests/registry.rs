@@ -6,8 +6,8 @@
 use fdp::data::{CurveSet, SparseCurves};
 use fdp::mercer::Grid;
 use fdp::noise::{Delta, Epsilon};
-use fdp::registry::{self, Built, Frame, Input, InputKind, REGISTRY, Released, Spec, edges};
-use fdp::release::Session;
+use fdp::registry::{self, Built, Frame, Input, InputKind, RECORD, REGISTRY, Released, Spec, edges};
+use fdp::release::{PrivacyUnit, Session};
 
 /// The data of one input kind, in the data's units (a grid on [0, 10], not [0, 1], so the grid rule
 /// is exercised): the edge suite's owned dataset.
@@ -203,9 +203,9 @@ fn data_that_do_not_fit_the_mechanism_are_refused_before_anything_is_charged() {
     // ulps out of the result (about two seeds in three).
     let unit = grid().rescaled(0.0, 1.0).unwrap();
     let elsewhere = CurveSet::from_flat(unit, curves.values().to_vec(), None).unwrap().0;
-    assert!(charged_nothing("mean", Input::Curves(&elsewhere)).contains("grid"));
+    assert!(charged_nothing("mean", Input::Curves { curves: &elsewhere, unit: RECORD }).contains("grid"));
     let fewer = CurveSet::from_flat(grid(), curves.values()[K..].to_vec(), None).unwrap().0;
-    assert!(charged_nothing("fpca", Input::Curves(&fewer)).contains("number of records"));
+    assert!(charged_nothing("fpca", Input::Curves { curves: &fewer, unit: RECORD }).contains("number of records"));
     let (x, y) = (vec![0.5; N], vec![1.0; N - 1]);
     assert!(charged_nothing("erm", Input::Labelled { x: &x, y: &y }).contains("responses"));
 }
@@ -306,8 +306,8 @@ fn mean_on_ten_and_on_unit() -> (CurveSet<'static>, CurveSet<'static>, Built, Bu
 fn the_registry_maps_a_grid_in_the_data_units_onto_the_unit_interval() {
     // The same curves on [0, 10] and on [0, 1] give the same release at a seed: one grid rule.
     let (on_ten, on_unit, a, b) = mean_on_ten_and_on_unit();
-    let ra = a.release(&mut session(&a, 5), Input::Curves(&on_ten)).unwrap();
-    let rb = b.release(&mut session(&b, 5), Input::Curves(&on_unit)).unwrap();
+    let ra = a.release(&mut session(&a, 5), Input::Curves { curves: &on_ten, unit: RECORD }).unwrap();
+    let rb = b.release(&mut session(&b, 5), Input::Curves { curves: &on_unit, unit: RECORD }).unwrap();
     assert_eq!(bits(&ra), bits(&rb));
 }
 
@@ -316,14 +316,43 @@ fn a_state_made_for_another_interval_is_refused_though_the_unit_grids_agree() {
     // [0, 10] and [0, 1] map onto the same unit grid, so the mechanisms agree bit for bit; a state is
     // still tied to the frame it was made for (its fingerprint mixes in the grid in the data's units).
     let (on_ten, on_unit, a, b) = mean_on_ten_and_on_unit();
-    let state_a = a.part_state(Input::Curves(&on_ten)).unwrap();
+    let state_a = a.part_state(Input::Curves { curves: &on_ten, unit: RECORD }).unwrap();
     let mut s = session(&b, 5);
     assert!(b.release_state(&mut s, &state_a).is_err(), "a state from another frame must be refused");
     assert_eq!(s.ledger().len(), 0, "refused before anything is charged");
-    let state_b = b.part_state(Input::Curves(&on_unit)).unwrap();
+    let state_b = b.part_state(Input::Curves { curves: &on_unit, unit: RECORD }).unwrap();
     let from_state = b.release_state(&mut session(&b, 5), &state_b).unwrap();
-    let from_data = b.release(&mut session(&b, 5), Input::Curves(&on_unit)).unwrap();
+    let from_data = b.release(&mut session(&b, 5), Input::Curves { curves: &on_unit, unit: RECORD }).unwrap();
     assert_eq!(bits(&from_state), bits(&from_data));
+}
+
+#[test]
+fn curves_of_another_privacy_unit_are_refused_before_anything_is_charged() {
+    // A mechanism built per person sums whatever records it is handed: ungrouped rows (one per
+    // visit) would each count as a person, protecting a person only at ε times their rows. The
+    // data's unit is checked against the mechanism's, for a release and for a part's state, and a
+    // state summed by a record-level mechanism does not release under the per-person one.
+    let (on_ten, _, by_row, _) = mean_on_ten_and_on_unit();
+    let spec = Spec::example(registry::entry("mean").unwrap()).unwrap();
+    let person = PrivacyUnit::person("ID");
+    let by_person = registry::build(&spec, &Frame::new(N, Some(grid())).protecting(person.clone())).unwrap();
+    let rows = Input::Curves { curves: &on_ten, unit: RECORD };
+    let mut s = session(&by_person, 5);
+    let err = by_person.release(&mut s, rows).unwrap_err().to_string();
+    assert!(err.contains("built to protect one person") && err.contains("one record (row)"), "{err}");
+    assert!(s.ledger().is_empty(), "refused before anything is charged");
+    assert!(by_person.part_state(rows).is_err());
+    // The other way round too: persons handed to a record-level mechanism.
+    let persons = Input::Curves { curves: &on_ten, unit: &person };
+    assert!(by_row.release(&mut session(&by_row, 5), persons).is_err());
+    let rows_state = by_row.part_state(rows).unwrap();
+    let mut s = session(&by_person, 5);
+    assert!(by_person.release_state(&mut s, &rows_state).is_err(), "a record-level state under a per-person mechanism");
+    assert!(s.ledger().is_empty());
+    // The same data, stated per person, release; the state route gives the same bits.
+    let released = by_person.release(&mut session(&by_person, 5), persons).unwrap();
+    let state = by_person.part_state(persons).unwrap();
+    assert_eq!(bits(&by_person.release_state(&mut session(&by_person, 5), &state).unwrap()), bits(&released));
 }
 
 #[test]

@@ -141,6 +141,14 @@ class Curves:
         _warn_repairs(self.repairs, "curves")
         self.values = array
 
+    @classmethod
+    def _quiet(cls, values: ArrayLike, grid: ArrayLike, ids: ArrayLike | None = None, id: str | None = None) -> "Curves":
+        """The same curves without the local repair warning: for Spark executors, whose logs must not
+        carry counts that describe the private data (the driver's curator sees the in-memory ones)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cls(values, grid, ids=ids, id=id)
+
     @property
     def n(self) -> int:
         """The number of records (public): curves, or persons when ``ids`` were given."""

@@ -88,9 +88,10 @@ class Mechanism:
         kind = self._inner.input()
         if kind == "curves":
             assert self._grid is not None
-            return SummaryState(self._inner.part_state_curves(np.empty((0, self._grid.size)), self._grid))
+            return SummaryState(self._inner.part_state_curves(np.empty((0, self._grid.size)), self._grid, self.person_id))
         if kind == "sparse_curves":
-            return SummaryState(self._inner.part_state_sparse(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), 0))
+            empty = (np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), 0, self.person_id)
+            return SummaryState(self._inner.part_state_sparse(*empty))
         return SummaryState(self._inner.part_state_points(np.empty((0, self._shape[1]))))
 
     def summarize_part(self, data: Any) -> SummaryState:
@@ -108,10 +109,9 @@ class Mechanism:
                 raise TypeError(f"a mean-curve or covariance state is built from fdp.Curves, got {type(data).__name__}")
             if data.k != self._shape[1]:
                 raise ValueError(f"the mechanism was built for curves on {self._shape[1]} points, got {data.k}")
-            if data.person_id is not None and data.person_id != self.person_id:
-                raise ValueError(f"the mechanism protects {_unit(self.person_id)} but the curves are {_unit(data.person_id)}")
             _check_grid(self, data)
-            return SummaryState(self._inner.part_state_curves(data.values, data.grid))
+            # Rust refuses curves of another privacy unit (e.g. ungrouped rows for a per-person mechanism).
+            return SummaryState(self._inner.part_state_curves(data.values, data.grid, data.person_id))
         if kind == "sparse_curves":
             return SummaryState(self._inner.part_state_sparse(*_sparse_table(self, data, whole=False)))
         points = as_points(data.values if isinstance(data, Curves) else data, self._shape[1])
@@ -492,10 +492,6 @@ def _bound_and_range(
     return bound, pair
 
 
-def _unit(person_id: str | None) -> str:
-    return "one record per curve" if person_id is None else f"one record per person ({person_id!r})"
-
-
 def _check_grid(mechanism: Mechanism, data: Curves) -> None:
     """Curves must be on the grid the mean mechanism was built for, in the data's units (Rust sees
     both mapped onto [0, 1], where two grids of one shape on different intervals would agree)."""
@@ -537,22 +533,21 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
         )
 
 
-def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, Any, Any, int]:
-    """``(codes, t, y, n)`` of :class:`fdp.SparseCurves` for a sparse-mean mechanism, checked against
-    its n (``whole``: all the data, not one part), privacy unit and domain."""
+def _sparse_table(mechanism: Mechanism, data: Any, whole: bool) -> tuple[Any, Any, Any, int, str | None]:
+    """``(codes, t, y, n, person_id)`` of :class:`fdp.SparseCurves` for a sparse-mean mechanism,
+    checked against its n (``whole``: all the data, not one part) and domain (Rust checks the
+    privacy unit)."""
     from .sparse import SparseCurves
 
     if not isinstance(data, SparseCurves):
         raise TypeError(f"a sparse-curve mechanism takes fdp.SparseCurves, got {type(data).__name__}")
     if whole and data.n != mechanism._shape[0]:
         raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} records, got {data.n}")
-    if data.person_id != mechanism.person_id:
-        raise ValueError(f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves")
     grid = mechanism._grid
     assert grid is not None
     if (float(grid[0]), float(grid[-1])) != data.domain:
         raise ValueError(f"the mechanism's grid spans [{grid[0]:g}, {grid[-1]:g}] but the curves' domain is [{data.domain[0]:g}, {data.domain[1]:g}]")
-    return data.codes, data.t, data.y, data.n
+    return data.codes, data.t, data.y, data.n, data.person_id
 
 
 def _prepare(mechanism: Mechanism, data: Any) -> Any:
@@ -566,10 +561,6 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
             raise TypeError(f"a mean-curve or covariance mechanism releases fdp.Curves, got {type(data).__name__}")
         if (data.n, data.k) != mechanism._shape:
             raise ValueError(f"the mechanism was built for {mechanism._shape[0]} curves on {mechanism._shape[1]} points, got {data.n} on {data.k}")
-        if data.person_id != mechanism.person_id:
-            raise ValueError(
-                f"the mechanism protects {_unit(mechanism.person_id)} but the curves are {_unit(data.person_id)}: build it from these curves"
-            )
         _check_grid(mechanism, data)
         _warn_outside(mechanism, data.values)
         return data

@@ -103,7 +103,7 @@ class Session:
         prepared = _prepare(mechanism, data)
         kind, inner = mechanism._inner.input(), mechanism._inner
         if kind == "curves":
-            out = self._inner.release_curves(inner, prepared.values, prepared.grid)
+            out = self._inner.release_curves(inner, prepared.values, prepared.grid, prepared.person_id)
         elif kind == "sparse_curves":
             out = self._inner.release_sparse(inner, *prepared)
         elif kind == "labelled":

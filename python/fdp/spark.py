@@ -58,7 +58,33 @@ def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray
             values = np.column_stack(
                 [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64) for i in range(len(columns))]
             )
-            part: Any = Curves(values, grid) if grid is not None else values
+            part: Any = Curves._quiet(values, grid) if grid is not None else values
+            piece = mechanism.summarize_part(part)
+            state = piece if state is None else state.merge(piece)
+        if state is None:
+            state = mechanism.empty_state()
+        yield pa.RecordBatch.from_pylist([{"state": state.to_bytes()}])
+
+    return run
+
+
+def _person_states(mechanism: Mechanism, k: int, grid: np.ndarray, person: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """What each partition of the frame grouped by the person id runs: one row per person with the
+    list of their curves (column 1), combined into the person's record exactly as
+    ``fdp.Curves(values, grid, ids=...)`` does in memory; one state (bytes) out."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        state: SummaryState | None = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            lists = batch.column(1)
+            rows = np.asarray(lists.value_lengths().to_numpy(zero_copy_only=False), dtype=np.int64)
+            # Every curve of a person, row-major; a null value is NaN (repaired per curve).
+            values = np.asarray(lists.flatten().flatten().to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, k)
+            part = Curves._quiet(values, grid, ids=np.repeat(np.arange(batch.num_rows), rows), id=person)
             piece = mechanism.summarize_part(part)
             state = piece if state is None else state.merge(piece)
         if state is None:
@@ -73,10 +99,30 @@ def summary_state(mechanism: Mechanism, frame: Any, columns: Sequence[str], grid
 
     For a mean curve the columns are the curve's values on ``grid`` (in order); for a density one
     column of points; for a sketch the D coordinates. States are tree-reduced on the cluster.
+
+    A curve mechanism that protects persons (``mechanism.person_id``, e.g. built by
+    ``release_mean(..., id=...)``) needs that id column in ``frame``: the rows are grouped by it and
+    each person's curves combined into one record (their mean, as ``fdp.Curves(..., ids=...)`` in
+    memory), so every person counts once whatever their number of rows.
     """
     cols = list(columns)
     g = None if grid is None else np.ascontiguousarray(np.asarray(grid, dtype=np.float64))
-    states = frame.select(*cols).mapInArrow(_partition_states(mechanism, cols, g), "state binary")
+    person = mechanism.person_id if mechanism._inner.input() == "curves" else None
+    if person is not None:
+        from pyspark.sql import functions as F
+
+        if g is None:
+            raise ValueError("a curve mechanism's state needs the public grid")
+        if person not in frame.columns:
+            raise ValueError(
+                f"the mechanism protects persons named by {person!r}: the frame needs that column, to combine each "
+                "person's rows into one record"
+            )
+        curve = F.array(*[F.col(c).cast("double") for c in cols])
+        grouped = frame.groupBy(person).agg(F.collect_list(curve).alias("_curves"))
+        states = grouped.mapInArrow(_person_states(mechanism, len(cols), g, person), "state binary")
+    else:
+        states = frame.select(*cols).mapInArrow(_partition_states(mechanism, cols, g), "state binary")
     merged = states.rdd.map(lambda row: SummaryState(bytes(row.state))).treeReduce(lambda a, b: a.merge(b))
     return merged
 
@@ -171,9 +217,10 @@ def release_mean(
     """A private mean curve of the curves in ``frame`` (one row per curve; ``columns`` are the values
     on ``grid``), for ``n`` curves (public), charged to ``session`` at a total ``epsilon``.
 
-    For a long frame, first ``frame, columns = wide_from_long(frame, grid, id=...)`` — one row per
-    id — and pass ``id``: the release then protects every observation of an id (n = the number of
-    ids) and records the unit. Without ``id`` each row is one record.
+    With ``id`` (a column of ``frame``) the release protects persons: the rows of each id are
+    combined into one record, their mean curve, as ``fdp.Curves(..., ids=...)`` does in memory, and
+    ``n`` is the number of ids. For a long frame, first ``frame, columns = wide_from_long(frame, grid,
+    id=...)`` — one row per id — and pass the same ``id``. Without ``id`` each row is one record.
     """
     released: CurveRelease = release(session, mean.build_for(grid, n, epsilon, id), frame, columns=columns, grid=grid)
     return released
@@ -193,7 +240,8 @@ def release_fpca(
     """The private covariance operator (and so the FPCA) of the curves in ``frame`` (one row per
     curve; ``columns`` are the values on ``grid``), for ``n`` curves (public), charged to ``session``
     at a total ``epsilon`` (the private bound and the covariance: two ledger entries): the same
-    release as :class:`fdp.Fpca` in memory, bit for bit at a fixed seed."""
+    release as :class:`fdp.Fpca` in memory, bit for bit at a fixed seed. ``id`` protects persons, as
+    in :func:`release_mean`."""
     released: CovarianceRelease = release(session, fpca.build_for(grid, n, epsilon, id), frame, columns=columns, grid=grid)
     return released
 

@@ -106,8 +106,16 @@ def test_curves_grouped_by_person_are_one_record_each() -> None:
     release = fdp.Session(1.0, seed=3).release(mechanism, curves)
     assert release.metadata["privacy_unit"] == {"person": {"id_column": "patient"}}
     assert release.metadata["n"] == 2
-    with pytest.raises(ValueError, match="protects"):
+    with pytest.raises(ValueError, match="built to protect one record"):
         fdp.Session(1.0).release(fdp.MeanCurve(bound="l1:5").build_for(t, 2, 1.0), curves)
+    # The other way round: rows not grouped by person, handed to a per-person mechanism (a release
+    # or a part's state), would each count as a person. Refused before anything is charged.
+    session = fdp.Session(1.0)
+    with pytest.raises(ValueError, match="built to protect one person"):
+        session.release(fdp.MeanCurve(bound="l1:5").build_for(t, 3, 1.0, "patient"), plain)
+    assert session.ledger == []
+    with pytest.raises(ValueError, match="built to protect one person"):
+        mechanism.summarize_part(plain)
     assert fdp.Session(1.0, seed=3).release(fdp.MeanCurve(bound="l1:5").build(plain, 1.0), plain).metadata["privacy_unit"] == "record"
     with pytest.raises(ValueError, match="ids has 2 entries"):
         fdp.Curves(values, t, ids=["p", "q"])

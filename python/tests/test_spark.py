@@ -109,6 +109,35 @@ def test_density_and_sketch_on_spark(spark: Any) -> None:
     np.testing.assert_array_equal(s.sketch, local.sketch)
 
 
+@pytest.mark.parametrize("partitions", [1, 5])
+def test_a_per_person_release_groups_the_rows_by_the_id(spark: Any, partitions: int) -> None:
+    """release_mean(..., id=...) protects persons: each person's rows (spread over partitions) are
+    combined into one record on the executors, the same bits as fdp.Curves(..., ids=...) in memory;
+    the rows summed ungrouped under a per-person mechanism would protect a person only at m ε."""
+    values, grid = data(600, 12)
+    persons = np.arange(600) % 173  # 173 persons with 3-4 rows each, interleaved
+    local = fdp.Curves(values, grid, ids=persons, id="ID")
+    columns = [f"y{j}" for j in range(grid.size)]
+    rows = [(int(p),) + tuple(None if np.isnan(v) else float(v) for v in row) for p, row in zip(persons, values)]
+    df = spark.createDataFrame(rows, schema="ID long, " + ", ".join(f"{c} double" for c in columns)).repartition(partitions)
+    mean = fdp.MeanCurve(bound="l1:2", centre=0.5)
+    remote = fdp.spark.release_mean(fdp.Session(1.0, seed=6), mean, df, columns=columns, grid=grid, n=173, epsilon=1.0, id="ID")
+    in_memory = fdp.Session(1.0, seed=6).release(mean.build(local, 1.0), local)
+    np.testing.assert_array_equal(remote.curve, in_memory.curve)
+    assert remote.metadata["privacy_unit"] == {"person": {"id_column": "ID"}}
+    # Without the id column the per-person mechanism has nothing to group by: refused, nothing charged.
+    session = fdp.Session(1.0)
+    with pytest.raises(ValueError, match="needs that column"):
+        fdp.spark.release_mean(session, mean, df.drop("ID"), columns=columns, grid=grid, n=173, epsilon=1.0, id="ID")
+    assert session.ledger == []
+    # A state summed row by row (a record-level mechanism's) does not release under the per-person one.
+    by_row = mean.build_for(grid, 600, 1.0)
+    rows_state = fdp.spark.summary_state(by_row, df, columns, grid)
+    with pytest.raises(ValueError, match="another mechanism or for another frame"):
+        session.release_state(mean.build_for(grid, 600, 1.0, "ID"), rows_state)
+    assert session.ledger == []
+
+
 def test_a_wrong_public_n_is_refused_before_any_charge(spark: Any) -> None:
     values, grid = data(500, 12)
     df, columns = frame(spark, values, 3)

@@ -16,7 +16,8 @@
 #' @param id For a matrix: NULL (one row is one record) or one id per row (a person's rows become
 #'   one record, their mean curve: the privacy unit is the person).
 #' @param id_name The name of the id variable, recorded as the privacy unit.
-#' @param ids,t,y For a long data frame: the names of its id, time and value columns.
+#' @param ids,t,y For a long data frame: the names of its id, time and value columns (each id is one
+#'   record: the id variable is the privacy unit, recorded in the releases).
 #' @return An object of class `fdp_curves`.
 #' @examples
 #' grid <- seq(0, 1, length.out = 20)
@@ -66,7 +67,7 @@ fdp_curves <- function(x, grid, layout = c("rows", "columns"), id = NULL, id_nam
   codes <- match(key, levels) - 1L
   values <- .rs(.Call(wrap__long_onto_grid, as.integer(codes), as.double(frame[[t]]), as.double(frame[[y]]), grid, as.double(length(levels))))
   dim(values) <- c(length(grid), length(levels))
-  structure(list(values = values, grid = grid, by_row = FALSE, n = length(levels), k = length(grid), id_name = NULL), class = "fdp_curves")
+  structure(list(values = values, grid = grid, by_row = FALSE, n = length(levels), k = length(grid), id_name = ids), class = "fdp_curves")
 }
 
 #' Sparse, irregularly observed curves
@@ -76,7 +77,8 @@ fdp_curves <- function(x, grid, layout = c("rows", "columns"), id = NULL, id_nam
 #' not finite are dropped (and counted), never an error.
 #'
 #' @param frame A data frame.
-#' @param ids,t,y The names of its id, time and value columns.
+#' @param ids,t,y The names of its id, time and value columns (each id is one record: the id variable
+#'   is the privacy unit, recorded in the releases).
 #' @return An object of class `fdp_sparse`.
 #' @examples
 #' frame <- data.frame(id = rep(1:30, each = 4), t = runif(120), y = rnorm(120))
@@ -88,7 +90,7 @@ fdp_sparse <- function(frame, ids = "id", t = "t", y = "y") {
   key <- frame[[ids]]
   levels <- unique(key)
   structure(
-    list(codes = as.integer(match(key, levels) - 1L), t = as.double(frame[[t]]), y = as.double(frame[[y]]), n = length(levels)),
+    list(codes = as.integer(match(key, levels) - 1L), t = as.double(frame[[t]]), y = as.double(frame[[y]]), n = length(levels), id_name = ids),
     class = "fdp_sparse"
   )
 }
@@ -125,11 +127,11 @@ repairs <- function(curves) {
   switch(input,
     curves = {
       if (!inherits(data, "fdp_curves")) stop("a curve mechanism releases fdp_curves (see fdp_curves())", call. = FALSE)
-      list(values = data$values, n = as.double(data$n), k = as.double(data$k), by_row = data$by_row, grid = data$grid)
+      list(values = data$values, n = as.double(data$n), k = as.double(data$k), by_row = data$by_row, grid = data$grid, unit = data$id_name)
     },
     sparse_curves = {
       if (!inherits(data, "fdp_sparse")) stop("a sparse-curve mechanism releases fdp_sparse (see fdp_sparse())", call. = FALSE)
-      list(codes = data$codes, t = data$t, y = data$y, n = as.double(data$n))
+      list(codes = data$codes, t = data$t, y = data$y, n = as.double(data$n), unit = data$id_name)
     },
     points = {
       points <- if (is.matrix(data)) data else matrix(as.double(data), ncol = 1L)

@@ -124,6 +124,7 @@ fdp_build <- function(spec, data = NULL, n = NULL, grid = NULL, id_name = NULL, 
       id_name <- data$id_name
     } else if (inherits(data, "fdp_sparse")) {
       n <- data$n
+      id_name <- data$id_name
       if (is.null(grid)) stop("a sparse mean is built on a public grid (grid = ...): the domain and where the mean is shown", call. = FALSE)
     } else if (is.matrix(data)) {
       n <- nrow(data)

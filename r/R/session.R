@@ -101,7 +101,8 @@ to_json.fdp_session <- function(x, ...) .rs(.Call(wrap__session_to_json, x$ptr))
 #'
 #' Builds `mechanism` for the data's public frame (if it is a spec), charges it to `session` stage
 #' by stage and releases it on `data`. Nothing is charged when the data are not what the mechanism
-#' was built for or the budget would be exceeded (an error of class `fdpriv_budget_exceeded`).
+#' was built for (their n, grid or privacy unit: a mechanism built per person refuses
+#' curves not grouped by that id) or the budget would be exceeded (an error of class `fdpriv_budget_exceeded`).
 #'
 #' @param session An `fdp_session`.
 #' @param mechanism An `fdp_spec` (built here for `data`) or an `fdp_mechanism`.

@@ -18,7 +18,7 @@ use fdp_core::{Error, Result};
 use fdp_data::{CurveSet, SparseCurves};
 use fdp_noise::NeighbourRelation;
 
-use super::{Built, Input};
+use super::{Built, Input, RECORD};
 
 /// What the suite found: the worst loss-to-budget ratio (at most 1 iff every stage held its
 /// guarantee on every pair), the stage it occurred in, and how many pairs were compared.
@@ -168,8 +168,8 @@ impl Dataset {
     /// The dataset as a mechanism's input.
     pub fn input(&self) -> Input<'_> {
         match self {
-            Self::Curves(c) => Input::Curves(c),
-            Self::Sparse(s) => Input::Sparse(s),
+            Self::Curves(c) => Input::Curves { curves: c, unit: RECORD },
+            Self::Sparse(s) => Input::Sparse { curves: s, unit: RECORD },
             Self::Points(data, dim) => Input::Points { data, dim: *dim },
             Self::Labelled(x, y) => Input::Labelled { x, y },
         }
@@ -182,7 +182,7 @@ impl Dataset {
 fn neighbours(base: Input<'_>, add_remove: bool) -> Result<Vec<Dataset>> {
     let mut out = Vec::new();
     match base {
-        Input::Curves(curves) => {
+        Input::Curves { curves, .. } => {
             let k = curves.grid().len();
             let rest = &curves.values()[k..];
             let with = |record: &[f64]| -> Result<Dataset> {
@@ -197,7 +197,7 @@ fn neighbours(base: Input<'_>, add_remove: bool) -> Result<Vec<Dataset>> {
                 out.push(with(&record)?);
             }
         }
-        Input::Sparse(sparse) => {
+        Input::Sparse { curves: sparse, .. } => {
             let rest: Vec<(Vec<f64>, Vec<f64>)> =
                 (1..sparse.n()).map(|i| (sparse.record(i).0.to_vec(), sparse.record(i).1.to_vec())).collect();
             let first = (sparse.record(0).0.to_vec(), sparse.record(0).1.to_vec());

@@ -143,16 +143,30 @@ pub enum InputKind {
     Labelled,
 }
 
+/// One record (row): the unit of points, and of curves with no person id.
+pub const RECORD: &PrivacyUnit = &PrivacyUnit::Record;
+
 /// The data handed to [`Built::release`]: curves in the data's units on the public grid the
 /// mechanism was built for, sparse curves on its domain, points, or labelled points — as read, in
 /// the data's units; each mechanism's reader applies its own public default to a record that is
 /// not finite (the origin for point sets, the domain's centre for densities and regressions).
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
-    /// Curves on the frame's grid (in the data's units).
-    Curves(&'a CurveSet<'a>),
-    /// Sparse curves on the frame's domain (in the data's units).
-    Sparse(&'a SparseCurves),
+    /// Curves on the frame's grid (in the data's units), each record one `unit` (a person's rows
+    /// already grouped into one record when the unit is a person: [`CurveSet::per_person`]).
+    Curves {
+        /// The records.
+        curves: &'a CurveSet<'a>,
+        /// What one record is; checked against the mechanism's unit before anything is charged.
+        unit: &'a PrivacyUnit,
+    },
+    /// Sparse curves on the frame's domain (in the data's units), each record one `unit` (an id).
+    Sparse {
+        /// The records.
+        curves: &'a SparseCurves,
+        /// What one record is; checked against the mechanism's unit before anything is charged.
+        unit: &'a PrivacyUnit,
+    },
     /// Points, row-major, `dim` coordinates each.
     Points {
         /// The coordinates.
@@ -172,18 +186,27 @@ pub enum Input<'a> {
 impl Input<'_> {
     fn kind(&self) -> InputKind {
         match self {
-            Self::Curves(_) => InputKind::Curves,
-            Self::Sparse(_) => InputKind::SparseCurves,
+            Self::Curves { .. } => InputKind::Curves,
+            Self::Sparse { .. } => InputKind::SparseCurves,
             Self::Points { .. } => InputKind::Points,
             Self::Labelled { .. } => InputKind::Labelled,
+        }
+    }
+
+    /// What one record is: the unit the door stated for curves; one record (row) for points,
+    /// which have no person-level unit.
+    pub fn unit(&self) -> &PrivacyUnit {
+        match self {
+            Self::Curves { unit, .. } | Self::Sparse { unit, .. } => unit,
+            Self::Points { .. } | Self::Labelled { .. } => RECORD,
         }
     }
 
     /// The number of records (rows, ids, points, labelled points).
     pub fn records(&self) -> usize {
         match self {
-            Self::Curves(c) => c.n(),
-            Self::Sparse(s) => s.n(),
+            Self::Curves { curves, .. } => curves.n(),
+            Self::Sparse { curves, .. } => curves.n(),
             Self::Points { data, dim } => data.len() / (*dim).max(1),
             Self::Labelled { x, .. } => x.len(),
         }
@@ -622,7 +645,7 @@ struct OnCurves<M, O> {
 impl<M, O> OnCurves<M, O> {
     fn read<T>(input: Input<'_>, f: impl FnOnce(&CurveSet<'_>) -> Result<T>) -> Result<T> {
         match input {
-            Input::Curves(curves) => f(&front::on_unit_interval(curves)?),
+            Input::Curves { curves, .. } => f(&front::on_unit_interval(curves)?),
             other => Err(wrong_input(InputKind::Curves, other.kind())),
         }
     }
@@ -672,8 +695,8 @@ struct UnitSparse {
 impl Reader<SparseCurves> for UnitSparse {
     fn read<T>(&self, input: Input<'_>, f: impl FnOnce(&SparseCurves) -> Result<T>) -> Result<T> {
         match input {
-            Input::Sparse(curves) if curves.domain() == self.domain => f(&curves.rescaled(0.0, 1.0)?),
-            Input::Sparse(curves) => Err(Error::BadParameter {
+            Input::Sparse { curves, .. } if curves.domain() == self.domain => f(&curves.rescaled(0.0, 1.0)?),
+            Input::Sparse { curves, .. } => Err(Error::BadParameter {
                 name: "sparse curves' domain",
                 value: curves.domain().into(),
                 reason: "differs from the public grid's domain the mechanism was built for",
@@ -1030,10 +1053,16 @@ impl Built {
     /// The mechanism's own state fingerprint with the frame's grids in the data's units mixed in:
     /// two mechanisms built for grids of the same shape on different intervals map both onto
     /// [0, 1] and would otherwise accept each other's states.
+    /// A person-level unit is mixed in too: a state summed from ungrouped rows by a record-level
+    /// mechanism would otherwise release under the person-level one.
     fn frame_fingerprint(&self, inner: u64) -> u64 {
         let grids = [self.display.as_ref(), self.expected.grid.as_ref()];
         let words = grids.into_iter().flatten().flat_map(|g| g.points().iter().chain(g.weights()).map(|v| v.to_bits()));
-        fdp_core::state::fingerprint_of(std::iter::once(inner).chain(words))
+        let unit = match self.described.unit {
+            PrivacyUnit::Record => String::new(),
+            ref person => person.to_string(),
+        };
+        fdp_core::state::fingerprint_of(std::iter::once(inner).chain(words).chain(unit.bytes().map(u64::from)))
     }
 
     /// **Post-processing of a released sketch**: M2M estimates (means, covariance) read off
@@ -1083,6 +1112,16 @@ impl Built {
         if input.kind() != self.input {
             return Err(wrong_input(self.input, input.kind()));
         }
+        // A mechanism built per person sums whatever records it is handed: rows not grouped by
+        // the person would each count as a person, and the release would protect a person only
+        // at ε times their number of rows while stating ε. The unit is public (the door states it).
+        if *input.unit() != self.described.unit {
+            return Err(Error::DataUnit {
+                mechanism: self.described.name.into(),
+                expected: self.described.unit.clone(),
+                got: input.unit().clone(),
+            });
+        }
         if let Input::Points { data, dim } = input
             && (dim == 0 || !data.len().is_multiple_of(dim) || self.expected.dim.is_some_and(|d| d != dim))
         {
@@ -1097,7 +1136,7 @@ impl Built {
         {
             return Err(Error::Shape { what: "the responses", expected: x.len(), got: y.len() });
         }
-        if let (Input::Curves(curves), Some(grid)) = (input, &self.expected.grid)
+        if let (Input::Curves { curves, .. }, Some(grid)) = (input, &self.expected.grid)
             && (curves.grid().points() != grid.points() || curves.grid().weights() != grid.weights())
         {
             return Err(Error::BadParameter {

@@ -776,7 +776,8 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         return Ok(());
     }
     bar.set_message("releasing");
-    let (session, released) = release_committed(&args.privacy, &mechanism, Input::Curves(&records.curves))?;
+    let (session, released) =
+        release_committed(&args.privacy, &mechanism, Input::Curves { curves: &records.curves, unit: &records.unit })?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let mut notes = records.notes.clone();
     notes.push(match &records.unit {
@@ -844,7 +845,8 @@ fn sparse_mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), F
         return Ok(());
     }
     bar.set_message("releasing");
-    let (session, released) = release_committed(&args.privacy, &mechanism, Input::Sparse(&data))?;
+    let (session, released) =
+        release_committed(&args.privacy, &mechanism, Input::Sparse { curves: &data, unit: &frame.unit })?;
     let Released::Curve(release) = released else { return Err(unexpected(&released)) };
     let local = sparse_local_log(&args.source.csv, &data);
     let notes = vec![
@@ -898,6 +900,7 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
     if let Some(records) = dense.as_mut() {
         records.note_outside(args.range);
     }
+    let person;
     let (mut notes, local, input, frame, name) = match (&sparse, &dense) {
         (Some((data, grid, [id, t, y])), _) => {
             let (n, local) = (data.n(), sparse_local_log(&args.source.csv, data));
@@ -906,13 +909,15 @@ fn fpca(args: FpcaArgs, bar: &ProgressBar) -> Result<(), Failure> {
                 format!("privacy unit: one person — every row with the same {id:?} is one record; n = {n} persons (public)"),
                 "observations with a missing time or value, or outside the grid's domain, were dropped; the counts describe the private data and are in local-log.txt, not here".into(),
             ];
-            let frame = Frame::new(n, Some(grid.clone())).protecting(PrivacyUnit::person(*id));
-            (notes, local, Input::Sparse(data), frame, "sparse_fpca")
+            person = PrivacyUnit::person(*id);
+            let frame = Frame::new(n, Some(grid.clone())).protecting(person.clone());
+            (notes, local, Input::Sparse { curves: data, unit: &person }, frame, "sparse_fpca")
         }
         (None, Some(records)) => {
             let frame =
                 Frame::new(records.curves.n(), Some(records.curves.grid().clone())).protecting(records.unit.clone());
-            (records.notes.clone(), records.local.clone(), Input::Curves(&records.curves), frame, "fpca")
+            let input = Input::Curves { curves: &records.curves, unit: &records.unit };
+            (records.notes.clone(), records.local.clone(), input, frame, "fpca")
         }
         (None, None) => return Err("no curves were read".into()),
     };
@@ -1190,6 +1195,7 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
     let mut notes = Vec::new();
     let mut local = Vec::new();
     let sparse;
+    let person;
     let records;
     let points;
     let responses;
@@ -1208,7 +1214,7 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
             local.clone_from(&records.local);
             let frame =
                 Frame::new(records.curves.n(), Some(records.curves.grid().clone())).protecting(records.unit.clone());
-            (frame, Input::Curves(&records.curves))
+            (frame, Input::Curves { curves: &records.curves, unit: &records.unit })
         }
         InputKind::SparseCurves => {
             let names: Vec<&str> = args.long.as_deref().unwrap_or_default().split(',').map(str::trim).collect();
@@ -1218,8 +1224,9 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
             let grid = args.grid.clone().ok_or("sparse curves need the public grid: --grid LO,HI,K")?;
             let (read, _ids) = read_sparse_csv(csv, id, t, y, grid.domain()[0])?;
             sparse = read;
-            let frame = Frame::new(sparse.n(), Some(grid)).protecting(PrivacyUnit::person(*id));
-            (frame, Input::Sparse(&sparse))
+            person = PrivacyUnit::person(*id);
+            let frame = Frame::new(sparse.n(), Some(grid)).protecting(person.clone());
+            (frame, Input::Sparse { curves: &sparse, unit: &person })
         }
         InputKind::Points => {
             let prefix = args.columns.as_deref().ok_or("points are read from the columns --columns PREFIX")?;

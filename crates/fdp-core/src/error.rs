@@ -46,6 +46,15 @@ pub enum Error {
          budgets of different privacy units do not add up: use one unit per session (ledger)"
     )]
     WrongUnit { mechanism: String, expected: crate::release::PrivacyUnit, got: crate::release::PrivacyUnit },
+    /// The data hold records of another privacy unit than the mechanism was built to protect (e.g.
+    /// one row per visit handed to a mechanism built per person: its release would protect a
+    /// person only at ε times their number of rows, not at the ε it states). Checked before
+    /// anything is charged.
+    #[error(
+        "{mechanism} was built to protect {expected}, but the data hold {got} per record: \
+         build the mechanism from these data, or group the rows by the person's id first"
+    )]
+    DataUnit { mechanism: String, expected: crate::release::PrivacyUnit, got: crate::release::PrivacyUnit },
     /// A summary state (bytes from another process) is truncated, corrupted, or not from this
     /// mechanism.
     #[error("summary state: {0}")]

@@ -310,7 +310,8 @@ impl<'a> CurveSet<'a> {
     /// The rows grouped by person: `keys[i]` names the person of row `i` (a public id column), and
     /// each person's record is the pointwise mean of their rows, each row already repaired
     /// (`(1/m) Σ_r x_r`, computed as `Σ_r (x_r / m)` and clamped to ±`f64::MAX`, so it is finite for
-    /// any finite rows). Persons are in order of first appearance.
+    /// any finite rows; the terms at each grid point added in ascending order, so the record does
+    /// not depend on the order of the person's rows). Persons are in order of first appearance.
     ///
     /// **Why the mean.** The mean of a person's curves lies in every convex ball that holds each of
     /// them, so a person whose rows are within a bound stays within it, and the mechanism clips the
@@ -350,14 +351,18 @@ impl<'a> CurveSet<'a> {
             });
             members[person].push(row);
         }
+        // At each grid point the terms `x_r / m` are added in ascending order, so a person's record
+        // does not depend on the order of their rows (a file's order, or a Spark shuffle's).
         let mut values = vec![0.0; ids.len() * k];
+        let mut terms = Vec::new();
         for (person, rows) in members.iter().enumerate() {
             let m = rows.len() as f64;
-            let out = &mut values[person * k..(person + 1) * k];
-            for &row in rows {
-                out.iter_mut().zip(self.row(row)).for_each(|(o, v)| *o += v / m);
+            for (j, out) in values[person * k..(person + 1) * k].iter_mut().enumerate() {
+                terms.clear();
+                terms.extend(rows.iter().map(|&row| self.row(row)[j] / m));
+                terms.sort_by(f64::total_cmp);
+                *out = terms.iter().sum::<f64>().clamp(-f64::MAX, f64::MAX);
             }
-            out.iter_mut().for_each(|o| *o = o.clamp(-f64::MAX, f64::MAX));
         }
         let rows = members.iter().map(Vec::len).collect();
         Ok(PersonCurves { curves: CurveSet { grid: self.grid.clone(), values: Cow::Owned(values) }, ids, rows })
@@ -373,6 +378,27 @@ impl<'a> CurveSet<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_persons_record_does_not_depend_on_the_order_of_their_rows() {
+        let grid = Grid::midpoint(0.0, 1.0, 3).unwrap();
+        // Terms whose floating-point sum depends on the order: 1e16 + 1 - 1e16 + 1.
+        let rows = [[1e16, 0.1, 3.0], [1.0, 0.2, f64::NAN], [-1e16, 0.3, 5.0], [1.0, 0.7, 1.0]];
+        let mut orders = vec![[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]];
+        let records: Vec<Vec<f64>> = orders
+            .drain(..)
+            .map(|order| {
+                let shuffled: Vec<Vec<f64>> = order.iter().map(|&i| rows[i].to_vec()).collect();
+                let (set, _) = CurveSet::from_rows(grid.clone(), &shuffled, None).unwrap();
+                set.per_person(&[7; 4]).unwrap().curves.row(0).to_vec()
+            })
+            .collect();
+        assert!(
+            records.iter().all(|r| r.iter().zip(&records[0]).all(|(a, b)| a.to_bits() == b.to_bits())),
+            "{records:?}"
+        );
+        assert!(records[0].iter().all(|v| v.is_finite()));
+    }
 
     #[test]
     fn repair_interpolates_extrapolates_and_defaults() {

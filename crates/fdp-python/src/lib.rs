@@ -115,26 +115,33 @@ impl RustSession {
     }
 
     /// Releases a curve mechanism on `values` (n x K, C-contiguous) observed on `grid` (the data's
-    /// units: the registry maps the grid onto [0, 1]).
+    /// units: the registry maps the grid onto [0, 1]); each row one record of `person_id`'s unit
+    /// (None: one row; else a person, the rows already grouped), checked against the mechanism's.
+    #[pyo3(signature = (mechanism, values, grid, person_id=None))]
     fn release_curves(
         &mut self,
         py: Python<'_>,
         mechanism: &RegisteredMechanism,
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
+        person_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let values = slice(&values, "values")?;
         let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let unit = unit_of(person_id);
         let (session, built) = (&mut self.inner, &mechanism.inner);
         let released = py.detach(move || {
             let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-            built.release(session, Input::Curves(&curves))
+            built.release(session, Input::Curves { curves: &curves, unit: &unit })
         });
         released_to_py(py, released.map_err(py_err)?)
     }
 
     /// Releases a sparse-curve mechanism on the `n` records of a long table: `codes[r]` the record
-    /// (0..n) of observation r at time `t[r]` (the data's units) with value `y[r]`.
+    /// (0..n) of observation r at time `t[r]` (the data's units) with value `y[r]`; each record one
+    /// of `person_id`'s unit (None: one record), checked against the mechanism's.
+    #[pyo3(signature = (mechanism, codes, t, y, n, person_id=None))]
+    #[allow(clippy::too_many_arguments)]
     fn release_sparse(
         &mut self,
         py: Python<'_>,
@@ -143,10 +150,13 @@ impl RustSession {
         t: PyReadonlyArray1<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         n: usize,
+        person_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let data = mechanism.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
+        let unit = unit_of(person_id);
         let (session, built) = (&mut self.inner, &mechanism.inner);
-        let released = py.detach(move || built.release(session, Input::Sparse(&data))).map_err(py_err)?;
+        let released =
+            py.detach(move || built.release(session, Input::Sparse { curves: &data, unit: &unit })).map_err(py_err)?;
         released_to_py(py, released)
     }
 
@@ -300,6 +310,11 @@ struct RegisteredMechanism {
     domain: Option<(f64, f64)>,
 }
 
+/// The privacy unit a door names: one record (row), or one person of the id variable `person_id`.
+fn unit_of(person_id: Option<String>) -> PrivacyUnit {
+    person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person)
+}
+
 /// Builds the registered mechanism `spec` (JSON: `{"mechanism": NAME, "params": {...}}`) for `n`
 /// records on `grid` (curves: in the data's units; `None` for points), protecting one record or,
 /// with `person_id`, one person.
@@ -315,7 +330,7 @@ fn build(
     let spec = Spec::from_json(spec).map_err(py_err)?;
     let grid = grid.map(|g| slice(&g, "grid").and_then(trapezoid_grid)).transpose()?;
     let domain = grid.as_ref().and_then(|g| g.domain().first().copied());
-    let frame = Frame::new(n, grid).protecting(person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person));
+    let frame = Frame::new(n, grid).protecting(unit_of(person_id));
     let inner = py.detach(|| registry::build(&spec, &frame)).map_err(py_err)?;
     Ok(RegisteredMechanism { inner, domain })
 }
@@ -397,25 +412,30 @@ impl RegisteredMechanism {
     fn display_grid<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
         self.inner.display_grid().map(|g| PyArray1::from_slice(py, g.points()))
     }
-    /// The summary state of some curves (`values` n_part x K on `grid`, the data's units), as bytes.
+    /// The summary state of some curves (`values` n_part x K on `grid`, the data's units; each row
+    /// one record of `person_id`'s unit), as bytes.
+    #[pyo3(signature = (values, grid, person_id=None))]
     fn part_state_curves<'py>(
         &self,
         py: Python<'py>,
         values: PyReadonlyArray2<'_, f64>,
         grid: PyReadonlyArray1<'_, f64>,
+        person_id: Option<String>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let values = slice(&values, "values")?;
         let grid = trapezoid_grid(slice(&grid, "grid")?)?;
+        let unit = unit_of(person_id);
         let built = &self.inner;
         let state = py
             .detach(move || {
                 let (curves, _) = CurveSet::borrowed(grid, values, None)?;
-                built.part_state(Input::Curves(&curves))
+                built.part_state(Input::Curves { curves: &curves, unit: &unit })
             })
             .map_err(py_err)?;
         Ok(PyBytes::new(py, &state.to_bytes()))
     }
-    /// The summary state of `n` records of a long table, as bytes.
+    /// The summary state of `n` records of a long table (each one of `person_id`'s unit), as bytes.
+    #[pyo3(signature = (codes, t, y, n, person_id=None))]
     fn part_state_sparse<'py>(
         &self,
         py: Python<'py>,
@@ -423,10 +443,13 @@ impl RegisteredMechanism {
         t: PyReadonlyArray1<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         n: usize,
+        person_id: Option<String>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let data = self.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
+        let unit = unit_of(person_id);
         let built = &self.inner;
-        let state = py.detach(move || built.part_state(Input::Sparse(&data))).map_err(py_err)?;
+        let state =
+            py.detach(move || built.part_state(Input::Sparse { curves: &data, unit: &unit })).map_err(py_err)?;
         Ok(PyBytes::new(py, &state.to_bytes()))
     }
     /// The summary state of some points (n_part x D), as bytes.

@@ -94,6 +94,16 @@ test_that("a person's rows are one record (person-level privacy)", {
   expect_equal(curves$n, 30)
   r <- release(fdp_session(1, seed = 2), fdp_mean(1, range = c(0, 1)), curves)
   expect_equal(r$mechanism$person_id, "ID")
+  # A mechanism built per person refuses rows not grouped by person (each would count as a person,
+  # protecting one only at epsilon times their rows), for a release and a part's state, before any
+  # charge; and the other way round.
+  rows <- fdp_curves(d$values, d$grid)
+  per_person <- fdp_build(fdp_mean(1, range = c(0, 1)), n = 90, grid = d$grid, id_name = "ID")
+  session <- fdp_session(1)
+  expect_error(release(session, per_person, rows), "built to protect one person")
+  expect_error(part_state(per_person, rows), "built to protect one person")
+  expect_error(release(session, fdp_build(fdp_mean(1, range = c(0, 1)), n = 30, grid = d$grid), curves), "built to protect one record")
+  expect_equal(nrow(ledger(session)), 0L)
 })
 
 test_that("fda fd objects are evaluated on the public grid", {

@@ -162,6 +162,11 @@ fn registered() -> Robj {
     answer(json_text(&serde_json::Value::Array(entries)))
 }
 
+/// The privacy unit an R caller names: NULL (one record) or the person id variable's name.
+fn unit_of(person_id: &Robj) -> Out<PrivacyUnit> {
+    Ok(if person_id.is_null() { PrivacyUnit::Record } else { PrivacyUnit::person(text(person_id, "id")?.to_string()) })
+}
+
 /// Builds the registered mechanism `spec` (JSON) for `n` records on `grid` (the data's units; NULL
 /// for points), protecting one record or, with `person_id`, one person.
 #[extendr]
@@ -171,11 +176,7 @@ fn build(spec: Robj, n: Robj, grid: Robj, person_id: Robj) -> Robj {
         let n = count(&n, "n")?;
         let grid = if grid.is_null() { None } else { Some(front::observation_grid(reals(&grid, "grid")?)?) };
         let domain = grid.as_ref().and_then(|g| g.domain().first().copied());
-        let unit = if person_id.is_null() {
-            PrivacyUnit::Record
-        } else {
-            PrivacyUnit::person(text(&person_id, "id")?.to_string())
-        };
+        let unit = unit_of(&person_id)?;
         let built = registry::build(&spec, &Frame::new(n, grid).protecting(unit))?;
         Ok(ExternalPtr::new(Mech { built, domain }).into())
     })())
@@ -251,8 +252,9 @@ fn row_major<'a>(values: &'a [f64], n: usize, k: usize, by_row: bool) -> Out<Cow
 }
 
 /// `f` on the data an R caller handed over, read as `m`'s input kind: `data` is a named list —
-/// curves `(values, n, k, by_row, grid)`, sparse `(codes, t, y, n)` (codes 0-based), points
-/// `(values, n, d)` (an n x d R matrix), labelled `(x, y)`.
+/// curves `(values, n, k, by_row, grid, unit)`, sparse `(codes, t, y, n, unit)` (codes 0-based;
+/// `unit` NULL or the person id's name: what one record is, checked against the mechanism's),
+/// points `(values, n, d)` (an n x d R matrix), labelled `(x, y)`.
 fn with_input<T>(m: &Mech, data: &Robj, f: impl FnOnce(Input<'_>) -> fdp::release::Result<T>) -> Out<T> {
     let list = List::try_from(data.clone()).map_err(|_| fail("the data must be a list"))?;
     match m.built.input() {
@@ -261,15 +263,17 @@ fn with_input<T>(m: &Mech, data: &Robj, f: impl FnOnce(Input<'_>) -> fdp::releas
             let (n, k) = (count(&element(&list, "n")?, "n")?, count(&element(&list, "k")?, "k")?);
             let values = row_major(reals(&values, "values")?, n, k, flag(&element(&list, "by_row")?, "by_row")?)?;
             let grid = front::observation_grid(reals(&grid, "grid")?)?;
+            let unit = unit_of(&element(&list, "unit")?)?;
             let (curves, _) = CurveSet::borrowed(grid, &values, None)?;
-            Ok(f(Input::Curves(&curves))?)
+            Ok(f(Input::Curves { curves: &curves, unit: &unit })?)
         }
         InputKind::SparseCurves => {
             let domain = m.domain.ok_or_else(|| fail("this mechanism does not read sparse curves"))?;
             let (codes, t, y) = (element(&list, "codes")?, element(&list, "t")?, element(&list, "y")?);
             let n = count(&element(&list, "n")?, "n")?;
+            let unit = unit_of(&element(&list, "unit")?)?;
             let data = front::long_to_sparse(ints(&codes, "ids")?, reals(&t, "t")?, reals(&y, "y")?, n, domain)?;
-            Ok(f(Input::Sparse(&data))?)
+            Ok(f(Input::Sparse { curves: &data, unit: &unit })?)
         }
         InputKind::Points => {
             let values = element(&list, "values")?;
