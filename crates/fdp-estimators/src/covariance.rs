@@ -58,17 +58,13 @@ use fdp_noise::{Delta, NoiseRng, PrivacyGuarantee, Sensitivity};
 use crate::error::{EstimatorError, Result};
 use crate::mean::MeanSetup;
 use crate::mechanism::leading_block;
-use crate::sums::{ClippedSums, clipped_sums, record_sums};
+use crate::sums::{CLIP_SLACK, ClippedSums, clipped_sums, record_sums};
 
 /// Floating-point operations from the exact integer sums to a summary coordinate: the conversion
 /// of the sum, the division by n, the product by τ (mean block) or √2 (off-diagonal entries of the
 /// Gaussian variant), and one more for `SQRT_2` being √2 rounded (a relative error below u).
 /// Products by `2^-e` are exact.
 const COVARIANCE_ROUNDINGS: u32 = 4;
-
-/// Records are clipped at `τ (1 − CLIP_SLACK)` so that the rounding of the clipped vector, of its
-/// products and of the fixed-point truncation stays inside the exact bound at τ (module docs).
-const CLIP_SLACK: f64 = 1.0 / 4_294_967_296.0;
 
 /// The noise of a covariance release.
 #[derive(Debug, Clone, Copy, PartialEq)]

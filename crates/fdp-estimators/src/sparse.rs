@@ -71,7 +71,7 @@ use fdp_core::{Adaptive, Family, Sequential, StageLaw, StageMechanism, StagePlan
 use crate::error::{EstimatorError, Result};
 use crate::frame::{RANGE_SEARCH_FLOOR_RATIO, range_radius};
 use crate::mean::{MeanMechanism, MeanSetup};
-use crate::sums::MEAN_ROUNDINGS;
+use crate::sums::{CLIP_SLACK, MEAN_ROUNDINGS};
 use crate::tuned::{BoundSearch, BoundThenRelease, TunedMean};
 
 /// The public frame of sparse curves on a grid: the range of the values, the centre, and the design
@@ -715,7 +715,7 @@ impl SparseBinnedMean {
         let (lo, hi) = self.frame.range;
         let (log_lo, log_hi) = self.search.log_range(self.ceiling());
         let (e_log, e_sums, e_w) = self.exponents();
-        let slack = 1.0 - 2f64.powi(-32);
+        let slack = 1.0 - CLIP_SLACK;
         let (k, g_count) = (self.bins, self.taus.len());
         let mut acc = vec![0i128; self.width()];
         let (mut s, mut w) = (vec![0.0; k], vec![0.0; self.weight_bins]);

@@ -41,6 +41,14 @@ const BLOCK: usize = 256;
 /// `Δ (1 + γ_8 n)` ([`fdp_noise::Sensitivity::of_mean`]; docs/DESIGN.md §15.4).
 pub(crate) const MEAN_ROUNDINGS: u32 = 8;
 
+/// **The clipping slack**: records are clipped at `τ (1 − 2⁻³²)`, not at τ, so that the rounding of
+/// the per-record side — the computed norm (at most `(J + 2) u` below the true one for J
+/// coordinates), the division by it and the truncation to fixed point — keeps every clipped
+/// contribution inside the exact ball of radius τ the sensitivity is stated for, for any
+/// J < 2²⁰ (`2⁻³² > (J + 4) u`). The rounding after the exact sums is charged separately
+/// ([`MEAN_ROUNDINGS`]). Shared by the clipped means, the covariance and the sparse mean.
+pub(crate) const CLIP_SLACK: f64 = 1.0 / 4_294_967_296.0;
+
 /// The public layout of the sums: the norm, the bounds, the record width and the log-norm range.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ClippedSums {
@@ -236,8 +244,8 @@ impl PointwiseBins {
 }
 
 impl ClippedSums {
-    /// Sums of records of `width` numbers clipped in `norm` at each of `taus` (positive, increasing),
-    /// and with `log_range = (lo, hi)` the sum of `clamp(ln ‖x‖, lo, hi)`.
+    /// Sums of records of `width` numbers clipped in `norm` at each of `taus` (positive, increasing;
+    /// each less [`CLIP_SLACK`]), and with `log_range = (lo, hi)` the sum of `clamp(ln ‖x‖, lo, hi)`.
     pub(crate) fn new(norm: ClipNorm, taus: &[f64], width: usize, log_range: Option<(f64, f64)>) -> Result<Self> {
         if width == 0 {
             return Err(EstimatorError::BadParameter {
@@ -257,7 +265,7 @@ impl ClippedSums {
         let log_bound = log_range.map_or(1.0, |(lo, hi)| lo.abs().max(hi.abs()).max(1.0));
         Ok(Self {
             norm,
-            taus: taus.to_vec(),
+            taus: taus.iter().map(|t| t * (1.0 - CLIP_SLACK)).collect(),
             width,
             log_range,
             e_value: fixed_point_exponent(taus[taus.len() - 1]),
@@ -595,6 +603,24 @@ mod tests {
     /// has l1 norm 1 (so each coefficient of a vector in `[-R, R]^K` is in `[-R, R]`), and the
     /// vertex norm is the closed form: 1 for one and two bins, 11/6 for three, at most K, and at
     /// least the l1 norm of the transform of any point of the box (random points).
+    #[test]
+    fn a_record_whose_computed_norm_rounds_low_is_clipped_inside_the_ball() {
+        // 1 then 999 terms of 2^-54: each addition to 1 rounds down (below half an ulp), so the
+        // computed l1 norm is 1 while the true one is 1 + 999 2^-54. At τ = 1 the record passed as
+        // unclipped and contributed more than τ in l1; with the slack it is clipped at τ (1 - 2^-32).
+        let k = 1000;
+        let mut row = vec![2f64.powi(-54); k];
+        row[0] = 1.0;
+        assert_eq!(ClipNorm::CoefficientL1.norm(&row), 1.0);
+        let grid = fdp_mercer::Grid::midpoint(0.0, 1.0, k).unwrap();
+        let curves = CurveSet::from_flat(grid, row, None).unwrap().0;
+        let layout = ClippedSums::new(ClipNorm::CoefficientL1, &[1.0], k, None).unwrap();
+        let (means, _) = layout.means(&clipped_sums(&layout, None, &curves, None).unwrap(), 1);
+        let (head, tail) = (means[0][0], means[0][1..].iter().sum::<f64>());
+        // The tail is a sum of small dyadic numbers (exact), and 1 - head is exact (Sterbenz).
+        assert!(head <= 1.0 && tail <= 1.0 - head, "contribution's l1 norm above τ: {head} + {tail}");
+    }
+
     #[test]
     fn the_haar_transform_of_the_bins_and_its_vertex_norm() {
         let weights: Vec<f64> = (0..20).map(|i| 0.02 + 0.01 * (i % 3) as f64).collect();
