@@ -101,7 +101,9 @@ class Mechanism:
         the partitioning; :meth:`fdp.Session.release_state` releases it. Records are clipped (or
         replaced by the public default) before they enter a state. Densities and sketches take
         points (as do synthetic datasets), mean curves take :class:`fdp.Curves` on the mechanism's
-        grid (any number of curves).
+        grid (any number of curves) and of its privacy unit: a mechanism built per person takes
+        curves grouped by that id (``Curves(..., ids=...)``; every row of a person in one part) and
+        refuses ungrouped rows, which would each count as a person.
         """
         kind = self._inner.input()
         if kind == "curves":
