@@ -52,9 +52,10 @@ fn sure(y: &[f64], v: &[f64], s: &[f64]) -> f64 {
     (0..y.len()).map(|k| (1.0 - s[k]).powi(2) * (y[k] * y[k] - v[k]) + s[k] * s[k] * v[k]).sum()
 }
 
-/// The variance `Σ s_k² v_k` of the noise left in `s ∘ y` (noise variances `v_k`).
+/// The variance `Σ s_k² v_k` of the noise left in `s ∘ y` (noise variances `v_k`); a coefficient
+/// shrunk to 0 leaves none, even where its variance overflowed (a range near `f64::MAX`).
 pub(super) fn shrunk_noise(s: &[f64], v: &[f64]) -> f64 {
-    s.iter().zip(v).map(|(s, v)| s * s * v).sum()
+    s.iter().zip(v).map(|(s, v)| if *s == 0.0 { 0.0 } else { s * s * v }).sum()
 }
 
 /// What [`guarded_sure`] chose, with its own (free) risk estimates.
