@@ -456,6 +456,10 @@ impl FromStr for KdeMethod {
     }
 }
 
+/// Why a grid for a basis has at most [`MercerBasis::MAX_DENSE_POINTS`] points.
+pub(crate) const GRID_POINTS_CAP: &str =
+    "at most 4096 for a basis on the grid: its K x K kernel matrix takes K² · 8 bytes (128 MiB at the cap)";
+
 /// A private density estimate of points in a public interval, as the front doors ask for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KdeRequest {
@@ -498,7 +502,7 @@ impl KdeRequest {
         }
     }
 
-    /// The grid the density is released on.
+    /// The grid the density is released on (at most 2^27 points; the basis methods 4096).
     pub fn grid(&self) -> Result<Grid> {
         Ok(Grid::midpoint(self.domain.0, self.domain.1, self.grid_points)?)
     }
@@ -506,6 +510,11 @@ impl KdeRequest {
     /// The mechanism for `n` points (public).
     pub fn build(&self, n: usize) -> Result<AnyKde> {
         no_delta_unless(self.method == KdeMethod::GaussianProcess, self.delta)?;
+        if self.method != KdeMethod::Bernstein {
+            // The basis' own cap, before the grid is built (a count of 10^8 would take seconds and
+            // gigabytes to be refused there).
+            fdp_core::caps::at_most("grid_points", self.grid_points, MercerBasis::MAX_DENSE_POINTS, GRID_POINTS_CAP)?;
+        }
         let grid = self.grid()?;
         let bandwidth =
             self.bandwidth.unwrap_or_else(|| plug_in_bandwidth(n, 1, 0.15 * (self.domain.1 - self.domain.0)));

@@ -226,3 +226,23 @@ fn erm_builds_and_releases_or_refuses() {
     }
     assert!(built > 10 && refused > 0, "built {built}, refused {refused}");
 }
+
+/// A count a user gives (grid points, synthetic points) is checked against its cap **before**
+/// anything of that size is allocated: 2^62 grid points was a capacity-overflow panic, 10^9 an
+/// 8 GB allocation that aborted the process (an independent fuzz of the doors found both).
+#[test]
+fn counts_are_refused_before_anything_of_their_size_is_allocated() {
+    for k in [1usize << 28, 1_000_000_000, 1 << 62, usize::MAX] {
+        assert!(Grid::midpoint(0.0, 1.0, k).unwrap_err().to_string().contains("grid points"), "{k}");
+        assert!(Grid::trapezoid(0.0, 1.0, k).is_err(), "{k}");
+    }
+    for method in [KdeMethod::Iclp, KdeMethod::GaussianProcess, KdeMethod::IidLaplace] {
+        let mut request = KdeRequest::new(method, (0.0, 1.0), Epsilon::new(1.0).unwrap());
+        request.grid_points = 100_000_000;
+        request.delta = (method == KdeMethod::GaussianProcess).then(|| Delta::new(1e-6).unwrap());
+        assert!(request.build(100).err().unwrap().to_string().contains("grid_points"), "{method:?}");
+    }
+    let synthetic =
+        SyntheticSubspace::from_wide_gaussian(Stationary::gaussian(0.3).unwrap(), &[0.5, 0.5], 0.3, 1_000_000_000, 1);
+    assert!(synthetic.err().unwrap().to_string().contains("synthetic points"));
+}

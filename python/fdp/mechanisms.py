@@ -9,6 +9,7 @@ returns a :class:`Mechanism`; ``Session.release`` spends its budget. Each mechan
 from __future__ import annotations
 
 import json
+import numbers
 import warnings
 
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ class Mechanism:
         centre = params.get("centre")
         dim = params.get("dim") or (np.atleast_1d(np.asarray(centre)).size if mechanism == "kme" and centre is not None else 1)
         width = points.size if points is not None else int(dim)
-        return _build(mechanism, params, int(n), points, id, width)
+        return _build(mechanism, params, n, points, id, width)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A mechanism is rebuilt from its public spec and frame (e.g. on a Spark executor): same bits.
@@ -168,8 +169,9 @@ def registered() -> list[dict[str, Any]]:
 
 def _build(name: str, params: dict[str, Any], n: int, grid: NDArray[np.float64] | None, id: str | None, width: int) -> Mechanism:
     """The registered mechanism ``name`` with ``params`` (``None`` values: the registry's default)."""
-    if int(n) < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    # n is public and counts records: a whole number (1.5 is not silently 1), at most 2^53 (Rust's cap).
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= 2**53:
+        raise ValueError(f"n (the public number of records) must be an integer in [1, 2^53], got {n!r}")
     given = {k: _plain(v) for k, v in params.items() if v is not None}
     inner = _fdp.build(json.dumps({"mechanism": name, "params": given}), int(n), grid, id)
     for message in inner.warnings():
@@ -325,7 +327,7 @@ class Fpca:
     def build_for(self, grid: ArrayLike, n: int, epsilon: float, id: str | None = None) -> Mechanism:
         """The mechanism for ``n`` records (public) on ``grid`` at a total ``epsilon``."""
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
-        if len(self.range) != 2:
+        if self.range is None or isinstance(self.range, (str, bytes)) or not hasattr(self.range, "__len__") or len(self.range) != 2:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
         params = dict(
             epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import json
+import numbers
 import os
 from typing import Any
 
@@ -38,8 +39,7 @@ class Session:
     def __init__(self, epsilon: float, delta: float | None = None, *, seed: int | None = None, neighbours: str = "replace_one") -> None:
         if neighbours not in ("replace_one", "add_remove_one"):
             raise ValueError(f"neighbours must be 'replace_one' or 'add_remove_one', got {neighbours!r}")
-        if seed is not None and (not isinstance(seed, int) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        seed = _checked_seed(seed)
         if delta is not None and 1e-3 < float(delta) < 1.0:
             warnings.warn(
                 f"delta = {delta} is a large failure probability: an (ε, δ) release may expose a record outright "
@@ -58,7 +58,7 @@ class Session:
         with open(path, encoding="utf-8") as f:
             text = f.read()
         session = cls.__new__(cls)
-        session._inner = _fdp.RustSession.from_json(text, seed)
+        session._inner = _fdp.RustSession.from_json(text, _checked_seed(seed))
         return session
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -128,3 +128,12 @@ class Session:
     def __repr__(self) -> str:
         (se, sd), (re_, rd) = self.spent, self.remaining
         return f"Session(spent=(ε={se:g}, δ={sd:g}), remaining=(ε={re_:g}, δ={rd:g}), releases={len(self.ledger)})"
+
+
+def _checked_seed(seed: object) -> int | None:
+    """A seed is None or an integer in [0, 2^64) (numpy integers included)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**64:
+        raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
+    return int(seed)

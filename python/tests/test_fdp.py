@@ -438,8 +438,21 @@ def test_bad_session_parameters() -> None:
         fdp.Session(epsilon=1.0, delta=1.5)
     with pytest.raises(ValueError, match="neighbours"):
         fdp.Session(1.0, neighbours="everyone")
-    with pytest.raises(ValueError, match="seed"):
-        fdp.Session(1.0, seed=-3)
+    for seed in (-3, 2**64, 1.5, True):
+        with pytest.raises(ValueError, match="seed"):
+            fdp.Session(1.0, seed=seed)  # type: ignore[arg-type]
+    kde = fdp.Mechanism.from_spec("kde", 50, epsilon=1.0)
+    a = fdp.Session(1.0, seed=np.int64(3)).release(kde, np.full(50, 0.5))  # a numpy integer is a seed
+    np.testing.assert_array_equal(a.curve, fdp.Session(1.0, seed=3).release(kde, np.full(50, 0.5)).curve)
+    # n is a public count: a whole number in [1, 2^53], refused with a ValueError naming it.
+    grid = np.linspace(0.0, 1.0, 5)
+    for n in (0, 1.5, 2**70):
+        with pytest.raises(ValueError, match="public number of records"):
+            fdp.MeanCurve(range=(0.0, 1.0)).build_for(grid, n, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="range"):
+        fdp.Fpca(range=None).build_for(grid, 10, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least two grid points"):
+        fdp.MeanCurve(range=(0.0, 1.0)).build(fdp.Curves(np.ones((3, 1))), 1.0)
     with pytest.raises(TypeError):
         fdp.Session(1.0).release("iclp", simulated())  # type: ignore[arg-type]
 

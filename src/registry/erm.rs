@@ -59,7 +59,9 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
         });
     }
     let (lo, hi) = p.pair("domain")?;
-    let grid = Grid::midpoint(lo, hi, p.usize("grid_points")?)?;
+    let points = p.usize("grid_points")?;
+    fdp_core::caps::at_most("grid_points", points, MercerBasis::MAX_DENSE_POINTS, crate::front::GRID_POINTS_CAP)?;
+    let grid = Grid::midpoint(lo, hi, points)?;
     let unit = grid.rescaled(0.0, 1.0)?;
     let options = BasisOptions::default().max_components(p.usize("components")?);
     let kernel: Stationary = p.text("kernel")?.parse()?;

@@ -235,13 +235,21 @@ impl Frame {
         Self { unit, ..self }
     }
 
-    /// The grid (curve mechanisms need one).
+    /// The grid (curve mechanisms need one, of at least two points).
     fn grid(&self) -> Result<&Grid> {
-        self.grid.as_ref().ok_or(Error::BadParameter {
+        let grid = self.grid.as_ref().ok_or(Error::BadParameter {
             name: "grid",
             value: ParamValue::Missing,
             reason: "a curve mechanism is built for the curves' public grid",
-        })
+        })?;
+        if grid.len() < 2 {
+            return Err(Error::BadParameter {
+                name: "grid",
+                value: ParamValue::Count(grid.len()),
+                reason: "a curve needs at least two grid points (one value per record is a point: a density's data)",
+            });
+        }
+        Ok(grid)
     }
 
     /// The grid mapped onto `[0, 1]` by the doors' one rule.

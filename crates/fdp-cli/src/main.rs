@@ -466,6 +466,12 @@ fn parse_grid(s: &str) -> Result<Grid, String> {
     if k < 2 {
         return Err("K must be at least 2".into());
     }
+    if k > fdp::mercer::MercerBasis::MAX_DENSE_POINTS {
+        return Err(format!(
+            "K must be at most {}: the curves' basis is built on the grid (a K x K kernel matrix)",
+            fdp::mercer::MercerBasis::MAX_DENSE_POINTS
+        ));
+    }
     let points = (0..k).map(|i| if i + 1 == k { hi } else { lo + (hi - lo) * i as f64 / (k - 1) as f64 }).collect();
     Grid::trapezoid_points(points).map_err(|e| e.to_string())
 }
@@ -1146,12 +1152,17 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let (session, released) = release_committed(&args.privacy, &mechanism, points.input())?;
     let Released::Sketch(release) = released else { return Err(unexpected(&released)) };
     bar.set_message("M2M estimates");
-    let m2m = mechanism.m2m(&release, args.prior_points, args.prior_seed)?;
+    // Post-processing of a release already paid for: if it fails, the release is still written.
     let d = points.dim;
-    let mut extra =
-        String::from("\n## M2M estimates (post-processing)\n\n| coordinate | mean | variance |\n|---|---|---|\n");
-    for j in 0..d {
-        extra += &format!("| {j} | {:.4} | {:.4} |\n", m2m.means[j], m2m.covariance[j * d + j]);
+    let mut extra = String::from("\n## M2M estimates (post-processing)\n\n");
+    match mechanism.m2m(&release, args.prior_points, args.prior_seed) {
+        Ok(m2m) => {
+            extra += "| coordinate | mean | variance |\n|---|---|---|\n";
+            for j in 0..d {
+                extra += &format!("| {j} | {:.4} | {:.4} |\n", m2m.means[j], m2m.covariance[j * d + j]);
+            }
+        }
+        Err(e) => extra += &format!("Not available for this release: {e}.\n"),
     }
     let report = write_report(&args.privacy.out, "Private sketch", &release, session.session(), &[], &extra)?;
     let log = write_local_log(&args.privacy.out, &[outside(&points, 0.0, 1.0)])?;

@@ -261,6 +261,23 @@ fn bad_flags_exit_with_code_2_and_a_clear_message() {
             vec!["mean", "--csv", "x.csv", "--long", "id,t,y", "--grid", "0,1,1", "--epsilon", "1", "--bound", "l1:1"],
             "K",
         ),
+        // A count is refused while parsing, before anything of its size is allocated (it panicked).
+        (
+            vec![
+                "mean",
+                "--csv",
+                "x.csv",
+                "--long",
+                "id,t,y",
+                "--grid",
+                "0,1,18446744073709551615",
+                "--epsilon",
+                "1",
+                "--bound",
+                "l1:1",
+            ],
+            "at most 4096",
+        ),
         (vec!["kde", "--csv", "x.csv", "--column", "x", "--domain", "1,0", "--epsilon", "1"], "LO < HI"),
         // A mean needs a bound or a public range.
         (vec!["mean", "--csv", "x.csv", "--columns", "y_", "--epsilon", "1"], "--bound"),
@@ -537,6 +554,14 @@ fn requests_that_would_fail_after_the_charge_are_refused_before_it() {
     // With a ledger already there, a refusal leaves it unchanged.
     let first = fdp(&sketch(&[], &p("ok")).iter().map(String::as_str).collect::<Vec<_>>());
     assert!(first.status.success(), "{}", text(&first));
+    // A huge ε makes M2M's noise-aware ridge tiny (2-D marginal histograms: a singular Gram
+    // matrix): the sketch paid for is written with its M2M estimates (it used to exit 1 without a
+    // release after the charge).
+    let huge = ["sketch", "--csv", csv.as_str(), "--columns", "x", "--epsilon", "1e8", "--out", &p("huge")];
+    let o = fdp(&huge);
+    assert!(o.status.success(), "{}", text(&o));
+    let report = std::fs::read_to_string(dir.join("huge").join("report.md")).unwrap();
+    assert!(dir.join("huge").join("release.json").exists() && report.contains("| coordinate | mean | variance |"));
     let before = std::fs::read(&ledger).unwrap();
     for args in &refused {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

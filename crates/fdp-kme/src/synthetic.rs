@@ -156,13 +156,18 @@ impl SyntheticSubspace {
     /// M synthetic points drawn from the public distribution `N(centre, scale² I)` with a fixed seed
     /// (public randomness: it does not see the data), jitter 1e-8.
     pub fn from_wide_gaussian(kernel: Stationary, centre: &[f64], scale: f64, m: usize, seed: u64) -> Result<Self> {
-        if !(scale.is_finite() && scale > 0.0) || m == 0 {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(KmeError::BadParameter { name: "scale", value: scale.into(), reason: "need scale > 0" });
+        }
+        if m == 0 {
             return Err(KmeError::BadParameter {
-                name: "scale",
-                value: scale.into(),
-                reason: "need scale > 0 and m >= 1",
+                name: "synthetic points",
+                value: m.into(),
+                reason: "need at least one",
             });
         }
+        // The cap before the points are drawn (M · D values), not after.
+        fdp_core::caps::at_most("synthetic points", m, Self::MAX_POINTS, Self::MAX_POINTS_REASON)?;
         let mut rng = StdRng::seed_from_u64(seed);
         let data: Vec<f64> = (0..m)
             .flat_map(|_| {

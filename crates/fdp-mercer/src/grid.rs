@@ -88,6 +88,20 @@ fn nearest_sorted(len: usize, at: impl Fn(usize) -> f64, x: f64) -> usize {
     }
 }
 
+/// `k` if a grid of `k` points fits the caps ([`fdp_core::caps::MAX_F64_VALUES`] values per array),
+/// checked before anything is allocated: a count from a user (`grid_points`, `--grid LO,HI,K`) must
+/// be a parameter error, not an allocation failure.
+fn checked_points(k: usize) -> Result<usize> {
+    if k > fdp_core::caps::MAX_F64_VALUES {
+        return Err(MercerError::BadOption {
+            name: "grid points",
+            value: k.into(),
+            reason: "at most 2^27 (1 GiB of f64 per array); a dense basis takes at most 4096",
+        });
+    }
+    Ok(k)
+}
+
 impl Grid {
     /// Midpoint rule on `[start, end]` with `k` cells: `t_i = start + (i + 1/2) h`, `w_i = h`.
     pub fn midpoint(start: f64, end: f64, k: usize) -> Result<Self> {
@@ -95,6 +109,7 @@ impl Grid {
         if k == 0 {
             return Err(MercerError::TooFewPoints { needed: 1, got: 0 });
         }
+        let k = checked_points(k)?;
         let h = (end - start) / k as f64;
         let points: Vec<f64> = (0..k).map(|i| start + (i as f64 + 0.5) * h).collect();
         check_increasing(&points)?;
@@ -114,6 +129,7 @@ impl Grid {
         if k < 2 {
             return Err(MercerError::TooFewPoints { needed: 2, got: k });
         }
+        let k = checked_points(k)?;
         let h = (end - start) / (k - 1) as f64;
         let mut points: Vec<f64> = (0..k).map(|i| start + i as f64 * h).collect();
         points[k - 1] = end;
