@@ -1061,6 +1061,7 @@ impl Built {
     /// The mechanism's own state fingerprint with the frame's grids in the data's units mixed in:
     /// two mechanisms built for grids of the same shape on different intervals map both onto
     /// [0, 1] and would otherwise accept each other's states.
+    ///
     /// A person-level unit is mixed in too: a state summed from ungrouped rows by a record-level
     /// mechanism would otherwise release under the person-level one.
     fn frame_fingerprint(&self, inner: u64) -> u64 {
