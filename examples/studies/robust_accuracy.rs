@@ -214,22 +214,51 @@ impl Cell {
     }
 }
 
+/// What a run of the study measures, parsed once from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--quick`: fewer cells and releases (a smoke run).
+    pub quick: bool,
+    /// `--validation`: the validation families instead of the tuning cells.
+    pub validation: bool,
+    /// `--only A,B`: the problems whose label contains one of these.
+    pub only: Vec<String>,
+    /// `--releases N`: seeded releases a cell (default 200, 20 with `--quick`).
+    pub releases: Option<usize>,
+    /// `--bound-factor C`: a fixed bound factor for every tuned mechanism.
+    pub search: Option<BoundSearch>,
+    /// `--kernel K` (default Matérn 3/2, ρ = 0.1).
+    pub kernel: Stationary,
+    /// `--decompose`: the default's gap to its own oracle, factor by factor.
+    pub decompose: bool,
+    /// `--twins`: every shrunken twin the estimate limit tries.
+    pub twins: bool,
+}
+
+impl Options {
+    fn from_args() -> AnyResult<Self> {
+        let flag = |name: &str| std::env::args().any(|a| a == name);
+        let search =
+            flag_value("--bound-factor").map(|c| -> AnyResult<BoundSearch> { Ok(BoundSearch::new(10.0, c.parse()?)?) });
+        Ok(Self {
+            quick: quick_flag(),
+            validation: flag("--validation"),
+            only: flag_value("--only").map_or_else(Vec::new, |s| s.split(',').map(str::to_string).collect()),
+            releases: flag_value("--releases").map(|r| r.parse::<usize>()).transpose()?,
+            search: search.transpose()?,
+            kernel: match flag_value("--kernel") {
+                Some(k) => k.parse()?,
+                None => Stationary::matern32(0.1)?,
+            },
+            decompose: flag("--decompose"),
+            twins: flag("--twins"),
+        })
+    }
+}
+
 fn main() -> AnyResult<()> {
     let dir = flag_value("--data-dir").map(std::path::PathBuf::from);
-    let only: Vec<String> = flag_value("--only").map_or_else(Vec::new, |s| s.split(',').map(str::to_string).collect());
-    let releases = flag_value("--releases").map(|r| r.parse::<usize>()).transpose()?;
-    let search =
-        flag_value("--bound-factor").map(|c| -> AnyResult<BoundSearch> { Ok(BoundSearch::new(10.0, c.parse()?)?) });
-    let kernel = flag_value("--kernel").map(|k| k.parse::<Stationary>()).transpose()?;
-    run(
-        quick_flag(),
-        std::env::args().any(|a| a == "--validation"),
-        dir.as_deref(),
-        &only,
-        releases,
-        search.transpose()?,
-        kernel.unwrap_or(Stationary::matern32(0.1)?),
-    )
+    run(dir.as_deref(), &Options::from_args()?)
 }
 
 fn basis_on(kernel: Stationary, grid: Grid) -> AnyResult<MercerBasis> {
@@ -726,11 +755,9 @@ fn estimate_limit(
     p: &Problem,
     summary: &[f64],
     realised: [f64; 2],
-    releases: usize,
-    seed: u64,
+    (releases, seed, every): (usize, u64, bool),
 ) -> AnyResult<Option<f64>> {
     let n = p.curves.n();
-    let every = std::env::args().any(|a| a == "--twins");
     let mut found = None;
     for t in TWIN_SHRINKS {
         let values: Vec<f64> =
@@ -763,14 +790,8 @@ fn estimate_limit(
     Ok(found)
 }
 
-fn evaluate(
-    p: &Problem,
-    p_index: usize,
-    eps: f64,
-    releases: usize,
-    search: Option<BoundSearch>,
-    kernel: Stationary,
-) -> AnyResult<Cell> {
+fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, options: &Options) -> AnyResult<Cell> {
+    let (search, kernel) = (options.search, options.kernel);
     let epsilon = Epsilon::new(eps)?;
     let target = p.curves.mean_curve();
     let seed = (p_index as u64) * 100 + (eps * 16.0) as u64;
@@ -780,12 +801,10 @@ fn evaluate(
     let summary = default.summarize(&p.curves)?;
     let [default_mse, default_se, out_of_range, est, flagged] =
         run_releases_on(&default, p, &summary, &target, releases, seed)?;
-    let estimate_limit = estimate_limit(&default, p, &summary, [default_mse, default_se], releases, seed + 7)?;
-    let decomposition = if std::env::args().any(|a| a == "--decompose") {
-        Some(decompose(&default, p, epsilon, &target, releases, seed)?)
-    } else {
-        None
-    };
+    let realised = [default_mse, default_se];
+    let estimate_limit = estimate_limit(&default, p, &summary, realised, (releases, seed + 7, options.twins))?;
+    let decomposition =
+        if options.decompose { Some(decompose(&default, p, epsilon, &target, releases, seed)?) } else { None };
     let preview = default.accuracy();
     let door = front_door(p, epsilon, kernel)?;
     let [door_mse, _, door_out_of_range, door_est, _] = run_releases(&door, p, &target, releases, seed)?;
@@ -902,31 +921,24 @@ fn run_exact(
     Ok((rows.iter().map(|r| r.0).sum::<f64>() / releases as f64, psis[psis.len() / 2]))
 }
 
-pub fn run(
-    quick: bool,
-    validation: bool,
-    data: Option<&std::path::Path>,
-    only: &[String],
-    releases: Option<usize>,
-    search: Option<BoundSearch>,
-    kernel: Stationary,
-) -> AnyResult<()> {
+pub fn run(data: Option<&std::path::Path>, options: &Options) -> AnyResult<()> {
+    let (quick, validation, kernel) = (options.quick, options.validation, options.kernel);
     // Many draws for statistics, nothing published about a person: variable-time sampling, the
     // same draws as the padded samplers releases use, without the padding (docs/DESIGN.md 15.5).
     fdp::noise::timing::allow_variable_time_for_simulation();
     let start = std::time::Instant::now();
     let name = if validation { "robust_accuracy_validation" } else { "robust_accuracy" };
     let out = ReportDir::create(common::report_path(name, quick))?;
-    let releases = releases.unwrap_or(if quick { 20 } else { 200 }).max(2);
+    let releases = options.releases.unwrap_or(if quick { 20 } else { 200 }).max(2);
     let problems = if validation { validation_problems(kernel)? } else { problems(quick, data, kernel)? };
-    let kept = |p: &Problem| only.is_empty() || only.iter().any(|o| p.label.contains(o.as_str()));
+    let kept = |p: &Problem| options.only.is_empty() || options.only.iter().any(|o| p.label.contains(o.as_str()));
     let jobs: Vec<(usize, f64)> = (0..problems.len())
         .filter(|&i| kept(&problems[i]))
         .flat_map(|i| [0.25, 1.0, 4.0].into_iter().map(move |e| (i, e)))
         .collect();
     let cells: Vec<Cell> = jobs
         .par_iter()
-        .map(|&(i, eps)| evaluate(&problems[i], i, eps, releases, search, kernel))
+        .map(|&(i, eps)| evaluate(&problems[i], i, eps, releases, options))
         .collect::<AnyResult<Vec<Cell>>>()?;
     let mut md = format!("# Robust accuracy (issue 23), kernel {kernel}\n\n");
     md.push_str(
