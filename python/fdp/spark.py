@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 
-def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The function each partition runs: Arrow batches in, one state (bytes) out."""
+def _states(mechanism: Mechanism, part_of: Callable[[Any], Any]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The function each partition runs: Arrow batches in, each read by ``part_of`` into the data
+    ``mechanism.summarize_part`` takes, one state (bytes) out (an empty partition's: the empty state)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -54,44 +55,41 @@ def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            # One (rows x columns) float64 array per batch; nulls become NaN (repaired per record).
-            values = np.column_stack(
-                [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64) for i in range(len(columns))]
-            )
-            part: Any = Curves._quiet(values, grid) if grid is not None else values
-            piece = mechanism.summarize_part(part)
+            piece = mechanism.summarize_part(part_of(batch))
             state = piece if state is None else state.merge(piece)
         if state is None:
             state = mechanism.empty_state()
         yield pa.RecordBatch.from_pylist([{"state": state.to_bytes()}])
 
     return run
+
+
+def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """Rows of ``columns``: curves on ``grid`` (one record per row) or points."""
+
+    def part_of(batch: Any) -> Any:
+        # One (rows x columns) float64 array per batch; nulls become NaN (repaired per record).
+        values = np.column_stack(
+            [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64) for i in range(len(columns))]
+        )
+        return Curves._quiet(values, grid) if grid is not None else values
+
+    return _states(mechanism, part_of)
 
 
 def _person_states(mechanism: Mechanism, k: int, grid: np.ndarray, person: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """What each partition of the frame grouped by the person id runs: one row per person with the
-    list of their curves (column 1), combined into the person's record exactly as
-    ``fdp.Curves(values, grid, ids=...)`` does in memory; one state (bytes) out."""
+    """The frame grouped by the person id: one row per person with the list of their curves (column
+    1), combined into the person's record exactly as ``fdp.Curves(values, grid, ids=...)`` does in
+    memory."""
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+    def part_of(batch: Any) -> Curves:
+        lists = batch.column(1)
+        rows = np.asarray(lists.value_lengths().to_numpy(zero_copy_only=False), dtype=np.int64)
+        # Every curve of a person, row-major; a null value is NaN (repaired per curve).
+        values = np.asarray(lists.flatten().flatten().to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, k)
+        return Curves._quiet(values, grid, ids=np.repeat(np.arange(batch.num_rows), rows), id=person)
 
-        state: SummaryState | None = None
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            lists = batch.column(1)
-            rows = np.asarray(lists.value_lengths().to_numpy(zero_copy_only=False), dtype=np.int64)
-            # Every curve of a person, row-major; a null value is NaN (repaired per curve).
-            values = np.asarray(lists.flatten().flatten().to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, k)
-            part = Curves._quiet(values, grid, ids=np.repeat(np.arange(batch.num_rows), rows), id=person)
-            piece = mechanism.summarize_part(part)
-            state = piece if state is None else state.merge(piece)
-        if state is None:
-            state = mechanism.empty_state()
-        yield pa.RecordBatch.from_pylist([{"state": state.to_bytes()}])
-
-    return run
+    return _states(mechanism, part_of)
 
 
 def summary_state(mechanism: Mechanism, frame: Any, columns: Sequence[str], grid: ArrayLike | None = None) -> SummaryState:
@@ -247,24 +245,9 @@ def release_fpca(
 
 
 def _sparse_states(mechanism: Mechanism, domain: tuple[float, float], id: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """What each partition of the grouped long frame runs: one row per id with its observations,
-    one state (bytes) out. A record is never split: grouping by id puts all of its rows in one row."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        state: SummaryState | None = None
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            part = SparseCurves._from_table(*_observations(batch), batch.num_rows, domain, id)
-            piece = mechanism.summarize_part(part)
-            state = piece if state is None else state.merge(piece)
-        if state is None:
-            state = mechanism.empty_state()
-        yield pa.RecordBatch.from_pylist([{"state": state.to_bytes()}])
-
-    return run
+    """The grouped long frame: one row per id with its observations. A record is never split:
+    grouping by id puts all of its rows in one row."""
+    return _states(mechanism, lambda batch: SparseCurves._from_table(*_observations(batch), batch.num_rows, domain, id))
 
 
 def release_sparse_mean(
