@@ -456,10 +456,6 @@ impl FromStr for KdeMethod {
     }
 }
 
-/// Why a grid for a basis has at most [`MercerBasis::MAX_DENSE_POINTS`] points.
-pub(crate) const GRID_POINTS_CAP: &str =
-    "at most 4096 for a basis on the grid: its K x K kernel matrix takes K² · 8 bytes (128 MiB at the cap)";
-
 /// A private density estimate of points in a public interval, as the front doors ask for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KdeRequest {
@@ -513,7 +509,7 @@ impl KdeRequest {
         if self.method != KdeMethod::Bernstein {
             // The basis' own cap, before the grid is built (a count of 10^8 would take seconds and
             // gigabytes to be refused there).
-            fdp_core::caps::at_most("grid_points", self.grid_points, MercerBasis::MAX_DENSE_POINTS, GRID_POINTS_CAP)?;
+            MercerBasis::dense_points("grid_points", self.grid_points)?;
         }
         let grid = self.grid()?;
         let bandwidth =

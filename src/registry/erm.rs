@@ -59,9 +59,7 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
         });
     }
     let (lo, hi) = p.pair("domain")?;
-    let points = p.usize("grid_points")?;
-    fdp_core::caps::at_most("grid_points", points, MercerBasis::MAX_DENSE_POINTS, crate::front::GRID_POINTS_CAP)?;
-    let grid = Grid::midpoint(lo, hi, points)?;
+    let grid = Grid::midpoint(lo, hi, MercerBasis::dense_points("grid_points", p.usize("grid_points")?)?)?;
     let unit = grid.rescaled(0.0, 1.0)?;
     let options = BasisOptions::default().max_components(p.usize("components")?);
     let kernel: Stationary = p.text("kernel")?.parse()?;

@@ -466,12 +466,8 @@ fn parse_grid(s: &str) -> Result<Grid, String> {
     if k < 2 {
         return Err("K must be at least 2".into());
     }
-    if k > fdp::mercer::MercerBasis::MAX_DENSE_POINTS {
-        return Err(format!(
-            "K must be at most {}: the curves' basis is built on the grid (a K x K kernel matrix)",
-            fdp::mercer::MercerBasis::MAX_DENSE_POINTS
-        ));
-    }
+    // The curves' basis is built on this grid: its cap, before the grid is allocated.
+    fdp::mercer::MercerBasis::dense_points("K", k).map_err(|e| e.to_string())?;
     let points = (0..k).map(|i| if i + 1 == k { hi } else { lo + (hi - lo) * i as f64 / (k - 1) as f64 }).collect();
     Grid::trapezoid_points(points).map_err(|e| e.to_string())
 }

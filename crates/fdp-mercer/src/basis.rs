@@ -587,6 +587,24 @@ impl MercerBasis {
     /// the cap.
     pub const MAX_DENSE_POINTS: usize = 4096;
 
+    /// `k` if a dense basis can be built on `k` grid points (at most
+    /// [`MAX_DENSE_POINTS`](Self::MAX_DENSE_POINTS)), else an error naming the parameter `name`
+    /// that gave the count. A door that builds a grid from a count checks it here first, before the
+    /// grid is allocated.
+    pub fn dense_points(name: &'static str, k: usize) -> Result<usize> {
+        if k > Self::MAX_DENSE_POINTS {
+            return Err(MercerError::BadOption {
+                name,
+                value: k.into(),
+                reason: "at most 4096 for a dense basis: the K x K kernel matrix takes K² · 8 bytes (128 MiB at \
+                         the cap) and its eigendecomposition about 9 K³ operations (seconds at the cap, minutes \
+                         at 20000); beyond, use a tensor grid (Kronecker) or, on a uniform grid, \
+                         BasisOptions::top(j) (FFT products, no K x K matrix)",
+            });
+        }
+        Ok(k)
+    }
+
     /// Builds the basis of `kernel` on `grid` (weighted Nyström, docs/DESIGN.md section 2).
     ///
     /// Errors: options out of range, a grid outside the kernel's domain, a kernel that is not finite
@@ -614,15 +632,8 @@ impl MercerBasis {
         let sqrt_w: Vec<f64> = grid.weights().iter().map(|w| w.sqrt()).collect();
         let toeplitz = WeightedToeplitz::new(kernel.as_ref(), &grid).transpose()?;
         // Every path below but the FFT-based randomized one forms and decomposes a K x K matrix.
-        if k > Self::MAX_DENSE_POINTS && !(toeplitz.is_some() && matches!(solver, Solver::Randomized { .. })) {
-            return Err(MercerError::BadOption {
-                name: "grid points",
-                value: k.into(),
-                reason: "at most 4096 for a dense basis: the K x K kernel matrix takes K² · 8 bytes (128 MiB at \
-                         the cap) and its eigendecomposition about 9 K³ operations (seconds at the cap, minutes \
-                         at 20000); beyond, use a tensor grid (Kronecker) or, on a uniform grid, \
-                         BasisOptions::top(j) (FFT products, no K x K matrix)",
-            });
+        if !(toeplitz.is_some() && matches!(solver, Solver::Randomized { .. })) {
+            Self::dense_points("grid points", k)?;
         }
         let cap = options.max_components.unwrap_or(k).min(k);
         if let (Some(matrix), Solver::Randomized { power_iterations }) = (&toeplitz, solver) {
