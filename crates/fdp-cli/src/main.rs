@@ -695,7 +695,7 @@ fn load_curves(args: &CurveSource) -> Result<Records, Failure> {
                     );
                 }
             }
-            let unit = args.id.as_ref().map_or(PrivacyUnit::Record, PrivacyUnit::person);
+            let unit = PrivacyUnit::of_id(args.id.as_ref());
             (loaded, unit)
         }
         (None, None) => return Err("give --columns PREFIX (wide) or --long ID,T,Y".into()),

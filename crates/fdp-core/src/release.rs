@@ -88,6 +88,12 @@ impl PrivacyUnit {
     pub fn person(id_column: impl Into<String>) -> Self {
         Self::Person { id_column: id_column.into() }
     }
+
+    /// The unit a door names by an optional id variable: one person of `id_column`, or one
+    /// record without one.
+    pub fn of_id(id_column: Option<impl Into<String>>) -> Self {
+        id_column.map_or(Self::Record, Self::person)
+    }
 }
 
 impl std::fmt::Display for PrivacyUnit {

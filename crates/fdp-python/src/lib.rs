@@ -128,7 +128,7 @@ impl RustSession {
     ) -> PyResult<Py<PyAny>> {
         let values = slice(&values, "values")?;
         let grid = trapezoid_grid(slice(&grid, "grid")?)?;
-        let unit = unit_of(person_id);
+        let unit = PrivacyUnit::of_id(person_id);
         let (session, built) = (&mut self.inner, &mechanism.inner);
         let released = py.detach(move || {
             let (curves, _) = CurveSet::borrowed(grid, values, None)?;
@@ -153,7 +153,7 @@ impl RustSession {
         person_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let data = mechanism.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
-        let unit = unit_of(person_id);
+        let unit = PrivacyUnit::of_id(person_id);
         let (session, built) = (&mut self.inner, &mechanism.inner);
         let released =
             py.detach(move || built.release(session, Input::Sparse { curves: &data, unit: &unit })).map_err(py_err)?;
@@ -310,11 +310,6 @@ struct RegisteredMechanism {
     domain: Option<(f64, f64)>,
 }
 
-/// The privacy unit a door names: one record (row), or one person of the id variable `person_id`.
-fn unit_of(person_id: Option<String>) -> PrivacyUnit {
-    person_id.map_or(PrivacyUnit::Record, PrivacyUnit::person)
-}
-
 /// Builds the registered mechanism `spec` (JSON: `{"mechanism": NAME, "params": {...}}`) for `n`
 /// records on `grid` (curves: in the data's units; `None` for points), protecting one record or,
 /// with `person_id`, one person.
@@ -330,7 +325,7 @@ fn build(
     let spec = Spec::from_json(spec).map_err(py_err)?;
     let grid = grid.map(|g| slice(&g, "grid").and_then(trapezoid_grid)).transpose()?;
     let domain = grid.as_ref().and_then(|g| g.domain().first().copied());
-    let frame = Frame::new(n, grid).protecting(unit_of(person_id));
+    let frame = Frame::new(n, grid).protecting(PrivacyUnit::of_id(person_id));
     let inner = py.detach(|| registry::build(&spec, &frame)).map_err(py_err)?;
     Ok(RegisteredMechanism { inner, domain })
 }
@@ -424,7 +419,7 @@ impl RegisteredMechanism {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let values = slice(&values, "values")?;
         let grid = trapezoid_grid(slice(&grid, "grid")?)?;
-        let unit = unit_of(person_id);
+        let unit = PrivacyUnit::of_id(person_id);
         let built = &self.inner;
         let state = py
             .detach(move || {
@@ -446,7 +441,7 @@ impl RegisteredMechanism {
         person_id: Option<String>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let data = self.records(slice(&codes, "codes")?, slice(&t, "t")?, slice(&y, "y")?, n)?;
-        let unit = unit_of(person_id);
+        let unit = PrivacyUnit::of_id(person_id);
         let built = &self.inner;
         let state =
             py.detach(move || built.part_state(Input::Sparse { curves: &data, unit: &unit })).map_err(py_err)?;

@@ -164,7 +164,7 @@ fn registered() -> Robj {
 
 /// The privacy unit an R caller names: NULL (one record) or the person id variable's name.
 fn unit_of(person_id: &Robj) -> Out<PrivacyUnit> {
-    Ok(if person_id.is_null() { PrivacyUnit::Record } else { PrivacyUnit::person(text(person_id, "id")?.to_string()) })
+    Ok(PrivacyUnit::of_id(if person_id.is_null() { None } else { Some(text(person_id, "id")?) }))
 }
 
 /// Builds the registered mechanism `spec` (JSON) for `n` records on `grid` (the data's units; NULL
