@@ -63,6 +63,15 @@ fn no_delta_unless(takes_delta: bool, delta: Option<Delta>) -> Result<()> {
     }
 }
 
+/// Refuses the parameter `name`, given, under a `method` that does not use it (`users`: the
+/// methods that do), instead of ignoring it.
+fn only_for(name: &'static str, given: bool, used: bool, method: &str, users: &str) -> Result<()> {
+    if given && !used {
+        return Err(Error::NotApplicable { name, other: "method", value: method.into(), users: users.into() });
+    }
+    Ok(())
+}
+
 fn bad_name(what: &'static str, spec: &str, reason: &'static str) -> Error {
     Error::BadSpec { what, spec: spec.into(), reason }
 }
@@ -84,6 +93,17 @@ pub enum MeanMethod {
 }
 
 impl MeanMethod {
+    /// Its name at the front doors (what [`FromStr`] reads).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::IclpRkhs => "iclp_rkhs",
+            Self::IclpL1 => "iclp_l1",
+            Self::IidLaplace => "iid_laplace",
+            Self::GaussianProcess => "gaussian_process",
+            Self::Bernstein => "bernstein",
+        }
+    }
+
     /// The norm the mechanism clips records in (its bound's norm).
     pub fn norm(self) -> ClipNorm {
         match self {
@@ -267,6 +287,17 @@ impl MeanRequest {
                 reason: "is chosen privately under private tuning; give it with plug-in tuning only",
             });
         }
+        let method = self.method.name();
+        let penalised = matches!(self.method, MeanMethod::IclpRkhs | MeanMethod::IclpL1 | MeanMethod::GaussianProcess);
+        only_for("psi", self.psi.is_some(), penalised, method, "iclp_rkhs, iclp_l1 or gaussian_process")?;
+        only_for(
+            "components",
+            self.components.is_some(),
+            self.method == MeanMethod::IidLaplace,
+            method,
+            "iid_laplace",
+        )?;
+        only_for("degree", self.degree.is_some(), self.method == MeanMethod::Bernstein, method, "bernstein")?;
         let delta = || {
             self.delta.ok_or(Error::BadParameter {
                 name: "delta",
@@ -436,6 +467,18 @@ pub enum KdeMethod {
     Bernstein,
 }
 
+impl KdeMethod {
+    /// Its name at the front doors (what [`FromStr`] reads).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Iclp => "iclp",
+            Self::GaussianProcess => "gaussian_process",
+            Self::IidLaplace => "iid_laplace",
+            Self::Bernstein => "bernstein",
+        }
+    }
+}
+
 impl FromStr for KdeMethod {
     type Err = Error;
 
@@ -506,6 +549,9 @@ impl KdeRequest {
     /// The mechanism for `n` points (public).
     pub fn build(&self, n: usize) -> Result<AnyKde> {
         no_delta_unless(self.method == KdeMethod::GaussianProcess, self.delta)?;
+        let method = self.method.name();
+        only_for("components", self.components.is_some(), self.method == KdeMethod::IidLaplace, method, "iid_laplace")?;
+        only_for("degree", self.degree.is_some(), self.method == KdeMethod::Bernstein, method, "bernstein")?;
         if self.method != KdeMethod::Bernstein {
             // The basis' own cap, before the grid is built (a count of 10^8 would take seconds and
             // gigabytes to be refused there).

@@ -47,3 +47,38 @@ fn front_door_parameter_errors_are_structured() {
     let (name, value, _) = refusal(&MeanRequest { bound: Some(ClippingBound::l2(1.0).unwrap()), ..gp });
     assert_eq!((name, value), ("delta", ParamValue::Missing));
 }
+
+/// A parameter the chosen method does not use is refused, naming the method and the methods that
+/// use it, where it used to be ignored (a plug-in `psi` for IID Laplace published the IID Laplace
+/// mean as if a ψ had been applied); the same parameter is read where it is used.
+#[test]
+fn a_parameter_the_method_does_not_use_is_refused_not_ignored() {
+    let grid = Grid::midpoint(0.0, 1.0, 20).unwrap();
+    let kernel = Stationary::matern32(0.2).unwrap();
+    let epsilon = Epsilon::new(1.0).unwrap();
+    let plug_in =
+        |method, bound| MeanRequest { tuning: TuningMode::PlugIn, ..MeanRequest::new(method, kernel, bound, epsilon) };
+    let l2 = ClippingBound::l2(1.0).unwrap();
+    let cases = [
+        (MeanRequest { psi: Some(0.5), ..plug_in(MeanMethod::IidLaplace, l2) }, "psi", "iid_laplace"),
+        (
+            MeanRequest { psi: Some(0.5), ..plug_in(MeanMethod::Bernstein, ClippingBound::sup(1.0).unwrap()) },
+            "psi",
+            "bernstein",
+        ),
+        (MeanRequest { components: Some(3), ..plug_in(MeanMethod::IclpL1, l2) }, "components", "iclp_l1"),
+        (MeanRequest { degree: Some(8), ..plug_in(MeanMethod::IidLaplace, l2) }, "degree", "iid_laplace"),
+    ];
+    for (request, param, method) in cases {
+        match request.build(&grid, 50) {
+            Err(Error::NotApplicable { name, other, value, .. }) => {
+                assert_eq!((name, other, value.as_str()), (param, "method", method));
+            }
+            Err(other) => panic!("{param} for {method}: not NotApplicable: {other}"),
+            Ok(_) => panic!("{param} for {method}: built"),
+        }
+    }
+    // Where the method uses them they are read.
+    assert!(MeanRequest { psi: Some(0.5), ..plug_in(MeanMethod::IclpL1, l2) }.build(&grid, 50).is_ok());
+    assert!(MeanRequest { components: Some(3), ..plug_in(MeanMethod::IidLaplace, l2) }.build(&grid, 50).is_ok());
+}

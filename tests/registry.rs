@@ -168,10 +168,30 @@ fn bad_specs_are_refused_before_anything_is_charged() {
     let built = registry::build(&Spec::example(mean).unwrap(), &frame(mean)).unwrap();
     assert_eq!(built.spec().params["kernel"], "matern32:0.1");
     assert_eq!(built.spec().params["method"], "iclp_rkhs");
-    // A logistic loss with a response bound is a contradiction: refused.
+    // A parameter the mechanism as configured does not use is refused, not ignored (a logistic
+    // loss with a response bound, a bucket width for a histogram, η for a Bernstein density), and
+    // the defaults of those it does not use stay out of the spec as built, so that spec builds
+    // again (`Param::only_with`).
     let erm = registry::entry("erm").unwrap();
     let logistic = Spec::example(erm).unwrap().with("loss", "logistic").with("response_bound", 2.0);
-    assert!(registry::build(&logistic, &frame(erm)).unwrap_err().to_string().contains("response_bound"));
+    let sketch = registry::entry("sketch").unwrap();
+    for (spec, entry, message) in [
+        (logistic, erm, "response_bound does not apply with loss = logistic: it is used only with loss = squared"),
+        (Spec::example(sketch).unwrap().with("width", 0.5), sketch, "width does not apply with map = hist"),
+        (Spec::example(sketch).unwrap().with("map", "rff").with("buckets", 4), sketch, "buckets does not apply"),
+        (Spec::example(kde).unwrap().with("method", "bernstein").with("eta", 2.0), kde, "eta does not apply"),
+    ] {
+        let err = registry::build(&spec, &frame(entry)).unwrap_err();
+        assert!(matches!(err, fdp::release::Error::NotApplicable { .. }) && err.to_string().contains(message), "{err}");
+    }
+    let hist = registry::build(&Spec::example(sketch).unwrap(), &frame(sketch)).unwrap();
+    assert!(["width", "buckets", "map_seed"].iter().all(|p| !hist.spec().params.contains_key(*p)));
+    assert!(registry::build(hist.spec(), &frame(sketch)).is_ok());
+    let race = Spec::example(sketch).unwrap().with("map", "Race").with("buckets", 4);
+    let race = registry::build(&race, &frame(sketch)).unwrap();
+    assert_eq!((race.spec().params["buckets"].as_u64(), race.spec().params["width"].as_f64()), (Some(4), Some(0.3)));
+    let bernstein = Spec::example(kde).unwrap().with("method", "bernstein");
+    assert!(!registry::build(&bernstein, &frame(kde)).unwrap().spec().params.contains_key("eta"));
     // A non-finite centre of the synthetic points is refused.
     let kme = registry::entry("kme").unwrap();
     let nan_centre = Spec::example(kme).unwrap().with("centre", serde_json::json!(["nan", 0.5]));

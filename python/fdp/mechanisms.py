@@ -13,7 +13,7 @@ import numbers
 import warnings
 
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,6 +32,11 @@ def _default(mechanism: str, param: str) -> Any:
     classes below show it in their signatures but do not own it: defaults live in the registry."""
     value = _DEFAULTS[mechanism][param]
     return tuple(value) if isinstance(value, list) else value
+
+
+def _optional(kind: Callable[[Any], Any], value: Any) -> Any:
+    """``kind(value)``, or ``None`` (the registry's default, where the mechanism uses the parameter)."""
+    return None if value is None else kind(value)
 
 
 _DEFAULTS = {e["mechanism"]: {p["name"]: p["default"] for p in e["params"]} for e in json.loads(_fdp.registered())}
@@ -207,7 +212,9 @@ class MeanCurve:
     by Stein's unbiased risk estimate on the release (post-processing). Replacing one record moves
     the clipped mean by at most ``2τ̂/n`` in l1, so the release is ε-DP by the Laplace mechanism and
     sequential composition (docs/DESIGN.md section 12). ``tuning="plug_in"`` uses the bound as given
-    and the plug-in rule, or the ``psi``/``components``/``degree`` you give.
+    and the plug-in rule, or the ``psi`` (ICLP-RKHS, ICLP-l1, GP), ``components`` (IID Laplace) or
+    ``degree`` (Bernstein) you give; each is refused (``ValueError``) under private tuning and for a
+    method that does not use it, never silently ignored.
 
     Parameters
     ----------
@@ -344,7 +351,10 @@ class Density:
     ICLP noise calibrated to the exact largest move of one point between grid points, so the
     release is pure ε-DP; ``gaussian_process`` is Hall et al.'s (ε, δ) KDE; ``iid_laplace`` and
     ``bernstein`` are the baselines. Points are snapped to the grid (outside: the nearest end; not a
-    number: the centre). ``bandwidth=None`` takes the public ``0.15 (hi - lo) n^{-1/5}``.
+    number: the centre). ``bandwidth=None`` takes the public ``0.15 (hi - lo) n^{-1/5}``. ``eta``
+    is used by ``iclp`` and ``gaussian_process`` only (``None``: the registry's 1.25), ``components``
+    by ``iid_laplace`` only and ``degree`` by ``bernstein`` only: given to another method, each is
+    refused (``ValueError``), never silently ignored.
     """
 
     domain: tuple[float, float] = _default("kde", "domain")
@@ -352,7 +362,7 @@ class Density:
     kernel: Literal["gaussian", "exponential"] = _default("kde", "kernel")
     bandwidth: float | None = None
     grid_points: int = _default("kde", "grid_points")
-    eta: float = _default("kde", "eta")
+    eta: float | None = None
     delta: float | None = None
     components: int | None = None
     degree: int | None = None
@@ -362,7 +372,7 @@ class Density:
         lo, hi = (float(v) for v in self.domain)
         params = dict(
             epsilon=float(epsilon), method=self.mechanism, domain=(lo, hi), kernel=self.kernel, bandwidth=self.bandwidth,
-            grid_points=int(self.grid_points), eta=float(self.eta), delta=self.delta, components=self.components,
+            grid_points=int(self.grid_points), eta=_optional(float, self.eta), delta=self.delta, components=self.components,
             degree=self.degree,
         )
         return _build("kde", params, n, None, None, 1)
@@ -401,20 +411,23 @@ class Sketch:
     Fourier frequency pairs of bandwidth ``width``) or ``race`` (``size`` repetitions of a p-stable
     hash of width ``width`` into ``buckets`` buckets). Laplace noise on the feature sum (98% of ε)
     and on the count (2%); M2M estimates are post-processing (:meth:`SketchRelease.m2m`).
+    ``width`` and ``map_seed`` are for ``rff`` and ``race`` only, ``buckets`` for ``race`` only
+    (``None``: the registry's 0.3, 0, 16); given to a map that does not use them they are refused
+    (``ValueError``), never silently ignored.
     """
 
     dim: int
     map: Literal["hist", "rff", "race"] = _default("sketch", "map")
     size: int = _default("sketch", "size")
-    width: float = _default("sketch", "width")
-    buckets: int = _default("sketch", "buckets")
-    map_seed: int = _default("sketch", "map_seed")
+    width: float | None = None
+    buckets: int | None = None
+    map_seed: int | None = None
 
     def build(self, epsilon: float) -> Mechanism:
         """The mechanism at ``epsilon``."""
         params = dict(
-            epsilon=float(epsilon), dim=int(self.dim), map=self.map, size=int(self.size), width=float(self.width),
-            buckets=int(self.buckets), map_seed=int(self.map_seed),
+            epsilon=float(epsilon), dim=int(self.dim), map=self.map, size=int(self.size),
+            width=_optional(float, self.width), buckets=_optional(int, self.buckets), map_seed=_optional(int, self.map_seed),
         )
         return _build("sketch", params, 1, None, None, int(self.dim))
 

@@ -149,9 +149,9 @@ def test_the_classes_defaults_are_the_registry_s() -> None:
     pairs = [
         (fdp.MeanCurve, "mean", {"kernel": "kernel", "mechanism": "method", "tuning": "tuning"}),
         (fdp.Fpca, "fpca", {"components": "components", "kernel": "kernel"}),
-        (fdp.Density, "kde", {"domain": "domain", "mechanism": "method", "kernel": "kernel", "grid_points": "grid_points", "eta": "eta"}),
+        (fdp.Density, "kde", {"domain": "domain", "mechanism": "method", "kernel": "kernel", "grid_points": "grid_points"}),
         (fdp.SyntheticDataset, "kme", {"rho": "rho", "synthetic_points": "synthetic_points", "points_seed": "points_seed"}),
-        (fdp.Sketch, "sketch", {"map": "map", "size": "size", "width": "width", "buckets": "buckets", "map_seed": "map_seed"}),
+        (fdp.Sketch, "sketch", {"map": "map", "size": "size"}),
         (fdp.SparseMean, "sparse_mean", {"kernel": "kernel"}),
         (fdp.SparseFpca, "sparse_fpca", {"components": "components", "kernel": "kernel", "ridge": "ridge"}),
     ]
@@ -161,3 +161,26 @@ def test_the_classes_defaults_are_the_registry_s() -> None:
             value = shown[field]
             expected = defaults[name][param]
             assert (list(value) if isinstance(value, tuple) else value) == expected, (cls.__name__, field, value, expected)
+    # A parameter that only some methods use shows None: the registry's default applies where it is
+    # used, and a value given where it is not is refused rather than ignored.
+    conditional = {e["mechanism"]: {p["name"] for p in e["params"] if "only_with" in p} for e in fdp.registered()}
+    assert conditional["kde"] == {"eta"} and conditional["sketch"] == {"width", "buckets", "map_seed"}
+    for cls, name in [(fdp.Density, "kde"), (fdp.Sketch, "sketch")]:
+        shown = {f.name: f.default for f in dataclasses.fields(cls)}
+        assert all(shown[p] is None for p in conditional[name]), (cls.__name__, shown)
+
+
+def test_a_parameter_the_method_does_not_use_is_refused() -> None:
+    """Silently ignoring a parameter would let a spec read as asking for what was not done."""
+    with pytest.raises(ValueError, match="width does not apply with map = hist"):
+        fdp.Sketch(dim=2, width=0.5).build(1.0)
+    with pytest.raises(ValueError, match="eta does not apply with method = bernstein"):
+        fdp.Density(mechanism="bernstein", eta=2.0).build(100, 1.0)
+    with pytest.raises(ValueError, match="degree does not apply with method = iid_laplace"):
+        fdp.Density(mechanism="iid_laplace", degree=5).build(100, 1.0)
+    with pytest.raises(ValueError, match="components does not apply with method = iclp_rkhs"):
+        fdp.MeanCurve(tuning="plug_in", bound="l1:1", components=3).build(fdp.Curves(np.zeros((5, 10)), np.linspace(0.0, 1.0, 10)), 1.0)
+    # Where they are used they are read, and the unused defaults stay out of the spec as built.
+    assert fdp.Sketch(dim=2, map="race", buckets=8).build(1.0).spec["params"]["buckets"] == 8
+    assert "width" not in fdp.Sketch(dim=2).build(1.0).spec["params"]
+    assert fdp.Density(eta=2.0).build(100, 1.0).spec["params"]["eta"] == 2.0

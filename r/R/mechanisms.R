@@ -36,7 +36,10 @@ fdp_spec <- function(mechanism, ...) {
 #'   `bound` (`"l1:10"`, the clipping bound in the mechanism's norm) with `centre` frame it.
 #' @param epsilon The total ε of one release (every stage included).
 #' @param range,bound,centre,kernel,method,tuning,delta,psi,components,degree,truncation The registry's
-#'   parameters of the mechanism (see `fdp_mechanisms()` for what each is and its default).
+#'   parameters of the mechanism (see `fdp_mechanisms()` for what each is and its default). A
+#'   parameter a method does not use (`degree` but for Bernstein, a `width` for a histogram
+#'   sketch, ...) is refused with an error, never silently ignored; `fdp_mechanisms()` lists under
+#'   `only_with` what each such parameter needs.
 #' @export
 fdp_mean <- function(epsilon, range = NULL, bound = NULL, centre = NULL, kernel = NULL, method = NULL, tuning = NULL,
                      delta = NULL, psi = NULL, components = NULL, degree = NULL) {

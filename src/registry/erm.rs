@@ -23,7 +23,8 @@ pub(super) const ENTRY: Entry = Entry {
             "\"squared\"",
             "squared (responses clipped to the response bound) or logistic (±1 labels)",
         ),
-        Param::with_default("response_bound", "null", "squared loss: the public bound B on |y| (1.0 when not given)"),
+        Param::with_default("response_bound", "null", "squared loss: the public bound B on |y| (1.0 when not given)")
+            .only_with("loss", &["squared"]),
         Param::with_default("eta", "1.25", "the operator power η of the RKHS"),
         Param::with_default("kernel", "\"matern32:0.2\"", "SHAPE:RHO on the domain mapped to [0, 1]"),
         Param::with_default(
@@ -51,13 +52,6 @@ fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
             });
         }
     };
-    if loss == Loss::Logistic && p.given("response_bound") {
-        return Err(Error::BadParameter {
-            name: "response_bound",
-            value: ParamValue::Number(p.f64("response_bound")?),
-            reason: "is for the squared loss only (logistic labels are ±1)",
-        });
-    }
     let (lo, hi) = p.pair("domain")?;
     let grid = Grid::midpoint(lo, hi, MercerBasis::dense_points("grid_points", p.usize("grid_points")?)?)?;
     let unit = grid.rescaled(0.0, 1.0)?;

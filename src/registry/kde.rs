@@ -16,7 +16,8 @@ pub(super) const ENTRY: Entry = Entry {
         Param::with_default("kernel", "\"gaussian\"", "gaussian or exponential"),
         Param::with_default("bandwidth", "null", "the bandwidth (default: the public 0.15 (hi - lo) n^(-1/5))"),
         Param::with_default("grid_points", "200", "grid points on the domain (midpoint rule)"),
-        Param::with_default("eta", "1.25", "the operator power η of the ICLP and GP KDEs"),
+        Param::with_default("eta", "1.25", "the operator power η of the ICLP and GP KDEs")
+            .only_with("method", &["iclp", "gaussian_process", "gp"]),
         DELTA,
         Param::with_default("components", "null", "IID Laplace components (default ⌊n^(1/3)⌋)"),
         Param::with_default("degree", "null", "Bernstein degree (default 20)"),

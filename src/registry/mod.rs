@@ -19,7 +19,8 @@
 //! ## Adding a mechanism
 //!
 //! 1. Write one file in `src/registry/` (see `sketch.rs`, 40 lines): a `pub(super) const ENTRY:
-//!    Entry` with its parameters, their defaults, a small example, and a `build` that reads the
+//!    Entry` with its parameters, their defaults (a parameter only some settings use says so with
+//!    [`Param::only_with`], and is refused elsewhere), a small example, and a `build` that reads the
 //!    [`Params`] (checked, typed) and wraps the mechanism for its input (`Built::curves`,
 //!    `Built::sparse`, `Built::points`, `Built::mergeable_points`, `Built::snapped`, `Built::labelled`).
 //! 2. Add its line to [`REGISTRY`] (and `mod` it).
@@ -267,17 +268,28 @@ pub struct Param {
     pub default: &'static str,
     /// What it is, in a line.
     pub about: &'static str,
+    /// `Some((other, values))`: it is used only when the parameter `other` (given or by its default)
+    /// is one of `values` (compared as the doors read names: trimmed, lower case, `-` as `_`).
+    /// Given otherwise it is refused ([`Error::NotApplicable`]), never silently ignored, and the
+    /// spec as built leaves its default out. (Parameters whose default is `null` are checked by the
+    /// request that reads them, e.g. [`front::MeanRequest`]'s `degree`.)
+    pub only_with: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl Param {
     /// A parameter with a default (`"null"` for an optional one).
     pub const fn with_default(name: &'static str, default: &'static str, about: &'static str) -> Self {
-        Self { name, default, about }
+        Self { name, default, about, only_with: None }
     }
 
     /// A required parameter.
     pub const fn required(name: &'static str, about: &'static str) -> Self {
-        Self { name, default: "", about }
+        Self { name, default: "", about, only_with: None }
+    }
+
+    /// The parameter, used only when `other` is one of `values` ([`Param::only_with`]).
+    pub const fn only_with(self, other: &'static str, values: &'static [&'static str]) -> Self {
+        Self { only_with: Some((other, values)), ..self }
     }
 }
 
@@ -322,7 +334,11 @@ impl Entry {
                 } else {
                     serde_json::from_str(p.default).unwrap_or(Value::Null)
                 };
-                serde_json::json!({ "name": p.name, "default": default, "about": p.about })
+                let mut described = serde_json::json!({ "name": p.name, "default": default, "about": p.about });
+                if let Some((other, values)) = p.only_with {
+                    described["only_with"] = serde_json::json!({ other: values });
+                }
+                described
             })
             .collect();
         let example: Value = serde_json::from_str(self.example).unwrap_or(Value::Null);
@@ -352,12 +368,30 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
     }
     let params = Params { entry, given: &spec.params };
     let mut built = (entry.build)(&params, frame)?;
+    // After the build has read (and so checked) every parameter a condition names.
+    let mut applies = Vec::with_capacity(entry.params.len());
+    for param in entry.params {
+        let used = params.applies(param)?;
+        if !used && params.given(param.name) {
+            let (other, values) = param.only_with.unwrap_or_default();
+            return Err(Error::NotApplicable {
+                name: param.name,
+                other,
+                value: params.value(other)?.as_str().map_or_else(String::new, str::to_string),
+                users: values.join(" or "),
+            });
+        }
+        applies.push(used);
+    }
     // The spec as built: every parameter given, and every default it took (so a spec written next to
-    // a release states the whole mechanism, whatever later versions' defaults).
+    // a release states the whole mechanism, whatever later versions' defaults), but for those the
+    // mechanism as configured does not use.
     let resolved = entry
         .params
         .iter()
-        .filter_map(|p| params.value(p.name).ok().filter(|v| !v.is_null()).map(|v| (p.name.to_string(), v)))
+        .zip(applies)
+        .filter(|(_, used)| *used)
+        .filter_map(|(p, _)| params.value(p.name).ok().filter(|v| !v.is_null()).map(|v| (p.name.to_string(), v)))
         .collect();
     built.spec = Spec { mechanism: entry.name.into(), params: resolved };
     Ok(built)
@@ -383,6 +417,14 @@ impl Params<'_> {
     /// Whether the spec gives `name` (an explicit `null` is not giving it).
     pub fn given(&self, name: &str) -> bool {
         self.given.get(name).is_some_and(|v| !v.is_null())
+    }
+
+    /// Whether `param` is used as the spec configures the mechanism ([`Param::only_with`]).
+    fn applies(&self, param: &Param) -> Result<bool> {
+        let Some((other, values)) = param.only_with else { return Ok(true) };
+        let value = self.value(other)?;
+        let read = value.as_str().map(|v| v.trim().to_ascii_lowercase().replace('-', "_"));
+        Ok(read.is_some_and(|v| values.contains(&v.as_str())))
     }
 
     /// The value given, else the default (an explicit `null` takes the default too, as a parameter

@@ -13,9 +13,10 @@ pub(super) const ENTRY: Entry = Entry {
         Param::required("dim", "D, the points' dimension"),
         Param::with_default("map", "\"hist\"", "hist, rff or race"),
         Param::with_default("size", "10", "histogram bins, RFF frequency pairs or RACE repetitions"),
-        Param::with_default("width", "0.3", "RFF bandwidth or RACE bucket width"),
-        Param::with_default("buckets", "16", "RACE buckets per repetition"),
-        Param::with_default("map_seed", "0", "the seed of the random features (public randomness)"),
+        Param::with_default("width", "0.3", "RFF bandwidth or RACE bucket width").only_with("map", &["rff", "race"]),
+        Param::with_default("buckets", "16", "RACE buckets per repetition").only_with("map", &["race"]),
+        Param::with_default("map_seed", "0", "the seed of the random features (public randomness)")
+            .only_with("map", &["rff", "race"]),
     ],
     example: r#"{"epsilon": 1.0, "dim": 2}"#,
     build,

@@ -10,6 +10,11 @@ pub enum Error {
     /// (a number, a count, a pair, a text, or nothing).
     #[error("invalid parameter {name}{}: {reason}", value.after_name())]
     BadParameter { name: &'static str, value: ParamValue, reason: &'static str },
+    /// A parameter was given that the mechanism, as its other parameters configure it, does not use
+    /// (a Bernstein degree for another method, a bucket width for a histogram sketch): refused
+    /// rather than silently ignored, so a spec never reads as asking for what was not done.
+    #[error("parameter {name} does not apply with {other} = {value}: it is used only with {other} = {users}; drop it")]
+    NotApplicable { name: &'static str, other: &'static str, value: String, users: String },
     /// A parameter written as text (`l2:0.5`) could not be read.
     #[error("cannot read {what} {spec:?}: {reason}")]
     BadSpec { what: &'static str, spec: String, reason: &'static str },
