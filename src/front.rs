@@ -331,8 +331,16 @@ impl MeanRequest {
             setup = setup.centred_at(r)?;
         }
         let plug_in = PlugIn::new(&basis, &setup)?;
+        let tau = setup.bound().value();
         let with_psi = |r: fdp_core::Regularisation| match self.psi {
             Some(psi) => fdp_core::Regularisation::new(r.eta(), psi),
+            // The rule's ψ held at the largest finite number: it overflowed on this bound.
+            None if r.psi() == f64::MAX => Err(Error::BadParameter {
+                name: "bound",
+                value: tau.into(),
+                reason: "is so large that the plug-in ψ = (τ/(n ε))^η overflows (every component would be \
+                         shrunk to the reference): give psi, or a bound on the scale of the records",
+            }),
             None => Ok(r),
         };
         Ok(match self.method {

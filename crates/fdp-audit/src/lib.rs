@@ -42,7 +42,7 @@ use fdp_noise::NoiseRng;
 #[non_exhaustive]
 pub enum AuditError {
     /// A configuration value is out of range.
-    #[error("invalid audit parameter {name} = {value}: {reason}")]
+    #[error("invalid audit parameter {name} = {}: {reason}", fdp_core::Shown(*value))]
     BadParameter { name: &'static str, value: f64, reason: &'static str },
 }
 

@@ -1,3 +1,4 @@
+pub use fdp_noise::Shown;
 use thiserror::Error;
 
 /// The one error of the release path: mechanisms, releases and sessions. Parameters, shapes and
@@ -123,9 +124,9 @@ impl ParamValue {
 impl std::fmt::Display for ParamValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Number(v) => write!(f, "{v}"),
+            Self::Number(v) => write!(f, "{}", Shown(*v)),
             Self::Count(n) => write!(f, "{n}"),
-            Self::Pair(a, b) => write!(f, "({a}, {b})"),
+            Self::Pair(a, b) => write!(f, "({}, {})", Shown(*a), Shown(*b)),
             Self::Text(t) => write!(f, "{t:?}"),
             Self::Missing => f.write_str("not given"),
         }
@@ -261,6 +262,11 @@ mod tests {
         assert_eq!(message("matern32".into()), "invalid parameter p = \"matern32\": why");
         assert_eq!(message(ParamValue::Missing), "invalid parameter p (not given): why");
         assert!(!message(ParamValue::Missing).contains("NaN"));
+        // Far from 1, in scientific form (plain `{}` wrote 301 digits for 1e300).
+        assert_eq!(message(1e300.into()), "invalid parameter p = 1e300: why");
+        assert_eq!(message((-2.5e-9, 1e15).into()), "invalid parameter p = (-2.5e-9, 1e15): why");
+        assert_eq!(message((1e-5, 999.0).into()), "invalid parameter p = (0.00001, 999): why");
+        assert_eq!(message(f64::INFINITY.into()), "invalid parameter p = inf: why");
         let Err(Error::BadParameter { value, .. }) = public_range(2.0, 1.0) else { panic!("accepted") };
         assert_eq!(value, ParamValue::Pair(2.0, 1.0));
         let Err(Error::BadParameter { value, .. }) = positive("eta", -1.0) else { panic!("accepted") };

@@ -64,7 +64,7 @@ pub mod session;
 pub mod stages;
 pub mod state;
 
-pub use error::{Error, LayerError, ParamValue, Result};
+pub use error::{Error, LayerError, ParamValue, Result, Shown};
 pub use mechanism::{Accuracy, Charge, Mechanism, PerUnit, Stage};
 pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
 pub use release::{

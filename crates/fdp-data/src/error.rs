@@ -25,7 +25,7 @@ pub enum DataError {
     #[error("{what} has {got} entries but {expected} were expected")]
     LengthMismatch { what: &'static str, expected: usize, got: usize },
     /// A parameter is out of range.
-    #[error("invalid parameter {name} = {value}: {reason}")]
+    #[error("invalid parameter {name} = {}: {reason}", fdp_core::Shown(*value))]
     BadParameter { name: &'static str, value: f64, reason: &'static str },
     /// An error from the grid or basis layer.
     #[error(transparent)]

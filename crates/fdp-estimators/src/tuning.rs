@@ -21,7 +21,10 @@ use crate::mean::{MeanMechanism, MeanSetup};
 ///   level, so that fewer components survive when the budget is small);
 /// - IID Laplace: `M = ⌊n^{1/3}⌋` components (the authors' rule), at most J.
 ///
-/// τ is the setup's bound in whatever norm it carries (each rule is an order in τ).
+/// τ is the setup's bound in whatever norm it carries (each rule is an order in τ). A ψ past the
+/// largest finite number (`(τ/(n ε))^η` overflows from τ/(n ε) ≈ 1e185 at η = 5/3) is held there:
+/// the rule's own limit, shrinking to the reference, where an error naming a ψ nobody gave used to
+/// stop even the IID Laplace and Bernstein means, which have none.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PlugIn {
     /// The fitted decay ν of `λ_k ≈ c k^{-2ν}`.
@@ -43,8 +46,8 @@ impl PlugIn {
         let rkhs_eta = 1.0 + 1.0 / (2.0 * nu);
         Ok(Self {
             nu,
-            rkhs: Regularisation::new(rkhs_eta, (tau / (n_f * epsilon)).powf(rkhs_eta))?,
-            l1: Regularisation::new(2.0 * (1.0 + 1.0 / nu), tau / (n_f * epsilon))?,
+            rkhs: Regularisation::new(rkhs_eta, (tau / (n_f * epsilon)).powf(rkhs_eta).min(f64::MAX))?,
+            l1: Regularisation::new(2.0 * (1.0 + 1.0 / nu), (tau / (n_f * epsilon)).min(f64::MAX))?,
             iid_components: (n_f.cbrt().floor() as usize).clamp(1, basis.len()),
         })
     }

@@ -1,4 +1,4 @@
-use fdp_core::ParamValue;
+use fdp_core::{ParamValue, Shown};
 use thiserror::Error;
 
 /// Everything that can go wrong while building grids, kernels and Mercer bases.
@@ -15,20 +15,22 @@ pub enum MercerError {
     NonFinitePoint { index: usize, value: f64 },
     /// Grid points must be strictly increasing (which also rules out duplicates).
     #[error(
-        "grid points must be strictly increasing: t[{index}] = {value} does not exceed the previous point {previous}"
+        "grid points must be strictly increasing: t[{index}] = {} does not exceed the previous point {}",
+        Shown(*value),
+        Shown(*previous)
     )]
     NotIncreasing { index: usize, value: f64, previous: f64 },
     /// A quadrature weight is not finite and positive.
-    #[error("quadrature weight {index} must be finite and > 0, got {value}")]
+    #[error("quadrature weight {index} must be finite and > 0, got {}", Shown(*value))]
     BadWeight { index: usize, value: f64 },
     /// An interval [a, b] with non-finite ends or a >= b.
-    #[error("invalid interval [{start}, {end}]: the ends must be finite with start < end")]
+    #[error("invalid interval [{}, {}]: the ends must be finite with start < end", Shown(*start), Shown(*end))]
     BadInterval { start: f64, end: f64 },
     /// A vector or matrix has the wrong size.
     #[error("{what} has {got} entries but {expected} were expected")]
     LengthMismatch { what: &'static str, expected: usize, got: usize },
     /// A kernel parameter (length-scale, variance) is not finite and positive.
-    #[error("kernel parameter {name} must be finite and > 0, got {value}")]
+    #[error("kernel parameter {name} must be finite and > 0, got {}", Shown(*value))]
     BadKernelParameter { name: &'static str, value: f64 },
     /// A truncation or solver option is out of range.
     #[error("invalid basis option {name}{}: {reason}", value.after_name())]

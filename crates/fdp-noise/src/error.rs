@@ -14,7 +14,7 @@ pub enum NoiseError {
     #[error("sensitivity must be finite and > 0, got {0}")]
     BadSensitivity(f64),
     /// Another parameter is out of range.
-    #[error("invalid parameter {name} = {value}: {reason}")]
+    #[error("invalid parameter {name} = {}: {reason}", Shown(*value))]
     BadParameter { name: &'static str, value: f64, reason: &'static str },
     /// A vector has the wrong length.
     #[error("{what} has {got} entries but {expected} were expected")]
@@ -35,4 +35,21 @@ pub type Result<T, E = NoiseError> = std::result::Result<T, E>;
 /// `Ok` if a vector named `what` has the `expected` length, else [`NoiseError::LengthMismatch`].
 pub fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
     if got == expected { Ok(()) } else { Err(NoiseError::LengthMismatch { what, expected, got }) }
+}
+
+/// A number as an error message shows it: as written (`0.25`, `-3`), but in scientific form far
+/// from 1 (`1e300`, `2.5e-9`), where plain `{}` prints up to hundreds of digits. Every crate's
+/// parameter errors write their numbers through it.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown(pub f64);
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        if v.is_finite() && v != 0.0 && !(1e-5..1e15).contains(&v.abs()) {
+            write!(f, "{v:e}")
+        } else {
+            write!(f, "{v}")
+        }
+    }
 }

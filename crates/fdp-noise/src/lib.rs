@@ -34,7 +34,7 @@ pub mod timing;
 pub mod vector;
 
 pub use calibration::Calibration;
-pub use error::{NoiseError, Result, check_len};
+pub use error::{NoiseError, Result, Shown, check_len};
 pub use privacy::{Delta, Epsilon, NeighbourRelation, PrivacyBudget, PrivacyGuarantee, Sensitivity};
 pub use rng::{NoiseRng, RngProvenance};
 pub use secure::{ComponentNoise, LatticeGaussian, LatticeLaplace};

@@ -51,6 +51,9 @@ test_that("bad parameters stop with the Rust message, before anything is charged
   expect_error(release(session, fdp_spec("mean", epsilon = 1, range = c(0, 1), colour = "red"), curves), "not a parameter")
   expect_error(release(session, fdp_spec("no_such_mechanism", epsilon = 1), curves), "not a registered mechanism")
   expect_error(release(session, fdp_mean(epsilon = 1, kernel = "matern32:-1", range = c(0, 1)), curves), class = "fdpriv_error")
+  # A parameter the method does not use is refused, not ignored.
+  plug_in <- fdp_mean(epsilon = 1, bound = "l2:1", method = "iid_laplace", tuning = "plug_in", degree = 5)
+  expect_error(release(session, plug_in, curves), "degree does not apply with method = iid_laplace", class = "fdpriv_error")
   expect_error(fdp_session(epsilon = 0), class = "fdpriv_error")
   expect_error(fdp_curves(d$values, rev(d$grid)), "increasing")
   # The mechanism was built for 50 curves: 49 are refused (n is public) and nothing is charged.
