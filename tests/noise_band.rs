@@ -49,9 +49,13 @@ fn the_stated_noise_sd_is_the_empirical_pointwise_sd() {
         assert!((empirical / stated[i] - 1.0).abs() < 0.09, "t_{i}: empirical {empirical}, stated {}", stated[i]);
     }
     // The band is the curve ∓ 2 sd.
-    let (lower, upper) = first.output().band(2.0).unwrap();
+    let (lower, upper) = first.output().band(2.0).unwrap().unwrap();
     for i in 0..grid.len() {
         assert!((upper[i] - lower[i] - 4.0 * stated[i]).abs() < 1e-12 * (1.0 + stated[i]));
+    }
+    // A band's width in sds is finite and >= 0 (a negative one put the lower end above the upper).
+    for z in [-1.0, f64::NAN, f64::INFINITY] {
+        assert!(first.output().band(z).is_err(), "z = {z}");
     }
 }
 

@@ -94,7 +94,6 @@ class Curves:
     values: NDArray[np.float64]
     grid: NDArray[np.float64]
     repairs: dict[str, int]
-    person_id: str | None
     rows: NDArray[np.int64] | None
 
     def __init__(
@@ -123,7 +122,7 @@ class Curves:
                 stacklevel=2,
             )
         self.grid = _grid_array(np.linspace(0.0, 1.0, k) if grid is None else grid, k)
-        self.person_id = None
+        self._person_id: str | None = None
         self.rows = None
         if ids is not None:
             codes, persons = _codes(ids)
@@ -131,7 +130,7 @@ class Curves:
                 raise ValueError(f"ids has {codes.size} entries but there are {array.shape[0]} curves")
             means, rows, counts = _fdp.per_person(array, self.grid, codes)
             array = np.asarray(means).reshape(persons, k)
-            self.person_id = str(id if id is not None else (getattr(ids, "name", None) or "id"))
+            self._person_id = str(id if id is not None else (getattr(ids, "name", None) or "id"))
             self.rows = np.asarray(rows, dtype=np.int64)
         elif np.all(np.isfinite(array)):
             counts = (array.shape[0], 0, 0)
@@ -148,6 +147,13 @@ class Curves:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return cls(values, grid, ids=ids, id=id)
+
+    @property
+    def person_id(self) -> str | None:
+        """``None`` (one record per curve) or the name of the id variable the curves were grouped by
+        (one record per person). Read-only: the unit follows from how the records were built, so a
+        per-person mechanism never meets ungrouped rows under a person's label."""
+        return self._person_id
 
     @property
     def n(self) -> int:
@@ -216,8 +222,8 @@ class Curves:
         text = [c for c in names if numeric[c].isna().all() and frame[c].notna().any()]
         if text:
             raise ValueError(
-                f"column(s) {text!r} hold no numbers (e.g. {frame[text[0]].dropna().iloc[0]!r}): they are not curve "
-                "values; select the value columns with prefix= or columns= (and name the persons with id=)"
+                f"column(s) {text!r} hold text and no numbers: they are not curve values; select the value columns "
+                "with prefix= or columns= (and name the persons with id=)"
             )
         values = numeric.to_numpy(dtype=np.float64)
         if id is None:
@@ -250,7 +256,7 @@ class Curves:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the count below is per id, reported once
             curves = cls(values, points)
-        curves.person_id = str(id if id is not None else (getattr(ids, "name", None) or "id"))
+        curves._person_id = str(id if id is not None else (getattr(ids, "name", None) or "id"))
         curves.rows = np.bincount(codes, minlength=records).astype(np.int64)
         _warn_repairs(curves.repairs, "ids")
         return curves

@@ -9,18 +9,17 @@ returns a :class:`Mechanism`; ``Session.release`` spends its budget. Each mechan
 from __future__ import annotations
 
 import json
-import numbers
 import warnings
 
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
 from .data import Curves, as_points
-from .releases import Accuracy
+from .releases import Accuracy, _whole
 
 __all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "SummaryState", "registered"]
 
@@ -32,11 +31,6 @@ def _default(mechanism: str, param: str) -> Any:
     classes below show it in their signatures but do not own it: defaults live in the registry."""
     value = _DEFAULTS[mechanism][param]
     return tuple(value) if isinstance(value, list) else value
-
-
-def _optional(kind: Callable[[Any], Any], value: Any) -> Any:
-    """``kind(value)``, or ``None`` (the registry's default, where the mechanism uses the parameter)."""
-    return None if value is None else kind(value)
 
 
 _DEFAULTS = {e["mechanism"]: {p["name"]: p["default"] for p in e["params"]} for e in json.loads(_fdp.registered())}
@@ -72,9 +66,10 @@ class Mechanism:
         """
         points = None if grid is None else np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
         centre = params.get("centre")
-        dim = params.get("dim") or (np.atleast_1d(np.asarray(centre)).size if mechanism == "kme" and centre is not None else 1)
-        width = points.size if points is not None else int(dim)
-        return _build(mechanism, params, n, points, id, width)
+        kme = mechanism.strip().lower().replace("-", "_") == "kme"  # the registry reads names so
+        dim = params.get("dim") or (np.atleast_1d(np.asarray(centre)).size if kme and centre is not None else 1)
+        # The registry checks dim (a whole number) before the width is used.
+        return _build(mechanism, params, n, points, id, points.size if points is not None else dim)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A mechanism is rebuilt from its public spec and frame (e.g. on a Spark executor): same bits.
@@ -172,11 +167,11 @@ def registered() -> list[dict[str, Any]]:
     return list(json.loads(_fdp.registered()))
 
 
-def _build(name: str, params: dict[str, Any], n: int, grid: NDArray[np.float64] | None, id: str | None, width: int) -> Mechanism:
-    """The registered mechanism ``name`` with ``params`` (``None`` values: the registry's default)."""
+def _build(name: str, params: dict[str, Any], n: int, grid: NDArray[np.float64] | None, id: str | None, width: Any) -> Mechanism:
+    """The registered mechanism ``name`` with ``params`` (``None`` values: the registry's default),
+    passed as given: the registry reads and checks them (a count of 2.9 is refused, not truncated)."""
     # n is public and counts records: a whole number (1.5 is not silently 1), at most 2^53 (Rust's cap).
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= 2**53:
-        raise ValueError(f"n (the public number of records) must be an integer in [1, 2^53], got {n!r}")
+    _whole("n (the public number of records)", n, 1, 2**53)
     given = {k: _plain(v) for k, v in params.items() if v is not None}
     inner = _fdp.build(json.dumps({"mechanism": name, "params": given}), int(n), grid, id)
     for message in inner.warnings():
@@ -337,7 +332,7 @@ class Fpca:
         if self.range is None or isinstance(self.range, (str, bytes)) or not hasattr(self.range, "__len__") or len(self.range) != 2:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
         params = dict(
-            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),
+            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=self.components,
             truncation=self.truncation, kernel=self.kernel, centre=self.centre, delta=self.delta,
         )
         return _build("fpca", params, n, points, id, points.size)
@@ -372,7 +367,7 @@ class Density:
         lo, hi = (float(v) for v in self.domain)
         params = dict(
             epsilon=float(epsilon), method=self.mechanism, domain=(lo, hi), kernel=self.kernel, bandwidth=self.bandwidth,
-            grid_points=int(self.grid_points), eta=_optional(float, self.eta), delta=self.delta, components=self.components,
+            grid_points=self.grid_points, eta=self.eta, delta=self.delta, components=self.components,
             degree=self.degree,
         )
         return _build("kde", params, n, None, None, 1)
@@ -397,8 +392,8 @@ class SyntheticDataset:
     def build(self, n: int, epsilon: float, delta: float) -> Mechanism:
         """The mechanism for ``n`` records (public)."""
         params = dict(
-            epsilon=float(epsilon), delta=float(delta), centre=[float(c) for c in self.centre], scale=float(self.scale),
-            rho=float(self.rho), synthetic_points=int(self.synthetic_points), points_seed=int(self.points_seed),
+            epsilon=float(epsilon), delta=float(delta), centre=[float(c) for c in self.centre], scale=self.scale,
+            rho=self.rho, synthetic_points=self.synthetic_points, points_seed=self.points_seed,
         )
         return _build("kme", params, n, None, None, len(self.centre))
 
@@ -426,10 +421,10 @@ class Sketch:
     def build(self, epsilon: float) -> Mechanism:
         """The mechanism at ``epsilon``."""
         params = dict(
-            epsilon=float(epsilon), dim=int(self.dim), map=self.map, size=int(self.size),
-            width=_optional(float, self.width), buckets=_optional(int, self.buckets), map_seed=_optional(int, self.map_seed),
+            epsilon=float(epsilon), dim=self.dim, map=self.map, size=self.size, width=self.width, buckets=self.buckets,
+            map_seed=self.map_seed,
         )
-        return _build("sketch", params, 1, None, None, int(self.dim))
+        return _build("sketch", params, 1, None, None, self.dim)
 
 
 def _rebuild(spec: str, shape: tuple[int, int], grid: NDArray[np.float64] | None, person_id: str | None) -> Mechanism:

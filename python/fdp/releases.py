@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -12,6 +13,14 @@ from numpy.typing import ArrayLike, NDArray
 from . import _fdp
 
 __all__ = ["Accuracy", "CurveRelease", "WeightedSampleRelease", "SketchRelease", "M2mEstimates"]
+
+
+def _whole(name: str, value: object, low: int, high: int = 2**64 - 1) -> int:
+    """``value`` as an int if it is a whole number in ``[low, high]`` (numpy integers included), else
+    ``ValueError``: 1.5 is not silently 1, and a negative count is not an ``OverflowError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= int(value) <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -299,9 +308,8 @@ class SketchRelease(_Release):
     def m2m(self, prior_points: int = _fdp.M2M_PRIOR_POINTS, prior_seed: int = _fdp.M2M_PRIOR_SEED) -> M2mEstimates:
         """Means and covariance by M2M with implicit weights on public uniform prior points (the
         defaults are the command line's: the same sketch gives the same estimates at every door)."""
-        if prior_points < 1:
-            raise ValueError(f"prior_points must be >= 1, got {prior_points}")
-        est = self._inner.m2m(self._mechanism, prior_points, prior_seed)
+        points, seed = _whole("prior_points", prior_points, 1), _whole("prior_seed", prior_seed, 0)
+        est = self._inner.m2m(self._mechanism, points, seed)
         d = int(np.sqrt(np.asarray(est.covariance()).size))
         return M2mEstimates(np.asarray(est.means()), np.asarray(est.covariance()).reshape(d, d), est)
 
@@ -352,7 +360,7 @@ class CovarianceRelease(_Release):
 
     def fpca(self, k: int = 3) -> FpcaResult:
         """The top ``k`` principal components (1 <= k <= J): costs no privacy."""
-        values, functions, explained, components = self._inner.fpca(int(k))
+        values, functions, explained, components = self._inner.fpca(_whole("k", k, 1))
         return FpcaResult(np.asarray(values), np.asarray(functions), np.asarray(explained), self._grid, int(components))
 
     def write_report(self, out: str, session: Any, k: int = 3, title: str | None = None, x_label: str = "t", notes: Sequence[str] = ()) -> str:
@@ -360,7 +368,7 @@ class CovarianceRelease(_Release):
         ``report.md`` into ``out``; returns the report's path."""
         e, d = self.metadata["guarantee"]["epsilon"], self.metadata["guarantee"]["delta"]
         heading = title or f"Private principal components, ε = {e:g}" + (f", δ = {d:g}" if d else "")
-        return str(self._inner.write_report(str(out), heading, int(k), session._inner, list(notes), x_label, "principal component", self._grid))
+        return str(self._inner.write_report(str(out), heading, _whole("k", k, 1), session._inner, list(notes), x_label, "principal component", self._grid))
 
     def __repr__(self) -> str:
         e = self.metadata["guarantee"]["epsilon"]

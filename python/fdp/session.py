@@ -5,13 +5,12 @@ from __future__ import annotations
 import warnings
 
 import json
-import numbers
 import os
 from typing import Any
 
 from . import _fdp
 from .mechanisms import Mechanism, SummaryState, _prepare
-from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _wrap
+from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _whole, _wrap
 
 __all__ = ["Session"]
 
@@ -134,6 +133,4 @@ def _checked_seed(seed: object) -> int | None:
     """A seed is None or an integer in [0, 2^64) (numpy integers included)."""
     if seed is None:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**64:
-        raise ValueError(f"seed must be an integer in [0, 2^64), got {seed!r}")
-    return int(seed)
+    return _whole("seed", seed, 0)

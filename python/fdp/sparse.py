@@ -41,16 +41,23 @@ class SparseCurves:
         table).
     domain:
         The public domain of the times, fixed before reading the data.
+    ids:
+        The **privacy unit**. ``None``: one record per pair. One public id per pair: the pairs of
+        each id are combined into one record (their observations together) and every release
+        protects the whole subject; ``n`` is then the number of ids.
     id:
-        The name of the variable naming the subjects, recorded as the privacy unit (``None``: one
-        record per curve).
+        The name of the id variable, recorded as the privacy unit (default: the ``name`` of ``ids``
+        if it has one, else ``"id"``). Only with ``ids``: a unit is what the records are grouped
+        by, never a label alone.
 
     Examples
     --------
     >>> import fdp
     >>> curves = fdp.SparseCurves([([1.0, 4.5], [80.0, 104.0]), ([2.0, 3.0, 9.0], [88.0, 95.0, 131.0])], domain=(1, 18))
     >>> curves
-    SparseCurves(n=2, observations=5, domain=[1, 18])
+    SparseCurves(n=2, domain=[1, 18])
+    >>> fdp.SparseCurves([([1.0], [80.0]), ([2.0], [88.0]), ([3.0], [82.0])], domain=(1, 18), ids=["a", "b", "a"], id="child")
+    SparseCurves(n=2, domain=[1, 18], per person ('child'))
     """
 
     codes: NDArray[np.int64]
@@ -58,10 +65,14 @@ class SparseCurves:
     y: NDArray[np.float64]
     domain: tuple[float, float]
     n: int
-    person_id: str | None
     repairs: dict[str, int]
 
-    def __init__(self, records: Any, domain: tuple[float, float], id: str | None = None) -> None:
+    def __init__(self, records: Any, domain: tuple[float, float], ids: ArrayLike | None = None, id: str | None = None) -> None:
+        if ids is None and id is not None:
+            raise ValueError(
+                "id names the variable the records are grouped by: give ids= (one per record), or use "
+                "SparseCurves.from_long; a unit is never a label alone"
+            )
         records = list(records)
         lengths = []
         for i, record in enumerate(records):
@@ -71,10 +82,17 @@ class SparseCurves:
             if t_i.shape != y_i.shape:
                 raise ValueError(f"record {i} has {t_i.size} times but {y_i.size} values")
             lengths.append(t_i.size)
-        codes = np.repeat(np.arange(len(records), dtype=np.int64), lengths)
+        if ids is None:
+            per_record, n, unit = np.arange(len(records), dtype=np.int64), len(records), None
+        else:
+            per_record, n = _codes(ids)
+            if per_record.size != len(records):
+                raise ValueError(f"ids has {per_record.size} entries but there are {len(records)} records")
+            unit = str(id if id is not None else (getattr(ids, "name", None) or "id"))
+        codes = np.repeat(per_record, lengths)
         t = np.concatenate([np.asarray(r[0], dtype=np.float64).reshape(-1) for r in records]) if records else np.empty(0)
         y = np.concatenate([np.asarray(r[1], dtype=np.float64).reshape(-1) for r in records]) if records else np.empty(0)
-        self._set(codes, t, y, len(records), domain, id)
+        self._set(codes, t, y, n, domain, unit)
 
     def _set(self, codes: NDArray[np.int64], t: NDArray[np.float64], y: NDArray[np.float64], n: int, domain: Any, id: str | None) -> None:
         lo, hi = (float(v) for v in domain)
@@ -85,7 +103,7 @@ class SparseCurves:
         self.codes = np.ascontiguousarray(codes, dtype=np.int64)
         self.t = np.ascontiguousarray(t, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.domain, self.n, self.person_id = (lo, hi), int(n), id
+        self.domain, self.n, self._person_id = (lo, hi), int(n), id
         finite = np.isfinite(self.t) & np.isfinite(self.y)
         inside = finite & (self.t >= lo) & (self.t <= hi)
         kept = np.bincount(self.codes[inside], minlength=self.n)
@@ -145,13 +163,19 @@ class SparseCurves:
         return curves
 
     @property
+    def person_id(self) -> str | None:
+        """``None`` (one record per curve) or the name of the id variable the records were grouped
+        by (one record per person). Read-only: the unit follows from how the records were built."""
+        return self._person_id
+
+    @property
     def observations(self) -> int:
-        """The number of observations (private: local use only)."""
+        """The number of observations (private: local use only; not shown by ``repr``)."""
         return int(self.t.size)
 
     def __repr__(self) -> str:
         unit = "" if self.person_id is None else f", per person ({self.person_id!r})"
-        return f"SparseCurves(n={self.n}, observations={self.observations}, domain=[{self.domain[0]:g}, {self.domain[1]:g}]{unit})"
+        return f"SparseCurves(n={self.n}, domain=[{self.domain[0]:g}, {self.domain[1]:g}]{unit})"
 
 
 def _checked_grid(grid: Any, curves: SparseCurves) -> NDArray[np.float64]:
@@ -266,7 +290,7 @@ class SparseFpca:
         if len(self.range) != 2:
             raise TypeError(f"range must be a (lo, hi) pair, got {self.range!r}")
         params = dict(
-            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=int(self.components),
-            truncation=self.truncation, kernel=self.kernel, centre=self.centre, ridge=float(self.ridge), delta=self.delta,
+            epsilon=float(epsilon), range=(float(self.range[0]), float(self.range[1])), components=self.components,
+            truncation=self.truncation, kernel=self.kernel, centre=self.centre, ridge=self.ridge, delta=self.delta,
         )
         return _build("sparse_fpca", params, n, points, id, points.size)

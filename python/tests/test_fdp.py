@@ -152,7 +152,7 @@ def test_front_door_traps_are_refused_or_warned_locally() -> None:
     ages = [1.0, 1.25, 1.5, 2.0, 3.0, 4.0]
     frame = pd.DataFrame({"id": ["a", "b", "c"], "sex": ["M", "F", "F"], **{f"age_{a}": [70.0 + a, 72.0 + a, 71.0 + a] for a in ages}})
     # String columns taken as grid points: refused, naming them.
-    with pytest.raises(ValueError, match=r"\['id', 'sex'\] hold no numbers"):
+    with pytest.raises(ValueError, match=r"\['id', 'sex'\] hold text and no numbers"):
         fdp.Curves.from_pandas(frame)
     # Names without numeric suffixes: equally spaced points of [0, 1], said out loud.
     with pytest.warns(UserWarning, match="carry no grid"):

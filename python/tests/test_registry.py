@@ -184,3 +184,30 @@ def test_a_parameter_the_method_does_not_use_is_refused() -> None:
     assert fdp.Sketch(dim=2, map="race", buckets=8).build(1.0).spec["params"]["buckets"] == 8
     assert "width" not in fdp.Sketch(dim=2).build(1.0).spec["params"]
     assert fdp.Density(eta=2.0).build(100, 1.0).spec["params"]["eta"] == 2.0
+
+
+def test_door_traps_are_refused_with_a_value_error() -> None:
+    """Counts are read, never truncated (``size=2.9`` became 2); an integral float is a count;
+    the registry's names are read the same everywhere; post-processing arguments are checked."""
+    with pytest.raises(ValueError, match="size"):
+        fdp.Sketch(dim=2, size=10.9).build(1.0)
+    assert fdp.Sketch(dim=2, size=np.float64(10.0)).build(1.0).spec["params"]["size"] == 10
+    with pytest.raises(ValueError, match="components"):
+        fdp.Fpca(range=(0, 1), components=3.5).build(fdp.Curves(np.zeros((20, 8)), np.linspace(0, 1, 8)), 1.0)
+    # None takes the registry's default, as for every parameter.
+    assert fdp.Density(grid_points=None).build(50, 1.0).spec["params"]["grid_points"] == 200
+    kme = fdp.Mechanism.from_spec("KME", 300, epsilon=1.0, delta=1e-6, centre=[0.5, 0.5], scale=0.3, synthetic_points=10)
+    release = fdp.Session(1.0, delta=1e-6, seed=1).release(kme, np.full((300, 2), 0.5))
+    assert release.points.shape == (10, 2)
+    # The regression's default response bound is stated in the spec (it was applied and not shown).
+    erm = fdp.Mechanism.from_spec("erm", 50, epsilon=1.0, psi=0.1)
+    assert erm.spec["params"]["response_bound"] == 1.0
+    assert "response_bound" not in fdp.Mechanism.from_spec("erm", 50, epsilon=1.0, psi=0.1, loss="logistic").spec["params"]
+    t = np.linspace(0, 1, 20)
+    curves = fdp.Curves(0.5 + 0.1 * np.sin(6 * t) + np.zeros((100, 20)), t)
+    curve = fdp.Session(1.0, seed=3).release(fdp.MeanCurve(range=(0, 1)).build(curves, 1.0), curves)
+    with pytest.raises(ValueError, match="z"):
+        curve.band(-1.0)
+    sketch = fdp.Session(1.0, seed=3, neighbours="add_remove_one").release(fdp.Sketch(dim=2).build(1.0), np.full((50, 2), 0.5))
+    with pytest.raises(ValueError, match="prior_seed"):
+        sketch.m2m(prior_seed=-1)

@@ -190,3 +190,25 @@ def test_sparse_fpca_refuses_bad_parameters_before_any_charge() -> None:
     assert session.spent == (0.0, 0.0)
     gaussian = fdp.SparseFpca(range=(40, 210), grid=grid, delta=1e-6).build(curves, epsilon=1.0)
     assert gaussian.name == "sparse_covariance_gaussian"
+
+
+def test_the_person_unit_comes_from_grouping_never_from_a_label() -> None:
+    """A unit is what the records are grouped by (an independent audit found that ``id=`` alone, or
+    setting ``person_id``, labelled ungrouped records per person: a subject with k records was then
+    protected only at k ε while the release said ε per person)."""
+    records = [([1.0, 2.0], [80.0, 84.0]), ([3.0], [90.0]), ([4.0, 5.0], [95.0, 99.0])]
+    with pytest.raises(ValueError, match="give ids="):
+        fdp.SparseCurves(records, domain=(1, 18), id="child")
+    grouped = fdp.SparseCurves(records, domain=(1, 18), ids=["a", "b", "a"], id="child")
+    assert (grouped.n, grouped.person_id) == (2, "child")
+    np.testing.assert_array_equal(grouped.codes, [0, 0, 1, 0, 0])
+    # The same records as a long table: the same data.
+    long = fdp.SparseCurves.from_long(["a", "a", "b", "a", "a"], [1.0, 2.0, 3.0, 4.0, 5.0], [80.0, 84.0, 90.0, 95.0, 99.0], domain=(1, 18), id="child")
+    np.testing.assert_array_equal(long.codes, grouped.codes)
+    with pytest.raises(ValueError, match="ids has 2 entries"):
+        fdp.SparseCurves(records, domain=(1, 18), ids=["a", "b"])
+    for data in (grouped, fdp.Curves(np.zeros((3, 4)), np.linspace(0, 1, 4), ids=[1, 2, 1])):
+        with pytest.raises(AttributeError):
+            data.person_id = "someone else"  # type: ignore[misc]
+    # How many observations there are is private: repr does not show it.
+    assert "observations" not in repr(grouped)

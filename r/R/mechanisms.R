@@ -90,7 +90,7 @@ fdp_sketch <- function(epsilon, dim, map = NULL, size = NULL, width = NULL, buck
 }
 
 #' @describeIn fdp_spec A private kernel regression (`erm`) of responses on 1-D inputs.
-#' @param response_bound The regression's public bound on the responses.
+#' @param response_bound The regression's public bound on |y| (default 1; responses beyond it are clipped).
 #' @export
 fdp_regression <- function(epsilon, psi, response_bound = NULL, eta = NULL, kernel = NULL, grid_points = NULL,
                            components = NULL, delta = NULL) {

@@ -3,8 +3,7 @@
 .release <- function(ptr, mechanism) {
   fields <- .rs(.Call(wrap__release_fields, ptr))
   kind <- fields$kind
-  obj <- c(list(ptr = ptr, mechanism = mechanism$info, display_grid = mechanism$info$display_grid,
-                core_seconds = attr(ptr, "core_seconds")), fields)
+  obj <- c(list(ptr = ptr, mechanism = mechanism$info, display_grid = mechanism$info$display_grid), fields)
   if (kind %in% c("curve", "covariance") && !is.null(obj$display_grid)) obj$unit_grid <- obj$grid
   if (kind %in% c("curve", "covariance") && !is.null(obj$display_grid)) obj$grid <- as.double(obj$display_grid)
   class(obj) <- c(paste0("fdp_", kind, "_release"), "fdp_release")

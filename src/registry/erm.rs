@@ -7,10 +7,6 @@ use fdp_core::{Error, ParamValue, Regularisation, Result};
 use fdp_estimators::{ErmSetup, KernelErm, Loss};
 use fdp_mercer::{BasisOptions, Grid, MercerBasis, Stationary};
 
-/// The public bound on |y| of the squared loss when none is given. A parameter of the squared loss
-/// only, so the logistic loss's spec, with or without its defaults, never carries one.
-const SQUARED_RESPONSE_BOUND: f64 = 1.0;
-
 pub(super) const ENTRY: Entry = Entry {
     name: "erm",
     about: "kernel ridge or logistic regression in the RKHS of C^eta, ICLP (pure ε) or Gaussian-process ((ε, δ)) noise",
@@ -23,8 +19,12 @@ pub(super) const ENTRY: Entry = Entry {
             "\"squared\"",
             "squared (responses clipped to the response bound) or logistic (±1 labels)",
         ),
-        Param::with_default("response_bound", "null", "squared loss: the public bound B on |y| (1.0 when not given)")
-            .only_with("loss", &["squared"]),
+        Param::with_default(
+            "response_bound",
+            "1.0",
+            "squared loss: the public bound B on |y| (responses clipped to it)",
+        )
+        .only_with("loss", &["squared"]),
         Param::with_default("eta", "1.25", "the operator power η of the RKHS"),
         Param::with_default("kernel", "\"matern32:0.2\"", "SHAPE:RHO on the domain mapped to [0, 1]"),
         Param::with_default(
@@ -42,7 +42,7 @@ pub(super) const ENTRY: Entry = Entry {
 
 fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
     let loss = match p.text("loss")?.as_str() {
-        "squared" => Loss::Squared { bound: p.opt_f64("response_bound")?.unwrap_or(SQUARED_RESPONSE_BOUND) },
+        "squared" => Loss::Squared { bound: p.f64("response_bound")? },
         "logistic" => Loss::Logistic,
         other => {
             return Err(Error::BadParameter {

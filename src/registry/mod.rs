@@ -397,6 +397,14 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
     Ok(built)
 }
 
+/// A whole number >= 0 as JSON holds it: an integer, or a float with no fraction up to 2^53 (`10.0`
+/// from a numpy float is 10; `2.9` is refused, never truncated).
+fn whole(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(f)).map(|f| f as u64)
+    })
+}
+
 /// A spec's parameters, read with the entry's defaults and checked into typed values.
 #[derive(Debug, Clone, Copy)]
 pub struct Params<'a> {
@@ -490,8 +498,7 @@ impl Params<'_> {
     pub fn opt_usize(&self, name: &str) -> Result<Option<usize>> {
         match self.named(name)? {
             (_, Value::Null) => Ok(None),
-            (n, v) => v
-                .as_u64()
+            (n, v) => whole(&v)
                 .and_then(|c| usize::try_from(c).ok())
                 .map(Some)
                 .ok_or_else(|| Self::wrong(n, &v, "must be a whole number >= 0")),
@@ -507,7 +514,7 @@ impl Params<'_> {
     /// A seed (public randomness).
     pub fn u64(&self, name: &str) -> Result<u64> {
         let (n, v) = self.named(name)?;
-        v.as_u64().ok_or_else(|| Self::wrong(n, &v, "must be a whole number >= 0"))
+        whole(&v).ok_or_else(|| Self::wrong(n, &v, "must be a whole number >= 0"))
     }
 
     /// An optional text (a name, a kernel, a bound).

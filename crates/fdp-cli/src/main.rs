@@ -121,7 +121,7 @@ struct ReleaseArgs {
     #[arg(long, value_name = "PREFIX")]
     columns: Option<String>,
     /// Wide curves: the public column naming the persons (one record per person).
-    #[arg(long, value_name = "COLUMN")]
+    #[arg(long, value_name = "COLUMN", conflicts_with = "long")]
     id: Option<String>,
     /// Long or sparse curves: the id, t and y column names (one record per id). Needs --grid.
     #[arg(long, value_name = "ID,T,Y", conflicts_with = "columns", requires = "grid")]
@@ -130,7 +130,7 @@ struct ReleaseArgs {
     #[arg(long, value_name = "COLUMN")]
     response: Option<String>,
     /// Long or sparse curves: the PUBLIC grid LO,HI,K.
-    #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid)]
+    #[arg(long, value_name = "LO,HI,K", value_parser = parse_grid, conflicts_with = "columns")]
     grid: Option<Grid>,
     #[command(flatten)]
     privacy: PrivacyArgs,
@@ -1024,8 +1024,9 @@ fn read_columns(path: &Path, columns: Columns<'_>) -> Result<(usize, Vec<f64>), 
         .into());
     }
     let mut data = Vec::new();
-    // Per column: a cell that is not empty and not a number (e.g. "M"), and whether any cell is a number.
-    let mut text: Vec<Option<String>> = vec![None; idx.len()];
+    // Per column: whether a cell is not empty and not a number (e.g. "M"), and whether any cell is a
+    // number. The cell itself is never quoted: the message would carry a private value.
+    let mut text = vec![false; idx.len()];
     let mut numeric = vec![false; idx.len()];
     for record in reader.records() {
         let record = record?;
@@ -1033,20 +1034,17 @@ fn read_columns(path: &Path, columns: Columns<'_>) -> Result<(usize, Vec<f64>), 
             let cell = record[i].trim();
             let value = cell.parse::<f64>();
             numeric[j] |= value.is_ok();
-            if value.is_err() && !cell.is_empty() && !cell.eq_ignore_ascii_case("na") && text[j].is_none() {
-                text[j] = Some(cell.to_string());
-            }
+            text[j] |= value.is_err() && !cell.is_empty() && !cell.eq_ignore_ascii_case("na");
             data.push(value.unwrap_or(f64::NAN));
         }
     }
     // A column with text and no number at all is not a numeric variable (a local refusal, before
     // anything is charged: the curator holds the file).
-    if let Some(j) = (0..idx.len()).find(|&j| !numeric[j] && text[j].is_some()) {
+    if let Some(j) = (0..idx.len()).find(|&j| !numeric[j] && text[j]) {
         return Err(format!(
-            "{}: column {:?} holds no numbers (e.g. {:?}): choose numeric columns",
+            "{}: column {:?} holds text and no numbers: choose numeric columns",
             path.display(),
-            headers[idx[j]],
-            text[j].as_deref().unwrap_or_default()
+            headers[idx[j]]
         )
         .into());
     }

@@ -30,7 +30,8 @@ pub enum Error {
     WrongNorm { mechanism: &'static str, expected: crate::ClipNorm, got: crate::ClipNorm },
     /// A release would spend more than the session has left; nothing was computed or charged.
     #[error(
-        "privacy budget exceeded: {mechanism} needs (ε = {epsilon}, δ = {delta}) but the session has spent (ε = {spent_epsilon}, δ = {spent_delta}) and has (ε = {remaining_epsilon}, δ = {remaining_delta}) left; nothing was released or charged"
+        "privacy budget exceeded: {mechanism} needs (ε = {}, δ = {}) but the session has spent (ε = {}, δ = {}) and has (ε = {}, δ = {}) left; nothing was released or charged",
+        Shown(*epsilon), Shown(*delta), Shown(*spent_epsilon), Shown(*spent_delta), Shown(*remaining_epsilon), Shown(*remaining_delta)
     )]
     BudgetExceeded {
         mechanism: String,

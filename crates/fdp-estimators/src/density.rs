@@ -229,7 +229,9 @@ fn kde_rounding(sensitivity: f64, largest: f64, basis: &MercerBasis) -> Result<S
     Ok(Sensitivity::new(sensitivity)?.with_rounding(largest, basis.n_points() as u32 + 2)?)
 }
 
-/// A KDE sensitivity of 0 means `λ_k^η` underflowed on every component: say so in the user's terms.
+/// A KDE sensitivity of 0 means `λ_k^η` underflowed on every component (a large η, or a bandwidth
+/// far from the grid's scale, whose kernel matrix is then the identity or all ones): say so in the
+/// user's terms, naming both.
 fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
     if sensitivity > 0.0 && sensitivity.is_finite() {
         Ok(sensitivity)
@@ -237,7 +239,9 @@ fn check_kde_sensitivity(sensitivity: f64, eta: f64) -> Result<f64> {
         Err(EstimatorError::BadParameter {
             name: "eta",
             value: eta.into(),
-            reason: "lambda_k^eta underflows to 0 on every component (nothing would be released); lower eta",
+            reason: "with this bandwidth, lambda_k^eta is 0 (or its sensitivity not finite) on every component, so \
+                     nothing would be released: choose a bandwidth on the scale of the domain's spacing to its \
+                     width (the default 0.15 (hi - lo) n^(-1/5)), or a lower eta",
         })
     }
 }

@@ -80,13 +80,15 @@ impl Curve {
     }
 
     /// The pointwise band `values ∓ z sd(t_i)` of the noise (clamped to the public range, if any),
-    /// if the mechanism stated its noise's sd: e.g. `z = 2` for a ±2 sd band.
-    pub fn band(&self, z: f64) -> Option<(Vec<f64>, Vec<f64>)> {
-        let sd = self.noise_sd.as_ref()?;
+    /// if the mechanism stated its noise's sd: e.g. `z = 2` for a ±2 sd band. `z` must be finite and
+    /// `>= 0` (a negative one gave a lower end above the upper).
+    pub fn band(&self, z: f64) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+        let z = fdp_core::error::non_negative("z", z)?;
+        let Some(sd) = self.noise_sd.as_ref() else { return Ok(None) };
         let (lo, hi) = self.range.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
         let lower = self.values.iter().zip(sd).map(|(v, s)| (v - z * s).clamp(lo, hi)).collect();
         let upper = self.values.iter().zip(sd).map(|(v, s)| (v + z * s).clamp(lo, hi)).collect();
-        Some((lower, upper))
+        Ok(Some((lower, upper)))
     }
 
     /// **The projection onto a public range** (post-processing: costs no privacy): the function

@@ -552,9 +552,13 @@ impl CurveRelease {
         self.inner.output().noise_sd().map(|sd| PyArray1::from_slice(py, sd))
     }
     #[allow(clippy::type_complexity)]
-    fn band<'py>(&self, py: Python<'py>, z: f64) -> Option<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-        let (lower, upper) = self.inner.output().band(z)?;
-        Some((PyArray1::from_vec(py, lower), PyArray1::from_vec(py, upper)))
+    fn band<'py>(
+        &self,
+        py: Python<'py>,
+        z: f64,
+    ) -> PyResult<Option<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)>> {
+        let band = self.inner.output().band(z).map_err(py_err)?;
+        Ok(band.map(|(lower, upper)| (PyArray1::from_vec(py, lower), PyArray1::from_vec(py, upper))))
     }
     fn evaluate<'py>(&self, py: Python<'py>, points: PyReadonlyArray1<'_, f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let values = self.inner.evaluate(slice(&points, "points")?).map_err(py_err)?;

@@ -14,8 +14,8 @@ impl Series {
     pub fn from_release(label: impl Into<String>, release: &Release<Curve>, color: RGBColor) -> Self {
         let series = Self::new(label, release.curve().to_vec(), color);
         match release.output().band(2.0) {
-            Some((lower, upper)) => series.with_band(lower, upper),
-            None => series,
+            Ok(Some((lower, upper))) => series.with_band(lower, upper),
+            _ => series,
         }
     }
 }

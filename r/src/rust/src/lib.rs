@@ -395,8 +395,11 @@ fn session_state(s: Robj) -> Robj {
 }
 
 /// Charges `m` to the session and releases it on `data` ([`with_input`]): nothing is charged when
-/// the data are not what it was built for, or the budget would be exceeded. The release carries
-/// the attribute `core_seconds`: the wall time of [`Built::release`] alone.
+/// the data are not what it was built for, or the budget would be exceeded. Only when the
+/// environment variable `FDPRIV_CORE_TIMING` is set (the overhead benchmark, `r/bench/overhead.R`)
+/// the release carries the attribute `core_seconds`, the wall time of [`Built::release`] alone:
+/// a running time depends on the data (their size, the records the repair touches), so it is
+/// never attached to a release that might be saved or published.
 #[extendr]
 fn session_release(s: Robj, m: Robj, data: Robj) -> Robj {
     answer((|| {
@@ -412,7 +415,9 @@ fn session_release(s: Robj, m: Robj, data: Robj) -> Robj {
         // The time of the registry's release itself (what the command line and Python call), so
         // that the R layer's overhead (conversions, the transpose) can be measured against it.
         let mut robj: Robj = ExternalPtr::new(release).into();
-        robj.set_attrib("core_seconds", core_seconds).map_err(|e| fail(e.to_string()))?;
+        if std::env::var_os("FDPRIV_CORE_TIMING").is_some() {
+            robj.set_attrib("core_seconds", core_seconds).map_err(|e| fail(e.to_string()))?;
+        }
         Ok(robj)
     })())
 }
@@ -513,7 +518,7 @@ fn curve_release(r: &Released) -> Out<&fdp::release::Release<fdp::release::Curve
 fn release_band(r: Robj, z: Robj) -> Robj {
     answer((|| {
         let r = released(&r)?;
-        match curve_release(&r)?.output().band(real(&z, "z")?) {
+        match curve_release(&r)?.output().band(real(&z, "z")?)? {
             Some((lower, upper)) => named(&["lower", "upper"], vec![r!(lower), r!(upper)]),
             None => Ok(r!(())),
         }
