@@ -190,6 +190,14 @@ fn bad_specs_are_refused_before_anything_is_charged() {
     let race = Spec::example(sketch).unwrap().with("map", "Race").with("buckets", 4);
     let race = registry::build(&race, &frame(sketch)).unwrap();
     assert_eq!((race.spec().params["buckets"].as_u64(), race.spec().params["width"].as_f64()), (Some(4), Some(0.3)));
+    // A text where a number belongs is quoted once, cut at 40 characters — not inside a multi-byte
+    // one (`String::truncate` at byte 40 panicked on 30 ε's) — and names are read as the doors
+    // read names (`Logistic` is `logistic`, as `IID-Laplace` is `iid_laplace`).
+    let err =
+        registry::build(&Spec::example(sketch).unwrap().with("size", "ε".repeat(30)), &frame(sketch)).unwrap_err();
+    assert!(err.to_string().contains(&format!("size = \"{}\"", "ε".repeat(30))), "{err}");
+    let logistic = Spec::example(erm).unwrap().with("loss", "Logistic");
+    assert!(registry::build(&logistic, &frame(erm)).is_ok());
     let bernstein = Spec::example(kde).unwrap().with("method", "bernstein");
     assert!(!registry::build(&bernstein, &frame(kde)).unwrap().spec().params.contains_key("eta"));
     // A non-finite centre of the synthetic points is refused.

@@ -41,7 +41,7 @@ pub(super) const ENTRY: Entry = Entry {
 };
 
 fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
-    let loss = match p.text("loss")?.as_str() {
+    let loss = match p.choice("loss")?.as_str() {
         "squared" => Loss::Squared { bound: p.f64("response_bound")? },
         "logistic" => Loss::Logistic,
         other => {

@@ -27,7 +27,7 @@ pub(super) const ENTRY: Entry = Entry {
 };
 
 fn build(p: &Params<'_>, frame: &Frame) -> Result<Built> {
-    let shape = match p.text("kernel")?.as_str() {
+    let shape = match p.choice("kernel")?.as_str() {
         "gaussian" => StationaryShape::Gaussian,
         "exponential" => StationaryShape::Exponential,
         other => {

@@ -80,7 +80,7 @@ pub const REGISTRY: &[Entry] = &[
 
 /// The registered mechanism called `name`.
 pub fn entry(name: &str) -> Result<&'static Entry> {
-    let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
+    let wanted = as_name(name);
     REGISTRY.iter().find(|e| e.name == wanted).ok_or_else(|| Error::BadSpec {
         what: "the mechanism",
         spec: name.into(),
@@ -397,6 +397,11 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
     Ok(built)
 }
 
+/// A name as the doors read it: trimmed, lower case, `-` as `_`.
+fn as_name(text: &str) -> String {
+    text.trim().to_ascii_lowercase().replace('-', "_")
+}
+
 /// A whole number >= 0 as JSON holds it: an integer, or a float with no fraction up to 2^53 (`10.0`
 /// from a numpy float is 10; `2.9` is refused, never truncated).
 fn whole(value: &Value) -> Option<u64> {
@@ -431,8 +436,7 @@ impl Params<'_> {
     fn applies(&self, param: &Param) -> Result<bool> {
         let Some((other, values)) = param.only_with else { return Ok(true) };
         let value = self.value(other)?;
-        let read = value.as_str().map(|v| v.trim().to_ascii_lowercase().replace('-', "_"));
-        Ok(read.is_some_and(|v| values.contains(&v.as_str())))
+        Ok(value.as_str().map(as_name).is_some_and(|v| values.contains(&v.as_str())))
     }
 
     /// The value given, else the default (an explicit `null` takes the default too, as a parameter
@@ -470,8 +474,9 @@ impl Params<'_> {
     }
 
     fn wrong(name: &'static str, value: &Value, reason: &'static str) -> Error {
-        let mut shown = value.to_string();
-        shown.truncate(40);
+        // A text as written (the message quotes it once), anything else as JSON; at most 40
+        // characters (`String::truncate` at byte 40 panicked inside a multi-byte character).
+        let shown: String = value.as_str().map_or_else(|| value.to_string(), str::to_string).chars().take(40).collect();
         Error::BadParameter { name, value: ParamValue::Text(shown), reason }
     }
 
@@ -530,6 +535,12 @@ impl Params<'_> {
     pub fn text(&self, name: &str) -> Result<String> {
         let value = self.opt_text(name)?;
         self.required(name, value)
+    }
+
+    /// A choice among names (`"squared"`, `"gaussian"`), read as the doors read every name: trimmed,
+    /// lower case, `-` as `_` (`"Logistic"` is `logistic`, as `"IID-Laplace"` is `iid_laplace`).
+    pub fn choice(&self, name: &str) -> Result<String> {
+        Ok(as_name(&self.text(name)?))
     }
 
     /// A text read as `T` (`"matern32:0.1"` as a kernel, `"l2:0.5"` as a bound).
