@@ -89,13 +89,16 @@ fdp_sketch <- function(epsilon, dim, map = NULL, size = NULL, width = NULL, buck
   fdp_spec("sketch", epsilon = epsilon, dim = dim, map = map, size = size, width = width, buckets = buckets, map_seed = map_seed)
 }
 
-#' @describeIn fdp_spec A private kernel regression (`erm`) of responses on 1-D inputs.
-#' @param response_bound The regression's public bound on |y| (default 1; responses beyond it are clipped).
+#' @describeIn fdp_spec A private kernel regression (`erm`) of responses on 1-D inputs (on the
+#'   public `domain` of the inputs).
+#' @param response_bound The regression's public bound on |y| (default 1; responses beyond it are
+#'   clipped; squared loss only).
+#' @param loss `"squared"` (kernel ridge, the default) or `"logistic"` (labels +/-1).
 #' @export
 fdp_regression <- function(epsilon, psi, response_bound = NULL, eta = NULL, kernel = NULL, grid_points = NULL,
-                           components = NULL, delta = NULL) {
+                           components = NULL, delta = NULL, loss = NULL, domain = NULL) {
   fdp_spec("erm", epsilon = epsilon, psi = psi, response_bound = response_bound, eta = eta, kernel = kernel,
-           grid_points = grid_points, components = components, delta = delta)
+           grid_points = grid_points, components = components, delta = delta, loss = loss, domain = domain)
 }
 
 #' @export

@@ -730,6 +730,17 @@ fn load_curves(args: &CurveSource) -> Result<Records, Failure> {
 }
 
 fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure> {
+    // A preview spends nothing and writes nothing: the flags of a release would be ignored.
+    let privacy = &args.privacy;
+    let release_only = [
+        ("--ledger", privacy.ledger.is_some()),
+        ("--seed", privacy.seed.is_some()),
+        ("--budget-epsilon", privacy.budget_epsilon.is_some()),
+        ("--budget-delta", privacy.budget_delta.is_some()),
+    ];
+    if let Some((flag, _)) = release_only.iter().find(|(_, given)| preview && *given) {
+        return Err(format!("{flag} does not apply to preview (it spends nothing and writes no file)").into());
+    }
     if args.sparse {
         return sparse_mean(args, bar, preview);
     }

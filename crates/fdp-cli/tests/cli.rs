@@ -223,6 +223,12 @@ fn long_layout_and_every_other_subcommand() {
         "{}",
         text(&preview)
     );
+    // A preview spends nothing and writes nothing: a release's ledger or seed is refused, not ignored.
+    let ledger = p("preview-ledger.json");
+    let base = ["preview", "--csv", &p("long.csv"), "--long", "id,t,y", "--grid", "0,9,10", "--epsilon", "1", "--bound", "l1:2"];
+    let o = fdp(&[&base[..], &["--ledger", &ledger]].concat());
+    assert!(!o.status.success() && text(&o).contains("--ledger does not apply to preview"), "{}", text(&o));
+    assert!(!Path::new(&ledger).exists());
     let release: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("m/release.json")).unwrap()).unwrap();
     assert_eq!(release["metadata"]["privacy_unit"]["person"]["id_column"], "id");

@@ -49,6 +49,8 @@ test_that("every registered mechanism releases from R through the one registry",
 test_that("the friendly constructors write the registry's specs (no defaults of their own)", {
   expect_identical(fdp_mean(1, range = c(0, 1))$params, list(epsilon = 1, range = c(0, 1)))
   expect_identical(fdp_sketch(1, dim = 2)$params, list(epsilon = 1, dim = 2))
+  expect_identical(fdp_regression(1, psi = 0.1, loss = "logistic", domain = c(0, 2))$params,
+                   list(epsilon = 1, psi = 0.1, loss = "logistic", domain = c(0, 2)))
   d <- simulated_curves(100, 12, seed = 22)
   m <- fdp_build(fdp_mean(1, range = c(0, 1)), fdp_curves(d$values, d$grid))
   # The built spec states every default the registry filled in.
