@@ -330,29 +330,23 @@ impl MeanRequest {
         if let Some(r) = reference {
             setup = setup.centred_at(r)?;
         }
-        let plug_in = PlugIn::new(&basis, &setup)?;
-        let tau = setup.bound().value();
-        let with_psi = |r: fdp_core::Regularisation| match self.psi {
-            Some(psi) => fdp_core::Regularisation::new(r.eta(), psi),
-            // The rule's ψ held at the largest finite number: it overflowed on this bound.
-            None if r.psi() == f64::MAX => Err(Error::BadParameter {
-                name: "bound",
-                value: tau.into(),
-                reason: "is so large that the plug-in ψ = (τ/(n ε))^η overflows (every component would be \
-                         shrunk to the reference): give psi, or a bound on the scale of the records",
-            }),
-            None => Ok(r),
-        };
+        // Each method's own plug-in rule only (a ψ that overflows stops only the methods that use it).
         Ok(match self.method {
-            MeanMethod::IclpRkhs => AnyMean::Laplace(BasisMean::iclp_rkhs(&basis, setup, with_psi(plug_in.rkhs)?)?),
-            MeanMethod::IclpL1 => AnyMean::Laplace(BasisMean::iclp_l1(&basis, setup, with_psi(plug_in.l1)?)?),
-            MeanMethod::IidLaplace => AnyMean::Laplace(BasisMean::iid_laplace(
-                &basis,
-                setup,
-                self.components.unwrap_or(plug_in.iid_components),
-            )?),
+            MeanMethod::IclpRkhs => {
+                let regularisation = PlugIn::rkhs_for(&basis, &setup, self.psi)?;
+                AnyMean::Laplace(BasisMean::iclp_rkhs(&basis, setup, regularisation)?)
+            }
+            MeanMethod::IclpL1 => {
+                let regularisation = PlugIn::l1_for(&basis, &setup, self.psi)?;
+                AnyMean::Laplace(BasisMean::iclp_l1(&basis, setup, regularisation)?)
+            }
+            MeanMethod::IidLaplace => {
+                let components = self.components.unwrap_or(PlugIn::iid_components_for(&basis, n));
+                AnyMean::Laplace(BasisMean::iid_laplace(&basis, setup, components)?)
+            }
             MeanMethod::GaussianProcess => {
-                AnyMean::Gaussian(BasisMean::gaussian_process(&basis, setup, with_psi(plug_in.rkhs)?, delta()?)?)
+                let regularisation = PlugIn::rkhs_for(&basis, &setup, self.psi)?;
+                AnyMean::Gaussian(BasisMean::gaussian_process(&basis, setup, regularisation, delta()?)?)
             }
             MeanMethod::Bernstein => AnyMean::Bernstein(BernsteinMean::new(grid, setup, self.degree.unwrap_or(10))?),
         })
@@ -582,7 +576,7 @@ impl KdeRequest {
         Ok(match self.method {
             KdeMethod::Iclp => AnyKde::Laplace(BasisKde::iclp(&basis, n, self.epsilon, self.eta)?),
             KdeMethod::IidLaplace => {
-                let m = self.components.unwrap_or(((n.max(1) as f64).cbrt().floor() as usize).clamp(1, basis.len()));
+                let m = self.components.unwrap_or(PlugIn::iid_components_for(&basis, n));
                 AnyKde::Laplace(BasisKde::iid_laplace(&basis, n, self.epsilon, m)?)
             }
             _ => {

@@ -179,6 +179,7 @@ fn bad_specs_are_refused_before_anything_is_charged() {
         (logistic, erm, "response_bound does not apply with loss = logistic: it is used only with loss = squared"),
         (Spec::example(sketch).unwrap().with("width", 0.5), sketch, "width does not apply with map = hist"),
         (Spec::example(sketch).unwrap().with("map", "rff").with("buckets", 4), sketch, "buckets does not apply"),
+        (Spec::example(sketch).unwrap().with("map_seed", 3), sketch, "map_seed does not apply with map = hist"),
         (Spec::example(kde).unwrap().with("method", "bernstein").with("eta", 2.0), kde, "eta does not apply"),
     ] {
         let err = registry::build(&spec, &frame(entry)).unwrap_err();

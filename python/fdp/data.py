@@ -106,6 +106,8 @@ class Curves:
     ) -> None:
         if layout not in ("rows", "columns"):
             raise ValueError(f"layout must be 'rows' or 'columns', got {layout!r}")
+        if ids is None and id is not None:
+            raise ValueError("id names the variable the curves are grouped by: give ids= (one per curve); a unit is never a label alone")
         array = np.asarray(values, dtype=np.float64)
         if array.ndim != 2:
             raise ValueError(f"values must be a 2-D array (curves x grid points), got {array.ndim} dimension(s)")

@@ -16,11 +16,14 @@ __all__ = ["Accuracy", "CurveRelease", "WeightedSampleRelease", "SketchRelease",
 
 
 def _whole(name: str, value: object, low: int, high: int = 2**64 - 1) -> int:
-    """``value`` as an int if it is a whole number in ``[low, high]`` (numpy integers included), else
-    ``ValueError``: 1.5 is not silently 1, and a negative count is not an ``OverflowError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= int(value) <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    return int(value)
+    """``value`` as an int if it is a whole number in ``[low, high]`` (numpy integers, and floats with
+    no fraction such as ``3.0``, as the registry reads counts), else ``ValueError``: 1.5 is not
+    silently 1, and a negative count is not an ``OverflowError``."""
+    whole = isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and float(value).is_integer())
+    if isinstance(value, bool) or not whole or not low <= int(value) <= high:  # type: ignore[call-overload]
+        upper = {2**53: "2^53", 2**64 - 1: "2^64 - 1"}.get(high, str(high))
+        raise ValueError(f"{name} must be an integer in [{low}, {upper}], got {value!r}")
+    return int(value)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)

@@ -211,3 +211,8 @@ def test_door_traps_are_refused_with_a_value_error() -> None:
     sketch = fdp.Session(1.0, seed=3, neighbours="add_remove_one").release(fdp.Sketch(dim=2).build(1.0), np.full((50, 2), 0.5))
     with pytest.raises(ValueError, match="prior_seed"):
         sketch.m2m(prior_seed=-1)
+    # Choices are read as every name is: a truncation "Risk" is "risk".
+    assert fdp.Mechanism.from_spec("fpca", 30, grid=t, epsilon=1.0, range=(0, 1), truncation=" Risk").spec["params"]["truncation"] == " Risk"
+    # A unit is what the curves are grouped by, never a label alone.
+    with pytest.raises(ValueError, match="give ids="):
+        fdp.Curves(np.zeros((4, 20)), t, id="patient")

@@ -15,7 +15,8 @@
 #'   order) or `"columns"` (K x n, one curve per column; read without a copy).
 #' @param id For a matrix: NULL (one row is one record) or one id per row (a person's rows become
 #'   one record, their mean curve: the privacy unit is the person).
-#' @param id_name The name of the id variable, recorded as the privacy unit.
+#' @param id_name The name of the id variable, recorded as the privacy unit (with `id` only: a unit is
+#'   what the records are grouped by, never a label alone).
 #' @param ids,t,y For a long data frame: the names of its id, time and value columns (each id is one
 #'   record: the id variable is the privacy unit, recorded in the releases).
 #' @return An object of class `fdp_curves`.
@@ -48,6 +49,9 @@ fdp_curves <- function(x, grid, layout = c("rows", "columns"), id = NULL, id_nam
   n <- if (by_row) nrow(x) else ncol(x)
   k <- if (by_row) ncol(x) else nrow(x)
   if (k != length(grid)) stop(sprintf("the curves have %d points, the grid %d", k, length(grid)), call. = FALSE)
+  if (is.null(id) && !missing(id_name)) {
+    stop("id_name names the variable the curves are grouped by: give id (one per curve)", call. = FALSE)
+  }
   if (!is.null(id)) {
     if (length(id) != n) stop(sprintf("id must name the person of each of the %d curves", n), call. = FALSE)
     codes <- match(id, unique(id)) - 1L

@@ -63,7 +63,8 @@ fdp_fpca <- function(epsilon, range, components = NULL, kernel = NULL, centre = 
 }
 
 #' @describeIn fdp_spec A private density of points on a public domain (`kde`).
-#' @param domain,bandwidth,grid_points,eta The density's parameters.
+#' @param domain,bandwidth,grid_points,eta The density's parameters (`domain`, `grid_points`, `eta`
+#'   also the regression's: the public interval of its inputs).
 #' @export
 fdp_density <- function(epsilon, domain = NULL, method = NULL, kernel = NULL, bandwidth = NULL, grid_points = NULL,
                         eta = NULL, delta = NULL, components = NULL, degree = NULL) {

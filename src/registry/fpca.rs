@@ -50,6 +50,6 @@ pub(super) fn request(p: &Params<'_>) -> Result<FpcaRequest> {
         components: p.usize("components")?,
         epsilon: p.epsilon()?,
         delta: p.delta()?,
-        truncation: p.text("truncation")?.parse()?,
+        truncation: p.choice("truncation")?.parse()?,
     })
 }

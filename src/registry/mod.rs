@@ -374,12 +374,12 @@ pub fn build(spec: &Spec, frame: &Frame) -> Result<Built> {
         let used = params.applies(param)?;
         if !used && params.given(param.name) {
             let (other, values) = param.only_with.unwrap_or_default();
-            return Err(Error::NotApplicable {
-                name: param.name,
-                other,
-                value: params.value(other)?.as_str().map_or_else(String::new, str::to_string),
-                users: values.join(" or "),
-            });
+            let users = match values {
+                [rest @ .., last] if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => values.join(""),
+            };
+            let value = params.value(other)?.as_str().map_or_else(String::new, as_name);
+            return Err(Error::NotApplicable { name: param.name, other, value, users });
         }
         applies.push(used);
     }

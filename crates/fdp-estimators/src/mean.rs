@@ -740,11 +740,19 @@ impl MeanCurve {
     pub fn build_plug_in(&self, curves: &CurveSet, epsilon: Epsilon) -> Result<LaplaceMean> {
         let basis = MercerBasis::build(self.kernel, curves.grid().clone(), BasisOptions::default())?;
         let setup = MeanSetup::new(curves.n(), epsilon, self.bound)?;
-        let tuning = crate::tuning::PlugIn::new(&basis, &setup)?;
+        use crate::tuning::PlugIn;
         match self.kind {
-            MeanKind::IclpRkhs => BasisMean::iclp_rkhs(&basis, setup, tuning.rkhs),
-            MeanKind::IclpL1 => BasisMean::iclp_l1(&basis, setup, tuning.l1),
-            MeanKind::IidLaplace => BasisMean::iid_laplace(&basis, setup, tuning.iid_components),
+            MeanKind::IclpRkhs => {
+                let regularisation = PlugIn::rkhs_for(&basis, &setup, None)?;
+                BasisMean::iclp_rkhs(&basis, setup, regularisation)
+            }
+            MeanKind::IclpL1 => {
+                let regularisation = PlugIn::l1_for(&basis, &setup, None)?;
+                BasisMean::iclp_l1(&basis, setup, regularisation)
+            }
+            MeanKind::IidLaplace => {
+                BasisMean::iid_laplace(&basis, setup, PlugIn::iid_components_for(&basis, curves.n()))
+            }
         }
     }
 }

@@ -21,10 +21,12 @@ use crate::mean::{MeanMechanism, MeanSetup};
 ///   level, so that fewer components survive when the budget is small);
 /// - IID Laplace: `M = ⌊n^{1/3}⌋` components (the authors' rule), at most J.
 ///
-/// τ is the setup's bound in whatever norm it carries (each rule is an order in τ). A ψ past the
-/// largest finite number (`(τ/(n ε))^η` overflows from τ/(n ε) ≈ 1e185 at η = 5/3) is held there:
-/// the rule's own limit, shrinking to the reference, where an error naming a ψ nobody gave used to
-/// stop even the IID Laplace and Bernstein means, which have none.
+/// τ is the setup's bound in whatever norm it carries (each rule is an order in τ). Each rule is
+/// also its own function ([`PlugIn::rkhs_for`], [`PlugIn::l1_for`], [`PlugIn::iid_components_for`]),
+/// so that a mechanism computes only its own: a bound so large that the RKHS rule's ψ overflows
+/// (`(τ/(n ε))^η` past 1.8e308, from τ/(n ε) ≈ 1e185 at η = 5/3) is refused, naming the bound, by the
+/// mechanisms that use that ψ, and no longer stops IID Laplace or Bernstein, which have none (they
+/// were refused with "psi = inf").
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PlugIn {
     /// The fitted decay ν of `λ_k ≈ c k^{-2ν}`.
@@ -38,19 +40,49 @@ pub struct PlugIn {
 }
 
 impl PlugIn {
-    /// The plug-in values for the n, ε and bound of `setup`.
+    /// The plug-in values for the n, ε and bound of `setup` (every method's: refused where any rule
+    /// overflows; a mechanism that needs one rule calls its function).
     pub fn new(basis: &MercerBasis, setup: &MeanSetup) -> Result<Self> {
-        let (n, epsilon, tau) = (setup.n(), setup.epsilon().get(), setup.bound().value());
-        let nu = decay_nu(basis)?;
-        let n_f = n as f64;
-        let rkhs_eta = 1.0 + 1.0 / (2.0 * nu);
         Ok(Self {
-            nu,
-            rkhs: Regularisation::new(rkhs_eta, (tau / (n_f * epsilon)).powf(rkhs_eta).min(f64::MAX))?,
-            l1: Regularisation::new(2.0 * (1.0 + 1.0 / nu), (tau / (n_f * epsilon)).min(f64::MAX))?,
-            iid_components: (n_f.cbrt().floor() as usize).clamp(1, basis.len()),
+            nu: decay_nu(basis)?,
+            rkhs: Self::rkhs_for(basis, setup, None)?,
+            l1: Self::l1_for(basis, setup, None)?,
+            iid_components: Self::iid_components_for(basis, setup.n()),
         })
     }
+
+    /// ICLP-RKHS and the Gaussian process: `η = 1 + 1/(2ν)` and `ψ = (τ/(n ε))^η`, or `psi` as given.
+    pub fn rkhs_for(basis: &MercerBasis, setup: &MeanSetup, psi: Option<f64>) -> Result<Regularisation> {
+        let eta = 1.0 + 1.0 / (2.0 * decay_nu(basis)?);
+        Regularisation::new(eta, psi.map_or_else(|| rule_psi(setup, eta), Ok)?)
+    }
+
+    /// ICLP-l1: `η = 2 (1 + 1/ν)` and `ψ = τ/(n ε)`, or `psi` as given.
+    pub fn l1_for(basis: &MercerBasis, setup: &MeanSetup, psi: Option<f64>) -> Result<Regularisation> {
+        let eta = 2.0 * (1.0 + 1.0 / decay_nu(basis)?);
+        Regularisation::new(eta, psi.map_or_else(|| rule_psi(setup, 1.0), Ok)?)
+    }
+
+    /// IID Laplace: `M = ⌊n^{1/3}⌋` components, at least 1 and at most the basis' (the plug-in
+    /// rule of the mean and of the KDE).
+    pub fn iid_components_for(basis: &MercerBasis, n: usize) -> usize {
+        ((n as f64).cbrt().floor() as usize).clamp(1, basis.len())
+    }
+}
+
+/// `(τ/(n ε))^power`, refused (naming the bound) where it overflows.
+fn rule_psi(setup: &MeanSetup, power: f64) -> Result<f64> {
+    let tau = setup.bound().value();
+    let psi = (tau / (setup.n() as f64 * setup.epsilon().get())).powf(power);
+    if psi.is_finite() {
+        return Ok(psi);
+    }
+    Err(EstimatorError::BadParameter {
+        name: "bound",
+        value: tau.into(),
+        reason: "is so large that the plug-in rule's psi (a power of tau / (n epsilon)) overflows: give psi, \
+                 or a bound on the scale of the records",
+    })
 }
 
 /// The decay ν of `λ_k ≈ c k^{-2ν}` fitted on the basis (public), or an error if the spectrum does

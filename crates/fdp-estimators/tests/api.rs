@@ -199,3 +199,19 @@ fn pcv_prefers_a_sensible_psi_and_validates_folds() {
     assert!(private_cross_validation(&sim.curves, 1, &candidates, build).is_err());
     assert!(private_cross_validation(&sim.curves, 5, &[], build).is_err());
 }
+
+/// Each plug-in rule is its own function: at a bound so large that the RKHS rule's ψ = (τ/(n ε))^η
+/// overflows, the methods that use it are refused naming the bound (not "psi = inf"), a ψ given by
+/// the caller is used, and ICLP-l1 and IID Laplace, whose rules stay finite, are unaffected.
+#[test]
+fn a_plug_in_rule_that_overflows_stops_only_its_methods() {
+    let b = basis(30, 0.1);
+    let setup = MeanSetup::new(40, Epsilon::new(1.0).unwrap(), ClippingBound::l2(1e300).unwrap()).unwrap();
+    let err = PlugIn::rkhs_for(&b, &setup, None).unwrap_err().to_string();
+    assert!(err.contains("invalid parameter bound = 1e300") && err.contains("give psi"), "{err}");
+    assert!(PlugIn::new(&b, &setup).is_err());
+    assert_eq!(PlugIn::rkhs_for(&b, &setup, Some(0.5)).unwrap().psi(), 0.5);
+    assert!(PlugIn::l1_for(&b, &setup, None).unwrap().psi().is_finite());
+    assert_eq!(PlugIn::iid_components_for(&b, 40), 3);
+    assert!(BasisMean::iid_laplace(&b, setup, PlugIn::iid_components_for(&b, 40)).is_ok());
+}

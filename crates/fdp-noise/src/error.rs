@@ -5,13 +5,13 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum NoiseError {
     /// ε must be finite and > 0.
-    #[error("epsilon must be finite and > 0, got {0}")]
+    #[error("epsilon must be finite and > 0, got {}", Shown(*.0))]
     BadEpsilon(f64),
     /// δ must lie in (0, 1).
-    #[error("delta must lie in (0, 1), got {0}")]
+    #[error("delta must lie in (0, 1), got {}", Shown(*.0))]
     BadDelta(f64),
     /// A sensitivity must be finite and > 0.
-    #[error("sensitivity must be finite and > 0, got {0}")]
+    #[error("sensitivity must be finite and > 0, got {}", Shown(*.0))]
     BadSensitivity(f64),
     /// Another parameter is out of range.
     #[error("invalid parameter {name} = {}: {reason}", Shown(*value))]
