@@ -94,6 +94,8 @@ test_that("a person's rows are one record (person-level privacy)", {
   d <- simulated_curves(90, 10, seed = 7)
   persons <- rep(1:30, each = 3)
   expect_message(curves <- fdp_curves(d$values, d$grid, id = persons, id_name = "ID"), "LOCAL INFORMATION")
+  # A unit is what the rows are grouped by, never a name alone.
+  expect_error(fdp_curves(d$values, d$grid, id_name = "ID"), "give id")
   expect_equal(curves$n, 30)
   r <- release(fdp_session(1, seed = 2), fdp_mean(1, range = c(0, 1)), curves)
   expect_equal(r$mechanism$person_id, "ID")
