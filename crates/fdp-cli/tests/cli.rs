@@ -205,19 +205,9 @@ fn long_layout_and_every_other_subcommand() {
     assert!(
         dir.join("e/synthetic.csv").exists() && dir.join("s/report.md").exists() && dir.join("k/curves.svg").exists()
     );
-    let preview = fdp(&[
-        "preview",
-        "--csv",
-        &p("long.csv"),
-        "--long",
-        "id,t,y",
-        "--grid",
-        "0,9,10",
-        "--epsilon",
-        "1",
-        "--bound",
-        "l1:2",
-    ]);
+    let long = p("long.csv");
+    let base = ["preview", "--csv", &long, "--long", "id,t,y", "--grid", "0,9,10", "--epsilon", "1", "--bound", "l1:2"];
+    let preview = fdp(&base);
     assert!(
         text(&preview).contains("expected_sq_error=") && text(&preview).contains("unit=person:id"),
         "{}",
@@ -225,19 +215,6 @@ fn long_layout_and_every_other_subcommand() {
     );
     // A preview spends nothing and writes nothing: a release's ledger or seed is refused, not ignored.
     let ledger = p("preview-ledger.json");
-    let base = [
-        "preview",
-        "--csv",
-        &p("long.csv"),
-        "--long",
-        "id,t,y",
-        "--grid",
-        "0,9,10",
-        "--epsilon",
-        "1",
-        "--bound",
-        "l1:2",
-    ];
     let o = fdp(&[&base[..], &["--ledger", &ledger]].concat());
     assert!(!o.status.success() && text(&o).contains("--ledger does not apply to preview"), "{}", text(&o));
     assert!(!Path::new(&ledger).exists());
