@@ -1205,6 +1205,10 @@ fn release_registered(args: ReleaseArgs, bar: &ProgressBar) -> Result<(), Failur
         if key == "epsilon" || key == "delta" {
             return Err(format!("--param {key}: give it as --{key}").into());
         }
+        // A second value would silently replace the first.
+        if spec.params.contains_key(&key) {
+            return Err(format!("--param {key} is given twice").into());
+        }
         spec = spec.with(&key, value);
     }
     bar.set_message(format!("reading {}", csv.display()));

@@ -692,6 +692,10 @@ fn a_public_range_gives_the_frame() {
     for text in ["ICLP-RKHS (privately tuned): ε = 0.25, n = 121", "\ny\n", "\nvalue\n", "private release"] {
         assert!(svg.contains(text), "{text} missing from the figure");
     }
+    // A parameter given twice is refused (the second value silently replaced the first).
+    let twice = ["release", "mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "1", "--param", "range=[0,1]"];
+    let o = fdp(&[&twice[..], &["--param", "range=[0,2]"]].concat());
+    assert!(!o.status.success() && text(&o).contains("--param range is given twice"), "{}", text(&o));
     // `fdp release` refuses, as `fdp mean` does, a person column with a long table (where the
     // id of --long is the unit) and a grid with wide columns (whose names give it): both were
     // accepted and ignored, so a --id the user meant as the privacy unit silently was not one.
