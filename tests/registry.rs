@@ -197,6 +197,9 @@ fn bad_specs_are_refused_before_anything_is_charged() {
     let err =
         registry::build(&Spec::example(sketch).unwrap().with("size", "ε".repeat(30)), &frame(sketch)).unwrap_err();
     assert!(err.to_string().contains(&format!("size = \"{}\"", "ε".repeat(30))), "{err}");
+    // A number where a count belongs is shown as the number it is.
+    let err = registry::build(&Spec::example(sketch).unwrap().with("size", 2.5), &frame(sketch)).unwrap_err();
+    assert!(err.to_string().contains("invalid parameter size = 2.5: must be a whole number"), "{err}");
     let logistic = Spec::example(erm).unwrap().with("loss", "Logistic");
     assert!(registry::build(&logistic, &frame(erm)).is_ok());
     let bernstein = Spec::example(kde).unwrap().with("method", "bernstein");

@@ -474,8 +474,12 @@ impl Params<'_> {
     }
 
     fn wrong(name: &'static str, value: &Value, reason: &'static str) -> Error {
-        // A text as written (the message quotes it once), anything else as JSON; at most 40
-        // characters (`String::truncate` at byte 40 panicked inside a multi-byte character).
+        // A number as a number (`2.9`, not the text "2.9"); a text as written (the message quotes it
+        // once), anything else as JSON; at most 40 characters (`String::truncate` at byte 40
+        // panicked inside a multi-byte character).
+        if let Some(number) = value.as_f64() {
+            return Error::BadParameter { name, value: ParamValue::Number(number), reason };
+        }
         let shown: String = value.as_str().map_or_else(|| value.to_string(), str::to_string).chars().take(40).collect();
         Error::BadParameter { name, value: ParamValue::Text(shown), reason }
     }
