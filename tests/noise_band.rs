@@ -86,3 +86,43 @@ fn the_tuned_default_states_the_band_of_its_shrunk_noise() {
         assert!(integrated <= preview.expected_sq_error * (1.0 + 1e-9), "{integrated} > {}", preview.expected_sq_error);
     }
 }
+
+/// The Bernstein mean states its band (independent Laplace noise on the lattice values, so
+/// `sd(t)² = 2 b² Σ_j B_j(t)²`): the stated sd against the empirical sd of 4,000 seeded releases.
+#[test]
+fn the_bernstein_mean_states_its_noise_sd() {
+    fdp::noise::timing::allow_variable_time_for_simulation();
+    let grid = Grid::midpoint(0.0, 1.0, 25).unwrap();
+    let kernel = Stationary::matern32(0.1).unwrap();
+    let basis = MercerBasis::build(kernel, grid.clone(), BasisOptions::default()).unwrap();
+    let curves = simulate(Scenario::S2, &basis, 200, 4).unwrap().curves;
+    let request = MeanRequest {
+        tuning: TuningMode::PlugIn,
+        degree: Some(6),
+        ..MeanRequest::new(MeanMethod::Bernstein, kernel, ClippingBound::sup(5.0).unwrap(), Epsilon::new(1.0).unwrap())
+    };
+    let mechanism = request.build(&grid, curves.n()).unwrap();
+    let summary = mechanism.summarize(&curves).unwrap();
+    let releases = 4000;
+    let mut streams = NoiseRng::seeded(12).split(releases);
+    let stated = mechanism
+        .privatize(&summary, &mut streams[0], Charge::unaccounted())
+        .unwrap()
+        .output()
+        .noise_sd()
+        .expect("a Bernstein release states its noise sd")
+        .to_vec();
+    let (mut sum, mut sum_sq) = (vec![0.0; grid.len()], vec![0.0; grid.len()]);
+    for rng in streams.iter_mut() {
+        let release = mechanism.privatize(&summary, rng, Charge::unaccounted()).unwrap();
+        for (i, v) in release.curve().iter().enumerate() {
+            sum[i] += v;
+            sum_sq[i] += v * v;
+        }
+    }
+    let n = releases as f64;
+    for i in 0..grid.len() {
+        let empirical = ((sum_sq[i] - sum[i] * sum[i] / n) / (n - 1.0)).sqrt();
+        assert!((empirical / stated[i] - 1.0).abs() < 0.09, "t_{i}: empirical {empirical}, stated {}", stated[i]);
+    }
+}

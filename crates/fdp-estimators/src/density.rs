@@ -20,7 +20,7 @@ use fdp_core::{
     Accuracy, Descriptor, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata, SensitivityNorm,
     SummaryState,
 };
-use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain};
+use fdp_functional::numerics::{bernstein_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain};
 
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
 use fdp_functional::{BasisOutput, BasisSampler, Curve, GaussianProcessSampler, IclpSampler, Representation};
@@ -488,9 +488,11 @@ impl Mechanism<GridPoints> for BernsteinKde {
         metadata.sampler_timing = fdp_noise::timing::current();
         metadata.calibration = Some(self.noise.calibration());
         metadata.kernel = Some(self.kernel_description.clone());
-        let representation =
-            Representation::Bernstein { values, degree: self.degree, domain: self.grid.domain().to_vec() };
-        Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?, metadata))
+        let domain = self.grid.domain().to_vec();
+        // Each lattice value carries Laplace noise of scale b: sd √2 b (public).
+        let sd = bernstein_noise_sd(&self.grid, self.degree, &domain, std::f64::consts::SQRT_2 * self.noise.scale());
+        let representation = Representation::Bernstein { values, degree: self.degree, domain };
+        Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?.with_noise_sd(sd)?, metadata))
     }
 
     /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.

@@ -18,7 +18,9 @@ use fdp_core::{
     Accuracy, ClipNorm, ClippingBound, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata,
     SensitivityNorm, SummaryState, Tuning,
 };
-use fdp_functional::numerics::{bernstein_value, bernstein_weights, check_bernstein_domain, interpolate};
+use fdp_functional::numerics::{
+    bernstein_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain, interpolate,
+};
 
 use crate::error::{EstimatorError, Result};
 use crate::mechanism::{CurveMechanism, LeadingBlocks, basis_curve_mechanism, delegate_to_basis_output};
@@ -612,9 +614,12 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
                 self.setup.n,
             )
         };
-        let representation =
-            Representation::Bernstein { values, degree: self.lattice, domain: self.grid.domain().to_vec() };
-        Ok(Release::new(Curve::new(self.grid.clone(), self.setup.reference.clone(), representation)?, metadata))
+        let domain = self.grid.domain().to_vec();
+        // Each lattice value carries Laplace noise of scale b: sd √2 b (public).
+        let sd = bernstein_noise_sd(&self.grid, self.lattice, &domain, std::f64::consts::SQRT_2 * self.noise.scale());
+        let representation = Representation::Bernstein { values, degree: self.lattice, domain };
+        let curve = Curve::new(self.grid.clone(), self.setup.reference.clone(), representation)?.with_noise_sd(sd)?;
+        Ok(Release::new(curve, metadata))
     }
 
     /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.

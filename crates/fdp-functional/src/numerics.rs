@@ -43,6 +43,22 @@ pub fn bernstein_weights(k: usize, u: f64) -> Vec<f64> {
     out
 }
 
+/// **The pointwise standard deviation of a Bernstein release's noise** on `grid`, when each of the
+/// `(degree + 1)^d` lattice values carries independent noise of standard deviation `sd`: the
+/// release at t is `Σ_j e_j B_j(t)` with the tensor weights `B_j(t) = Π_a b_{j_a}(u_a)`, so its
+/// variance is `sd² Σ_j B_j(t)² = sd² Π_a Σ_i b_i(u_a)²` (the sum over the lattice factorises by
+/// axis). A function of the noise scale and the public grid: post-processing.
+pub fn bernstein_noise_sd(grid: &Grid, degree: usize, domain: &[(f64, f64)], sd: f64) -> Vec<f64> {
+    (0..grid.len())
+        .map(|i| {
+            let per_axis = domain.iter().zip(grid.point(i)).map(|((lo, hi), t)| {
+                bernstein_weights(degree, (t - lo) / (hi - lo)).iter().map(|b| b * b).sum::<f64>()
+            });
+            sd * per_axis.product::<f64>().sqrt()
+        })
+        .collect()
+}
+
 /// Bernstein mechanisms map the domain onto `[0, 1]`: it must have a positive, finite width.
 pub fn check_bernstein_domain(grid: &Grid) -> Result<()> {
     match grid.domain().iter().find(|(lo, hi)| !(hi > lo && (hi - lo).is_finite())) {
@@ -81,6 +97,28 @@ mod tests {
         assert_eq!(bernstein_value(&values, 2, &domain, &[0.0, 1.0]), 2.0);
         assert_eq!(bernstein_value(&values, 2, &domain, &[1.0, -1.0]), 6.0);
         assert!((bernstein_value(&[3.0; 9], 2, &domain, &[0.3, 0.2]) - 3.0).abs() < 1e-14);
+    }
+
+    #[test]
+    fn the_bernstein_noise_sd_is_the_lattice_sum_of_squared_weights() {
+        // Brute force over the 3 x 3 lattice of a 2-D degree-2 polynomial: sd(t)² = sd² Σ_j B_j(t)².
+        let x = Grid::trapezoid_points(vec![0.0, 0.25, 1.0]).unwrap();
+        let y = Grid::trapezoid_points(vec![-1.0, 0.5]).unwrap();
+        let grid = Grid::tensor(&x, &y).unwrap();
+        let domain = grid.domain().to_vec();
+        let sd = bernstein_noise_sd(&grid, 2, &domain, 3.0);
+        for (i, got) in sd.iter().enumerate() {
+            let variance: f64 = (0..9)
+                .map(|j| {
+                    let mut unit = vec![0.0; 9];
+                    unit[j] = 1.0;
+                    bernstein_value(&unit, 2, &domain, grid.point(i)).powi(2)
+                })
+                .sum();
+            assert!((got - 3.0 * variance.sqrt()).abs() < 1e-12, "point {i}: {got}");
+        }
+        // At a corner one lattice value is the release: the sd is the value's own.
+        assert!((sd[0] - 3.0).abs() < 1e-12);
     }
 
     #[test]

@@ -204,27 +204,40 @@ impl TunedSetup {
         let deviations = bins.unhaar(&d.iter().zip(&factors).map(|(d, s)| d * s).collect::<Vec<f64>>());
         let values: Vec<f64> = (0..k).map(|b| base[b] + deviations[b]).collect();
         let at_reference = factors.iter().all(|s| *s == 0.0);
-        let curve: Vec<f64> = grid
-            .points()
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                // Nothing kept: the reference itself (not its bin means interpolated).
-                if at_reference {
-                    return 0.0;
-                }
-                let j = centre.partition_point(|c| c <= t);
-                let value = if j == 0 {
-                    values[0]
-                } else if j == k {
-                    values[k - 1]
-                } else {
-                    let u = (t - centre[j - 1]) / (centre[j] - centre[j - 1]);
-                    values[j - 1] + u * (values[j] - values[j - 1])
-                };
-                value - reference(i)
-            })
-            .collect();
+        // Linear interpolation of bin values between the bins' centres, flat beyond the ends.
+        let interpolated = |values: &[f64]| -> Vec<f64> {
+            grid.points()
+                .iter()
+                .map(|t| {
+                    let j = centre.partition_point(|c| c <= t);
+                    if j == 0 {
+                        values[0]
+                    } else if j == k {
+                        values[k - 1]
+                    } else {
+                        let u = (t - centre[j - 1]) / (centre[j] - centre[j - 1]);
+                        values[j - 1] + u * (values[j] - values[j - 1])
+                    }
+                })
+                .collect()
+        };
+        // Nothing kept: the reference itself (not its bin means interpolated).
+        let curve: Vec<f64> = if at_reference {
+            vec![0.0; grid.len()]
+        } else {
+            interpolated(&values).iter().enumerate().map(|(i, v)| v - reference(i)).collect()
+        };
+        // The pointwise noise sd: the noise on Haar coefficient j (variance v) reaches the curve
+        // through its shrinkage factor, `unhaar` and the interpolation, all linear and public, so
+        // `sd(t)² = v Σ_j (s_j · interpolated(unhaar(e_j))(t))²` (0 everywhere at the reference).
+        let mut noise_variance = vec![0.0; grid.len()];
+        for (j, s) in factors.iter().enumerate().filter(|(_, s)| **s != 0.0) {
+            let mut unit = vec![0.0; k];
+            unit[j] = *s;
+            let path = interpolated(&bins.unhaar(&unit));
+            noise_variance.iter_mut().zip(&path).for_each(|(var, p)| *var += v * p * p);
+        }
+        let noise_sd: Vec<f64> = noise_variance.iter().map(|var| var.sqrt()).collect();
         // The estimates see the bin means only. The curve is flat beyond the first and last bins' centres
         // c_1, c_K; where the rebuilt means slope, the truth likely goes on sloping there: the
         // squared gap `Σ_{t_i < c_1} w_i (g_1 (c_1 - t_i))² + Σ_{t_i > c_K} w_i (g_K (t_i - c_K))²`
@@ -307,7 +320,10 @@ impl TunedSetup {
             ..ReleaseMetadata::new(self.kind.name(), self.guarantee(), sensitivity, SensitivityNorm::L1, self.n)
         };
         let representation = Representation::Basis { basis: self.full_basis.clone(), coefficients };
-        let curve = Curve::new(grid.clone(), self.reference.clone(), representation)?;
+        let mut curve = Curve::new(grid.clone(), self.reference.clone(), representation)?;
+        if noise_sd.iter().all(|sd| sd.is_finite()) {
+            curve = curve.with_noise_sd(noise_sd)?;
+        }
         Ok(Release::new(curve, metadata))
     }
 }

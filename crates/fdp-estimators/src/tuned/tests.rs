@@ -604,6 +604,9 @@ fn a_binned_release_at_the_reference_reports_one_estimate_that_counts_its_select
             continue;
         }
         binned += 1;
+        // Every binned release states its band: none at the reference (nothing of the noise kept).
+        let sd = release.output().noise_sd().expect("a binned release states its noise sd");
+        assert!(sd.iter().all(|s| s.is_finite() && *s >= 0.0));
         let accuracy = stage("accuracy").unwrap();
         let number = |prefix: &str| -> f64 {
             let start = accuracy.find(prefix).unwrap() + prefix.len();
@@ -614,6 +617,7 @@ fn a_binned_release_at_the_reference_reports_one_estimate_that_counts_its_select
         if stage("tuning").unwrap().contains("level by 0.00 and of the contrasts by 0.00") {
             at_reference += 1;
             assert!(own == centre && accuracy.contains("NOISE-DOMINATED"), "{accuracy}");
+            assert!(sd.iter().all(|s| *s == 0.0), "no noise is kept at the reference");
             // Chosen because d is small: SURE of the centre, `Σ d dᵀ G − v tr G`, is then mostly
             // below 0 (floored); the penalty keeps the selection's share, about 0.4 v a coefficient.
             let release_stage = stage("release").unwrap();
@@ -805,6 +809,48 @@ fn counts_default(b: &MercerBasis, n: usize, eps: f64) -> TunedMean {
         .unwrap()
         .centred_at(vec![15.0; b.n_points()])
         .unwrap()
+}
+
+/// The binned family's stated pointwise noise sd is the released curve's: a strong step between
+/// the two bins (27 and 3; n ε = 150, K' = 2) whose level is the reference's, so the family is
+/// binned, SURE keeps the contrast (factor 1) and mostly drops the level (factor 0; it reads only
+/// the level's noise, independent of the contrast's); over the releases with the most common
+/// factors (the sd depends on the factors only), the empirical sd of the curve at each grid point
+/// against the stated one. A variance 1.4x too large fails (the first grid point, 0.80 against 0.94).
+#[test]
+fn the_binned_familys_band_is_its_noise_sd() {
+    let b = basis(60);
+    let grid = b.grid().clone();
+    let values: Vec<f64> = (0..100).flat_map(|_| (0..60).map(|i| if i < 30 { 27.0 } else { 3.0 })).collect();
+    let curves = CurveSet::from_flat(grid.clone(), values, None).unwrap().0;
+    let m = counts_default(&b, 100, 1.5);
+    let summary = m.summarize(&curves).unwrap();
+    let mut groups: std::collections::HashMap<String, Vec<fdp_core::Release<fdp_functional::Curve>>> =
+        Default::default();
+    for rng in NoiseRng::seeded(5).split(3000).iter_mut() {
+        let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
+        let stage = |name: &str| release.metadata().stages.iter().find(|s| s.stage == name).map(|s| s.outcome.clone());
+        if stage("family").is_some_and(|f| f.contains("binned")) {
+            groups.entry(stage("tuning").unwrap()).or_default().push(release);
+        }
+    }
+    let (tuning, releases) = groups.into_iter().max_by_key(|(_, r)| r.len()).unwrap();
+    assert!(releases.len() >= 1500, "{} releases with the factors of {tuning}", releases.len());
+    let stated = releases[0].output().noise_sd().unwrap().to_vec();
+    assert!(stated.iter().all(|s| *s > 0.0));
+    let (mut sum, mut sum_sq) = (vec![0.0f64; 60], vec![0.0f64; 60]);
+    for release in &releases {
+        assert_eq!(release.output().noise_sd().unwrap(), stated.as_slice());
+        for (i, v) in release.curve().iter().enumerate() {
+            sum[i] += v;
+            sum_sq[i] += v * v;
+        }
+    }
+    let kept = releases.len() as f64;
+    for i in 0..60 {
+        let empirical = ((sum_sq[i] - sum[i] * sum[i] / kept) / (kept - 1.0)).sqrt();
+        assert!((empirical / stated[i] - 1.0).abs() < 0.1, "t_{i}: empirical {empirical}, stated {}", stated[i]);
+    }
 }
 
 #[test]
