@@ -149,6 +149,29 @@ fn erm_solutions_satisfy_their_optimality_conditions() {
     }
 }
 
+/// The squared loss's responses are summed exactly (fixed point), so the minimiser is a function of
+/// the records as a multiset: the same records in another order give the same summary bit for bit.
+/// Responses of very different sizes at one grid point (1 and −0.75·2⁻⁴⁵: a floating-point sum drops
+/// the small ones while the running sum is large, and keeps them when they come first) make the old
+/// floating-point sum order-dependent.
+#[test]
+fn the_squared_loss_summary_does_not_depend_on_the_records_order() {
+    let grid = Grid::midpoint(0.0, 1.0, 10).unwrap();
+    let basis = MercerBasis::build(Stationary::matern32(0.2).unwrap(), grid.clone(), BasisOptions::default()).unwrap();
+    let n = 4001;
+    let small = -0.75 * 2f64.powi(-45);
+    let y: Vec<f64> = (0..n).map(|i| if i <= 2000 { 1.0 } else { small }).collect();
+    let m = KernelErm::iclp(
+        &basis,
+        ErmSetup::new(Loss::Squared { bound: 1.0 }, n, Regularisation::new(1.25, 0.05).unwrap()).unwrap(),
+        Epsilon::new(1.0).unwrap(),
+    )
+    .unwrap();
+    let forward = m.summarize(&labelled(&grid, vec![3; n], y.clone())).unwrap();
+    let reversed = m.summarize(&labelled(&grid, vec![3; n], y.iter().rev().copied().collect())).unwrap();
+    assert_eq!(forward, reversed);
+}
+
 #[test]
 fn erm_mechanisms_pass_audits_and_a_grossly_miscalibrated_one_fails() {
     // A statistical test (many releases): variable-time sampling for this test process, the same
