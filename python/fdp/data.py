@@ -108,7 +108,7 @@ class Curves:
             raise ValueError(f"layout must be 'rows' or 'columns', got {layout!r}")
         if ids is None and id is not None:
             raise ValueError("id names the variable the curves are grouped by: give ids= (one per curve); a unit is never a label alone")
-        array = np.asarray(values, dtype=np.float64)
+        array = record_values(values)
         if array.ndim != 2:
             raise ValueError(f"values must be a 2-D array (curves x grid points), got {array.ndim} dimension(s)")
         if layout == "columns":
@@ -247,8 +247,8 @@ class Curves:
         frame: ``Curves.from_long(df.id, df.t, df.y, grid=np.linspace(0, 1, 50))``.
         """
         ids_a = np.asarray(ids)
-        t_a = np.ascontiguousarray(np.asarray(t, dtype=np.float64))
-        y_a = np.ascontiguousarray(np.asarray(y, dtype=np.float64))
+        t_a = np.ascontiguousarray(record_values(t))
+        y_a = np.ascontiguousarray(record_values(y))
         if not (ids_a.shape == t_a.shape == y_a.shape) or ids_a.ndim != 1:
             raise ValueError("ids, t and y must be 1-D and of the same length")
         points = np.ascontiguousarray(np.asarray(grid, dtype=np.float64).reshape(-1))
@@ -276,6 +276,33 @@ class Curves:
         return cls(data, np.asarray(fd.grid_points[0], dtype=np.float64))
 
 
+def record_values(values: Any) -> NDArray[np.float64]:
+    """Record values as a float64 array, each value that is not a number (a text, ``None``, a
+    complex number, an integer beyond the float range) as NaN, which the mechanisms treat as the
+    public default. A conversion never fails on a record's content, and no message quotes one:
+    whether an error is raised must not depend on the private data (only shapes, which are public,
+    are checked)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a complex value's ComplexWarning quotes nothing, but warns
+            array = np.asarray(values, dtype=np.float64)
+        if not np.iscomplexobj(np.asarray(values)):
+            return array
+    except (TypeError, ValueError, OverflowError):
+        pass
+
+    def one(value: Any) -> float:
+        if isinstance(value, (complex, np.complexfloating)):
+            return np.nan
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            return np.nan
+
+    objects = np.asarray(values, dtype=object)
+    return np.vectorize(one, otypes=[np.float64])(objects) if objects.size else objects.astype(np.float64)
+
+
 def _to_numeric_or_nan(column: Any) -> Any:
     import pandas as pd  # only reached with a pandas frame
 
@@ -285,13 +312,15 @@ def _to_numeric_or_nan(column: Any) -> Any:
 def as_points(points: ArrayLike, dim: int | None = None) -> NDArray[np.float64]:
     """Points as a C-contiguous ``(n, D)`` float64 array (a 1-D array is n points in one dimension).
 
-    Non-finite coordinates are not an error: the record becomes the public default point.
+    Coordinates that are not finite numbers (NaN, ±inf, a text, ``None``) are not an error: the record
+    becomes the public default point. No rows is not an error either (a sketch's n is private; where
+    n is public the mechanism checks it).
     """
-    array = np.asarray(points, dtype=np.float64)
+    array = record_values(points)
     if array.ndim == 1:
         array = array.reshape(-1, 1)
-    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"points must be a non-empty (n, D) array, got shape {np.shape(points)}")
+    if array.ndim != 2 or array.shape[1] == 0:
+        raise ValueError(f"points must be an (n, D) array with D >= 1, got shape {np.shape(points)}")
     if dim is not None and array.shape[1] != dim:
         raise ValueError(f"points have {array.shape[1]} coordinates, the mechanism expects {dim}")
     return np.ascontiguousarray(array)

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
-from .data import Curves, as_points
+from .data import Curves, as_points, record_values
 from .releases import Accuracy, _whole
 
 __all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "SummaryState", "registered"]
@@ -380,7 +380,8 @@ class SyntheticDataset:
     ``synthetic_points`` public points are drawn from ``N(centre, scale² I)`` with a public seed;
     the empirical kernel mean embedding (Gaussian kernel, length-scale ``rho``) is projected onto
     their span and its coordinates released by the Gaussian mechanism ((ε, δ)-DP; one record moves
-    the embedding by at most ``2/n`` in the RKHS).
+    the embedding by at most ``√2/n`` in the RKHS: ``‖k(x,·) − k(x',·)‖² = 2 − 2k(x, x') ≤ 2`` for a
+    Gaussian kernel, whose values lie in [0, 1]).
     """
 
     centre: Sequence[float]
@@ -534,7 +535,7 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
     else:
         return
     lo, hi = interval
-    rows = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
+    rows = record_values(values).reshape(len(values), -1) if len(values) else np.empty((0, 1))
     with np.errstate(invalid="ignore"):
         count = int(np.count_nonzero(np.any(np.isfinite(rows) & ((rows < lo) | (rows > hi)), axis=1)))
     if count:
@@ -579,8 +580,8 @@ def _prepare(mechanism: Mechanism, data: Any) -> Any:
     if kind == "labelled":
         if not (isinstance(data, tuple) and len(data) == 2):
             raise TypeError("a regression releases a pair (x, y) of inputs and responses")
-        x = np.ascontiguousarray(np.asarray(data[0], dtype=np.float64).reshape(-1))
-        y = np.ascontiguousarray(np.asarray(data[1], dtype=np.float64).reshape(-1))
+        x = np.ascontiguousarray(record_values(data[0]).reshape(-1))
+        y = np.ascontiguousarray(record_values(data[1]).reshape(-1))
         if x.size != mechanism._shape[0] or y.size != x.size:
             raise ValueError(f"the mechanism was built for n = {mechanism._shape[0]} inputs and responses, got {x.size} and {y.size}")
         return x, y

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .data import Curves
+from .data import Curves, record_values
 from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset
 from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease
 from .session import Session
@@ -70,7 +70,7 @@ def _partition_states(mechanism: Mechanism, columns: list[str], grid: np.ndarray
     def part_of(batch: Any) -> Any:
         # One (rows x columns) float64 array per batch; nulls become NaN (repaired per record).
         values = np.column_stack(
-            [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64) for i in range(len(columns))]
+            [record_values(batch.column(i).to_numpy(zero_copy_only=False)) for i in range(len(columns))]
         )
         return Curves._quiet(values, grid) if grid is not None else values
 
@@ -86,7 +86,7 @@ def _person_states(mechanism: Mechanism, k: int, grid: np.ndarray, person: str) 
         lists = batch.column(1)
         rows = np.asarray(lists.value_lengths().to_numpy(zero_copy_only=False), dtype=np.int64)
         # Every curve of a person, row-major; a null value is NaN (repaired per curve).
-        values = np.asarray(lists.flatten().flatten().to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, k)
+        values = record_values(lists.flatten().flatten().to_numpy(zero_copy_only=False)).reshape(-1, k)
         return Curves._quiet(values, grid, ids=np.repeat(np.arange(batch.num_rows), rows), id=person)
 
     return _states(mechanism, part_of)
@@ -156,9 +156,9 @@ def _observations(batch: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for record, observations in enumerate(batch.column(1).to_pylist()):
         for o in observations or []:
             codes.append(record)
-            ts.append(np.nan if o["t"] is None else float(o["t"]))
-            ys.append(np.nan if o["y"] is None else float(o["y"]))
-    return np.asarray(codes, dtype=np.int64), np.asarray(ts, dtype=np.float64), np.asarray(ys, dtype=np.float64)
+            ts.append(o["t"])
+            ys.append(o["y"])
+    return np.asarray(codes, dtype=np.int64), record_values(ts), record_values(ys)
 
 
 def _onto_grid_batches(points: np.ndarray, names: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:

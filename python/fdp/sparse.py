@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
-from .data import _codes, _grid_array
+from .data import _codes, _grid_array, record_values
 from .mechanisms import Mechanism, _build, _default
 
 __all__ = ["SparseCurves", "SparseFpca", "SparseMean"]
@@ -78,7 +78,7 @@ class SparseCurves:
         for i, record in enumerate(records):
             if len(record) != 2:
                 raise ValueError(f"record {i} must be a (times, values) pair")
-            t_i, y_i = (np.asarray(v, dtype=np.float64).reshape(-1) for v in record)
+            t_i, y_i = (record_values(v).reshape(-1) for v in record)
             if t_i.shape != y_i.shape:
                 raise ValueError(f"record {i} has {t_i.size} times but {y_i.size} values")
             lengths.append(t_i.size)
@@ -90,8 +90,8 @@ class SparseCurves:
                 raise ValueError(f"ids has {per_record.size} entries but there are {len(records)} records")
             unit = str(id if id is not None else (getattr(ids, "name", None) or "id"))
         codes = np.repeat(per_record, lengths)
-        t = np.concatenate([np.asarray(r[0], dtype=np.float64).reshape(-1) for r in records]) if records else np.empty(0)
-        y = np.concatenate([np.asarray(r[1], dtype=np.float64).reshape(-1) for r in records]) if records else np.empty(0)
+        t = np.concatenate([record_values(r[0]).reshape(-1) for r in records]) if records else np.empty(0)
+        y = np.concatenate([record_values(r[1]).reshape(-1) for r in records]) if records else np.empty(0)
         self._set(codes, t, y, n, domain, unit)
 
     def _set(self, codes: NDArray[np.int64], t: NDArray[np.float64], y: NDArray[np.float64], n: int, domain: Any, id: str | None) -> None:
@@ -127,7 +127,7 @@ class SparseCurves:
         variable is the privacy unit), in order of first appearance. With pandas:
         ``SparseCurves.from_long(df.child, df.age, df.height, domain=(1, 18), id="child")``."""
         ids_a = np.asarray(ids)
-        t_a, y_a = (np.asarray(v, dtype=np.float64) for v in (t, y))
+        t_a, y_a = (record_values(v) for v in (t, y))
         if not (ids_a.shape == t_a.shape == y_a.shape) or ids_a.ndim != 1:
             raise ValueError("ids, t and y must be 1-D and of the same length")
         codes, n = _codes(ids_a)
@@ -143,7 +143,7 @@ class SparseCurves:
         curves = cls.__new__(cls)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            curves._set(np.asarray(codes, dtype=np.int64), np.asarray(t, dtype=np.float64), np.asarray(y, dtype=np.float64), n, domain, id)
+            curves._set(np.asarray(codes, dtype=np.int64), record_values(t), record_values(y), n, domain, id)
         return curves
 
     @classmethod
@@ -155,8 +155,8 @@ class SparseCurves:
         if data.dim_domain != 1 or data.dim_codomain != 1:
             raise ValueError("sparse curves have one argument and one value")
         starts = np.asarray(data.start_indices, dtype=np.int64)
-        points = np.asarray(data.points, dtype=np.float64).reshape(-1)
-        values = np.asarray(data.values, dtype=np.float64).reshape(-1)
+        points = record_values(data.points).reshape(-1)
+        values = record_values(data.values).reshape(-1)
         codes = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, points.size)))
         curves = cls.__new__(cls)
         curves._set(codes, points, values, int(starts.size), domain, None)

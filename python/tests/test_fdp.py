@@ -248,8 +248,35 @@ def test_as_points_shapes() -> None:
     assert fdp.as_points([1.0, 2.0]).shape == (2, 1)
     with pytest.raises(ValueError, match="coordinates"):
         fdp.as_points(np.ones((3, 2)), dim=3)
-    with pytest.raises(ValueError, match="non-empty"):
-        fdp.as_points(np.ones((0, 2)))
+    # No rows is not an error (a sketch's n is private; public n is checked by the mechanism).
+    assert fdp.as_points(np.ones((0, 2))).shape == (0, 2)
+    with pytest.raises(ValueError, match="D >= 1"):
+        fdp.as_points(np.ones((3, 0)))
+
+
+@pytest.mark.parametrize("bad", ["alice-42", 10**400, 1 + 2j, None])
+def test_a_record_that_is_not_a_number_is_the_public_default_never_an_error(bad: Any) -> None:
+    """Whether an error is raised must not depend on a record's content, and no message may quote
+    one: a value that is not a number becomes NaN (the public default), at every door."""
+    session = fdp.Session(10)
+    kde = session.release(fdp.Mechanism.from_spec("kde", 3, epsilon=1), [0.1, 0.2, bad])
+    assert np.isfinite(kde.curve).all()
+    with pytest.warns(UserWarning, match="LOCAL INFORMATION"):
+        curves = fdp.Curves([[0.1, 0.2, 0.3], [0.4, bad, 0.6]])
+    assert np.isnan(curves.values[1, 1])  # a missing value, repaired like NaN
+    regression = fdp.Mechanism.from_spec("erm", 3, epsilon=1, psi=0.05)
+    fit = session.release(regression, ([0.1, 0.5, 0.9], [1.0, bad, -1.0]))
+    assert np.isfinite(fit.curve).all()
+    sparse = fdp.SparseCurves([([0.1, bad], [1.0, 2.0]), ([0.5], [bad])], domain=(0, 1))
+    assert np.isnan(sparse.t).sum() + np.isnan(sparse.y).sum() == 2
+
+
+def test_a_sketch_of_no_points_is_released() -> None:
+    """A sketch's n is private (add/remove neighbours): an empty dataset must release like any
+    other, or the error itself would say n = 0."""
+    mechanism = fdp.Sketch(dim=2).build(1)
+    release = fdp.Session(1, neighbours="add_remove_one").release(mechanism, np.empty((0, 2)))
+    assert np.isfinite(release.sketch).all() and np.isfinite(release.noisy_count)
 
 
 # ------------------------------------------------------------------------------ Session and means
