@@ -295,12 +295,14 @@ impl Stationary {
 
     /// The kernel as a function of the distance `r >= 0`.
     ///
-    /// Total on `[0, ∞]`: at an infinite distance (two finite points whose difference overflows)
-    /// it is its limit 0, where the closed form would give `(1 + ∞) e^{-∞} = NaN`.
+    /// Total on `[0, ∞]` for every ρ: beyond `u = r/ρ = 1000` every shape is below the smallest
+    /// subnormal (`e^{-1000}` and less), so it is 0 there — at an infinite distance, and where the
+    /// closed form's polynomial factor overflows first (Matérn 5/2's `a²` from `u ≈ 6e153`, 3/2's
+    /// `1 + a` at `u = ∞`), which gave `∞ · 0 = NaN`.
     #[inline]
     pub fn at_distance(&self, r: f64) -> f64 {
         let u = r / self.rho;
-        if u == f64::INFINITY {
+        if u > 1000.0 {
             return 0.0;
         }
         let g = match self.shape {
@@ -329,7 +331,9 @@ impl Kernel for Stationary {
         let r2: f64 = s.iter().zip(t).map(|(a, b)| (a - b) * (a - b)).sum();
         if self.shape == StationaryShape::Gaussian {
             // The Gaussian needs r² only: skip the square root in this hot loop of kernel sums.
-            return self.variance * (-0.5 * r2 / (self.rho * self.rho)).exp();
+            // `r²/ρ/ρ`, not `r²/ρ²`: ρ² under- or overflows for ρ below 1.5e-162 or above 1.3e154
+            // (0/0 at r = 0, ∞/∞ at an overflowing distance: NaN), the quotients do not.
+            return self.variance * (-0.5 * (r2 / self.rho / self.rho)).exp();
         }
         self.at_distance(r2.sqrt())
     }
@@ -479,6 +483,21 @@ mod tests {
             assert_eq!(k.eval(&[1e154, 1e154], &[-1e154, -1e154]), 0.0, "{shape:?}");
             assert_eq!(k.eval(&[f64::MAX], &[-f64::MAX]), 0.0, "{shape:?}");
             assert_eq!(k.at_distance(f64::INFINITY), 0.0);
+            // ... and for every length-scale: a ρ whose square under- or overflows, distances whose
+            // ratio to ρ overflows the polynomial factor (an audit found NaN at ρ = 1e-170 in 2-D,
+            // Matérn 5/2 from ρ ≈ 6e153).
+            for rho in [f64::MIN_POSITIVE, 1e-300, 1e-170, 1e-160, 1e154, 1e300, f64::MAX] {
+                let k = Stationary::new(shape, rho).unwrap();
+                for (s, t) in [([0.0, 0.0], [0.0, 0.0]), ([0.0, 0.0], [1.0, 1.0]), ([1e154, 0.0], [-1e154, 0.0])] {
+                    let v = k.eval(&s, &t);
+                    assert!((0.0..=1.0).contains(&v), "{shape:?} rho {rho:e}: {v}");
+                    assert!((0.0..=1.0).contains(&k.eval(&s[..1], &t[..1])), "{shape:?} rho {rho:e}");
+                }
+                assert_eq!(k.eval(&[0.5, 0.5], &[0.5, 0.5]), 1.0, "{shape:?} rho {rho:e}");
+                for r in [1e-300, 1.0, 1e154, 1e300, f64::MAX] {
+                    assert!((0.0..=1.0).contains(&k.at_distance(r)), "{shape:?} rho {rho:e} r {r:e}");
+                }
+            }
         }
         let bad = Grid::midpoint(-1.0, 1.0, 4).unwrap();
         assert!(Brownian::new().check_domain(&bad).is_err());
