@@ -1,7 +1,7 @@
 //! Issue 29: every mechanism the front doors build ([`MeanRequest`], [`KdeRequest`],
 //! [`KmeRequest`], [`SketchRequest`]) either refuses at build time or releases — it never fails
 //! after a [`Session`] has charged the budget — across extreme public parameters (ε = 1e-12 and
-//! 1e12, tiny and huge bounds, bandwidths and scales) and every size cap plus one; and what the
+//! 2^30 (the largest ε), tiny and huge bounds, bandwidths and scales) and every size cap plus one; and what the
 //! ledger charges for each is exactly its guarantee (one entry per stage).
 
 use fdp::data::{Scenario, simulate};
@@ -18,7 +18,9 @@ fn built_then_released<D: ?Sized, M: Mechanism<D>>(label: &str, built: Result<M>
     let Ok(m) = built else { return None };
     let g = m.guarantee();
     let delta = (g.delta() > 0.0).then(|| Delta::new((2.0 * g.delta()).min(0.5)).unwrap());
-    let mut session = Session::new(g.relation(), Epsilon::new(2.0 * g.epsilon()).unwrap(), delta).unwrap().with_seed(5);
+    let mut session = Session::new(g.relation(), Epsilon::new((2.0 * g.epsilon()).min(Epsilon::MAX)).unwrap(), delta)
+        .unwrap()
+        .with_seed(5);
     let release = session.release(&m, data).unwrap_or_else(|e| {
         panic!("{label}: {} failed after the charge ({} ledger entries): {e}", m.name(), session.ledger().len())
     });
@@ -31,7 +33,7 @@ fn built_then_released<D: ?Sized, M: Mechanism<D>>(label: &str, built: Result<M>
     Some(release.values())
 }
 
-const EPSILONS: [f64; 3] = [1e-12, 1.0, 1e12];
+const EPSILONS: [f64; 3] = [1e-12, 1.0, Epsilon::MAX];
 
 #[test]
 fn mean_requests_build_and_release_or_refuse() {
@@ -48,7 +50,7 @@ fn mean_requests_build_and_release_or_refuse() {
     ];
     for (method, norm) in methods {
         for tuning in [TuningMode::Private, TuningMode::PlugIn] {
-            for eps in [1e-12, 1e12] {
+            for eps in [1e-12, Epsilon::MAX] {
                 // Below 2^-960 a bound is refused when it is made (its fixed-point scale would not be
                 // representable); just above it, the mechanism builds and releases or refuses.
                 assert!(ClippingBound::new(1e-300, norm).is_err());
@@ -67,7 +69,7 @@ fn mean_requests_build_and_release_or_refuse() {
                     // they refuse, naming the bound (not a ψ nobody gave). The other plug-in means
                     // build (IID Laplace and Bernstein, which have no ψ, were refused over it) and
                     // release finite values.
-                    let plug_in_huge = tuning == TuningMode::PlugIn && bound == 1e300 && eps == 1e12;
+                    let plug_in_huge = tuning == TuningMode::PlugIn && bound == 1e300 && eps == Epsilon::MAX;
                     let overflows = matches!(method, MeanMethod::IclpRkhs | MeanMethod::GaussianProcess);
                     if plug_in_huge && overflows {
                         let Err(e) = &mechanism else { panic!("{label}: built") };

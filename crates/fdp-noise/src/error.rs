@@ -4,8 +4,8 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum NoiseError {
-    /// ε must be finite and > 0.
-    #[error("epsilon must be finite and > 0, got {}", Shown(*.0))]
+    /// ε must lie in `(0, 2^30]` ([`crate::Epsilon::MAX`]).
+    #[error("epsilon must be > 0 and at most 2^30 (about 1.07e9: beyond it a release could saturate its lattice), got {}", Shown(*.0))]
     BadEpsilon(f64),
     /// δ must lie in (0, 1).
     #[error("delta must lie in (0, 1), got {}", Shown(*.0))]
