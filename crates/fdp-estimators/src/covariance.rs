@@ -1125,16 +1125,16 @@ mod tests {
         });
         let (values, vectors) = fdp_mercer::linalg::symmetric_eigen(c.as_ref()).unwrap();
         assert!(x.iter().all(|r| r.iter().map(|v| v * v).sum::<f64>() < 50.0 * 50.0), "no record clipped");
-        for eps in [1e12, 1.0] {
+        for eps in [fdp_noise::Epsilon::MAX, 1.0] {
             let m = PrivateCovariance::laplace(&basis, setup(n, eps, 50.0), j).unwrap();
             let fpca =
                 m.release(&curves, &mut NoiseRng::seeded(8), Charge::unaccounted()).unwrap().output().fpca(3).unwrap();
             let truth: Vec<Vec<f64>> = (0..3).map(|c| (0..j).map(|a| vectors[(a, c)]).collect()).collect();
             let dist = projector_distance(fpca.coefficients(), &truth);
             if eps > 1.0 {
-                assert!(dist < 1e-6, "{dist}");
+                assert!(dist < 1e-4, "{dist}"); // the noise at ε = 2^30 leaves about 2e-5
                 for (got, want) in fpca.eigenvalues().iter().zip(&values) {
-                    assert!((got - want).abs() <= 1e-6 * want, "{got} vs {want}");
+                    assert!((got - want).abs() <= 1e-4 * want, "{got} vs {want}");
                 }
                 // The eigenfunctions on the grid are orthonormal in L2.
                 let grid = basis.grid();
@@ -1214,8 +1214,8 @@ mod tests {
             let c = release.output().clone();
             (c.risk_truncation(1).unwrap(), c)
         };
-        // ε = 10¹²: the released operator is the clipped data's; every entry pays for itself.
-        assert_eq!(chosen(1e12, 1).0, j);
+        // ε = 2³⁰ (the largest): the released operator is the clipped data's; every entry pays for itself.
+        assert_eq!(chosen(fdp_noise::Epsilon::MAX, 1).0, j);
         // ε = 0.5 at τ = 4: the noise (scale ~ (√8 + 1)² 16/(400 · 0.5) ≈ 1.2 per entry) swamps
         // everything past S-2's leading components.
         for seed in 0..5 {
