@@ -30,6 +30,8 @@
 //! public centre, shows that no estimate computed from the release can be within 2x of the
 //! realised error on average on both (a bound on the releases' likelihood ratio against the
 //! ratio of the realised errors, two standard errors to spare; docs/DESIGN.md §16.17).
+//! `upper_covers` is the fraction of the default's releases whose realised error is at most the
+//! accuracy stage's upper-side figure (reported, not a target; docs/DESIGN.md §16.22).
 //!
 //! `cargo run --release --example robust_accuracy [-- --quick] [-- --data-dir DIR]
 //! [-- --only A,B] [-- --releases N]` writes `reports/robust_accuracy/`. `--only` keeps the cells
@@ -127,6 +129,9 @@ struct Cell {
     /// below the centre's).
     flagged: f64,
     est_over_real: f64,
+    /// The fraction of the default's releases whose realised error is at most their upper-side
+    /// figure (the accuracy stage's; reported, not a target).
+    upper_covers: f64,
     preview_over_real: f64,
     preview_is_bound: bool,
     /// With `--decompose`: where the default's gap to its own oracle comes from.
@@ -613,16 +618,18 @@ fn front_door(p: &Problem, epsilon: Epsilon, kernel: Stationary) -> AnyResult<Tu
     }
 }
 
-/// The release's own estimate of its squared error, if it carries one.
-fn own_estimate(release: &Release<Curve>) -> Option<f64> {
+/// A number of the release's accuracy stage (`estimated squared error = `, `upper-side figure = `),
+/// if it carries one.
+fn accuracy_number(release: &Release<Curve>, prefix: &str) -> Option<f64> {
     let record = release.metadata().stages.iter().find(|s| s.stage == "accuracy")?;
-    let rest = record.outcome.strip_prefix("estimated squared error = ")?;
-    rest.split([';', ' ']).next()?.parse().ok()
+    let start = record.outcome.find(prefix)? + prefix.len();
+    record.outcome[start..].split([';', ' ']).next()?.parse().ok()
 }
 
 /// `(mean error, its standard error, out-of-range fraction, mean own estimate, fraction flagged
-/// NOISE-DOMINATED)` over `releases`.
-fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, seed: u64) -> AnyResult<[f64; 5]> {
+/// NOISE-DOMINATED, fraction of releases whose error is at most their upper-side figure)` over
+/// `releases`.
+fn run_releases(m: &TunedMean, p: &Problem, target: &[f64], releases: usize, seed: u64) -> AnyResult<[f64; 6]> {
     run_releases_on(m, p, &m.summarize(&p.curves)?, target, releases, seed)
 }
 
@@ -651,14 +658,17 @@ fn run_releases_on(
     target: &[f64],
     releases: usize,
     seed: u64,
-) -> AnyResult<[f64; 5]> {
+) -> AnyResult<[f64; 6]> {
     let (lo, hi) = (p.centre - p.half, p.centre + p.half);
     let slack = 1e-9 * p.half;
     let rows = each_release(m, summary, releases, seed, |release| {
         let curve = release.curve();
         let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
         let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
-        Ok((sq_dist(p.curves.grid(), curve, target), outside, own_estimate(release).unwrap_or(f64::NAN), flagged))
+        let error = sq_dist(p.curves.grid(), curve, target);
+        let estimate = accuracy_number(release, "estimated squared error = ").unwrap_or(f64::NAN);
+        let covered = accuracy_number(release, "upper-side figure = ").is_some_and(|upper| error <= upper);
+        Ok((error, outside, estimate, flagged, covered))
     })?;
     let k = rows.len() as f64;
     let mean = rows.iter().map(|r| r.0).sum::<f64>() / k;
@@ -669,6 +679,7 @@ fn run_releases_on(
         rows.iter().filter(|r| r.1).count() as f64 / k,
         rows.iter().map(|r| r.2).sum::<f64>() / k,
         rows.iter().filter(|r| r.3).count() as f64 / k,
+        rows.iter().filter(|r| r.4).count() as f64 / k,
     ])
 }
 
@@ -799,7 +810,7 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, options: &Op
     let centre_mse = sq_dist(p.curves.grid(), &centre, &target);
     let default = tuned(TunedKind::IclpRkhs, p, epsilon, search)?;
     let summary = default.summarize(&p.curves)?;
-    let [default_mse, default_se, out_of_range, est, flagged] =
+    let [default_mse, default_se, out_of_range, est, flagged, upper_covers] =
         run_releases_on(&default, p, &summary, &target, releases, seed)?;
     let realised = [default_mse, default_se];
     let estimate_limit = estimate_limit(&default, p, &summary, realised, (releases, seed + 7, options.twins))?;
@@ -807,7 +818,7 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, options: &Op
         if options.decompose { Some(decompose(&default, p, epsilon, &target, releases, seed)?) } else { None };
     let preview = default.accuracy();
     let door = front_door(p, epsilon, kernel)?;
-    let [door_mse, _, door_out_of_range, door_est, _] = run_releases(&door, p, &target, releases, seed)?;
+    let [door_mse, _, door_out_of_range, door_est, ..] = run_releases(&door, p, &target, releases, seed)?;
     let door_preview = door.accuracy();
     let binned = binned_mse(p, eps, &target, releases, seed + 1)?;
     let default_oracle = centre_mse.min(default.oracle(&p.curves, &target)?.expected_sq_error);
@@ -851,6 +862,7 @@ fn evaluate(p: &Problem, p_index: usize, eps: f64, releases: usize, options: &Op
         estimate_limit,
         flagged,
         est_over_real: est / default_mse,
+        upper_covers,
         preview_over_real: preview.expected_sq_error / default_mse,
         preview_is_bound: preview.upper_bound,
         decomposition,
@@ -956,7 +968,7 @@ pub fn run(data: Option<&std::path::Path>, options: &Options) -> AnyResult<()> {
         limited_misses += (c.estimate_limit.is_some() && !t[3]) as usize;
         c.door_targets().iter().enumerate().for_each(|(i, ok)| door_met[i] += *ok as usize);
         println!(
-            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_est_over_real={:.3} door_targets={} estimate_limit={}",
+            "robust data={} n={} epsilon={} default_mse={:.4e} centre_mse={:.4e} binned_mse={:.4e} best_other_mse={:.4e} oracle_mse={:.4e} out_of_range={:.3} flagged={:.3} est_over_real={:.3} preview_over_real={:.3} over_competitors={:.2} over_oracle={:.2} targets={} bound_gain={:.2} door_mse={:.4e} door_over_default={:.2} door_est_over_real={:.3} door_targets={} estimate_limit={} upper_covers={:.3}",
             c.data,
             c.n,
             c.epsilon,
@@ -977,7 +989,8 @@ pub fn run(data: Option<&std::path::Path>, options: &Options) -> AnyResult<()> {
             c.door_mse / c.default_mse,
             c.door_est_over_real,
             c.door_targets().iter().map(|ok| if *ok { '1' } else { '0' }).collect::<String>(),
-            c.estimate_limit.map_or_else(|| "none".to_string(), |t| t.to_string())
+            c.estimate_limit.map_or_else(|| "none".to_string(), |t| t.to_string()),
+            c.upper_covers
         );
         if let Some(d) = &c.decomposition {
             println!(

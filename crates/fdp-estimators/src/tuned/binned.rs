@@ -6,12 +6,12 @@ use fdp_core::{
     Charge, ClipNorm, ClippingBound, Release, ReleaseMetadata, SensitivityNorm, StageLaw, StageMechanism, StageRecord,
 };
 use fdp_functional::{Curve, Representation};
-use fdp_noise::{Epsilon, NoiseRng, vector::LaplaceVector};
+use fdp_noise::{ComponentNoise, Epsilon, LatticeLaplace, NoiseRng, vector::LaplaceVector};
 use serde::{Deserialize, Serialize};
 
 use super::TunedKind;
 use super::release::ReleaseMember;
-use super::selection::SureChoice;
+use super::selection::{SureChoice, estimate_sd};
 use super::setup::TunedSetup;
 use crate::error::Result;
 use crate::sums::PointwiseBins;
@@ -276,6 +276,14 @@ impl TunedSetup {
         let centre_risk = gram.sure(&d, v, &[0.0; 2]).max(0.0) + centre_ends;
         let (risk, centre_risk) =
             if at_reference { (risk + centre_ends, risk + centre_ends) } else { (risk + release_ends, centre_risk) };
+        // The estimates' sds over the Laplace noise, on the Haar deviations with the
+        // Gram's diagonal as their weights (its off-diagonal terms are left out: the figure is an
+        // upper-side reading, not a bound): SURE's `(1 − f_j)²`, the centre's 1.
+        let variances = vec![v; k];
+        let centre_sd = estimate_sd(&d, &variances, <LatticeLaplace as ComponentNoise>::KURTOSIS, |j| gram.at(j, j));
+        let risk_sd = estimate_sd(&d, &variances, <LatticeLaplace as ComponentNoise>::KURTOSIS, |j| {
+            gram.at(j, j) * (1.0 - factors[j]).powi(2)
+        });
         let choice = SureChoice {
             psi: f64::NAN,
             shrink: Vec::new(),
@@ -283,6 +291,9 @@ impl TunedSetup {
             centre_risk,
             noise_dominated: at_reference,
             band: 2.0 * (v * (0..k).map(|j| factors[j] * factors[j] * gram.at(j, j)).sum::<f64>()).sqrt(),
+            risk_sd,
+            centre_sd,
+            upper: risk + 2.0 * risk_sd,
         }
         .capped(self.diameter());
         stages.push(StageRecord {

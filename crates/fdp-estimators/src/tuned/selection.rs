@@ -74,6 +74,20 @@ pub(crate) struct SureChoice {
     pub noise_dominated: bool,
     /// The L2 half-width `2 (Σ s_k² v_k)^{1/2}` of a ±2 sd band of the released noise.
     pub band: f64,
+    /// The standard deviation of `risk` over the noise (its random part: the clipping and
+    /// truncation terms are model-based and enter at their estimate): with `Var(y_k²) =
+    /// (κ − 1) v_k² + 4 m_k² v_k` for symmetric noise, `m_k²` estimated by `max(y_k² − v_k, 0)`,
+    /// `(Σ_k w_k² Var(y_k²))^{1/2}` for the estimate's weights `w_k` on `y_k²`.
+    pub risk_sd: f64,
+    /// The same for `centre_risk`.
+    pub centre_sd: f64,
+    /// **The upper-side figure**: the estimate plus 2 `risk_sd`, with the matched family's clipping
+    /// term read at a bound drawn at its noise's lower 1 % quantile instead of averaged over it,
+    /// between `risk` and the range's diameter: what a release whose own estimate is within its
+    /// noise (floored at 0, or flagged) can honestly say about its error. Not a bound: it leaves
+    /// out the selection's optimism and the biases the estimate cannot see (the binned family's
+    /// within-bin bias, skewed norms); docs/DESIGN.md §16.22 measures its coverage.
+    pub upper: f64,
 }
 
 impl SureChoice {
@@ -84,6 +98,7 @@ impl SureChoice {
         self.risk = self.risk.min(diameter);
         self.centre_risk = self.centre_risk.min(diameter);
         self.noise_dominated |= self.centre_risk <= self.risk;
+        self.upper = self.upper.max(self.risk).min(diameter);
         self
     }
 
@@ -93,9 +108,10 @@ impl SureChoice {
             epsilon: 0.0,
             delta: 0.0,
             outcome: format!(
-                "estimated squared error = {:.6e}; public centre's = {:.6e}; noise L2 band (2 sd) = {:.6e}; {} (estimated from the release: post-processing)",
+                "estimated squared error = {:.6e}; public centre's = {:.6e}; upper-side figure = {:.6e} (the estimate + 2 sd of its noise, at most the range's diameter); noise L2 band (2 sd) = {:.6e}; {} (estimated from the release: post-processing)",
                 self.risk,
                 self.centre_risk,
+                self.upper,
                 self.band,
                 if self.noise_dominated {
                     "NOISE-DOMINATED: no significant gain over the public centre"
@@ -165,6 +181,14 @@ pub(crate) fn guarded_sure(
     };
     let centre_risk = centre.map_or(f64::INFINITY, |_| centre_error_estimate(y, v, kurtosis, &shrinks[best]));
     let risk = if centre == Some(chosen) { centre_risk } else { risks[chosen] };
+    // The estimates' sds: SURE's weights on y_k² are (1 − s_k)²; the centre's, captured part and
+    // tail together, 1 (the tail's pre-test aside: its sd is counted whether or not it was).
+    let centre_sd = estimate_sd(y, v, kurtosis, |_| 1.0);
+    let risk_sd = if centre == Some(chosen) {
+        centre_sd
+    } else {
+        estimate_sd(y, v, kurtosis, |k| (1.0 - shrinks[chosen][k]).powi(2))
+    };
     SureChoice {
         psi: grid[chosen],
         shrink: shrinks[chosen].clone(),
@@ -175,7 +199,25 @@ pub(crate) fn guarded_sure(
         // can still be flagged.
         noise_dominated: centre == Some(chosen) || centre_risk.max(0.0) <= risk.max(0.0),
         band: 2.0 * shrunk_noise(&shrinks[chosen], v).sqrt(),
+        risk_sd,
+        centre_sd,
+        upper: risk.max(0.0) + 2.0 * risk_sd,
     }
+}
+
+/// The standard deviation over the noise of an estimate `Σ_k w_k (y_k² − v_k) + const`: for
+/// `y_k = m_k + e_k` with independent symmetric noise of variance `v_k` and kurtosis κ,
+/// `Var(y_k²) = (κ − 1) v_k² + 4 m_k² v_k`, with `m_k²` estimated by `max(y_k² − v_k, 0)` (a
+/// coefficient whose variance overflowed adds ∞: the caller's cap, the range's diameter, then
+/// bounds the figure). Post-processing of y and public quantities.
+pub(super) fn estimate_sd(y: &[f64], v: &[f64], kurtosis: f64, weight: impl Fn(usize) -> f64) -> f64 {
+    (0..y.len())
+        .map(|k| {
+            let signal = (y[k] * y[k] - v[k]).max(0.0);
+            weight(k).powi(2) * ((kurtosis - 1.0) * v[k] * v[k] + 4.0 * signal * v[k])
+        })
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// [`guarded_sure`]'s false-detection guard at the public ceiling, in null standard deviations.
