@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use fdp::data::{CsvSpec, CurveSet, LoadedCurves, read_long_csv, read_sparse_csv, read_wide_csv};
 use fdp::front::{
@@ -166,9 +166,14 @@ struct PrivacyArgs {
     /// Reproducible noise from this seed (recorded; experiments only).
     #[arg(long)]
     seed: Option<u64>,
-    /// Where release.json, report.md and the figure go.
+    /// Where release.json, report.md and the figure go. A folder that already holds a
+    /// release.json is refused (each release has its own folder) unless --overwrite is given.
     #[arg(long, default_value = "fdp-release")]
     out: PathBuf,
+    /// Replace the release already in --out (its numbers were published or not: the budget it
+    /// spent stays spent).
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// Where the curves come from: a wide or long CSV (shared by `mean`, `preview` and `fpca`).
@@ -223,6 +228,7 @@ const GRID_MAPPED_NOTE: &str =
     "the grid was mapped onto [0, 1] (where the kernel's length-scale is set); the figure shows it in the data's units";
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("frame").args(["bound", "range"]).required(true).multiple(true)))]
 struct MeanArgs {
     #[command(flatten)]
     source: CurveSource,
@@ -237,7 +243,7 @@ struct MeanArgs {
     /// The clipping bound NORM:VALUE in the mechanism's norm: l1 (coefficient l1; ICLP-RKHS), l2
     /// (ICLP-l1, IID Laplace, GP) or sup (Bernstein). Public; under private tuning, a ceiling.
     /// Optional with --range (the ceiling then follows from the range).
-    #[arg(long, value_parser = parse_bound, required_unless_present = "range", allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse_bound, allow_hyphen_values = true)]
     bound: Option<String>,
     /// The public range LO,HI of the values (what is measured, e.g. 0,1 for FA, 40,210 for heights in
     /// cm): every release is clamped to it, the centre defaults to its middle, without --bound the
@@ -524,6 +530,12 @@ fn session(p: &PrivacyArgs, relation: NeighbourRelation) -> Result<FrontSession,
              with probability up to δ; δ is usually far below 1/n (e.g. 1e-6)"
         );
     }
+    if p.ledger.is_none() {
+        eprintln!(
+            "fdp: note: no --ledger: this release's ε is recorded only in its own folder; a later release of the same \
+             data starts from a fresh budget unless you keep a ledger (--ledger ledger.json)"
+        );
+    }
     Ok(open_session(p.ledger.as_deref(), relation, p.budget_epsilon.unwrap_or(p.epsilon), total_delta, p.seed)?)
 }
 
@@ -589,6 +601,14 @@ fn unexpected(released: &Released) -> Failure {
 /// is opened: a release charged and then not written is a budget spent for nothing.
 fn writable_out(p: &PrivacyArgs) -> Result<(), Failure> {
     let out = &p.out;
+    if !p.overwrite && out.join("release.json").exists() {
+        return Err(format!(
+            "--out {} already holds a release (release.json): give each release a folder of its own, or --overwrite \
+             to replace it (its budget stays spent)",
+            out.display()
+        )
+        .into());
+    }
     std::fs::create_dir_all(out).map_err(|e| format!("--out {}: cannot create the directory: {e}", out.display()))?;
     let probe = out.join(format!(".fdp-write-check-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| format!("--out {}: not writable: {e}", out.display()))?;
@@ -1070,12 +1090,23 @@ fn count_outside(data: &[f64], width: usize, lo: f64, hi: f64) -> usize {
 
 /// How many points have a coordinate outside `[lo, hi]` (snapped or clamped by the mechanism): a
 /// count of the private data, for the local log only.
-fn outside(points: &Points, lo: f64, hi: f64) -> String {
+/// Writes the local log's line counting the points outside `[lo, hi]` in any coordinate and, when
+/// there are any, says so on stderr (the count itself only in the log: it describes the data).
+fn log_outside(out: &std::path::Path, points: &Points, lo: f64, hi: f64, flag: &str) -> Result<(), Failure> {
     let count = count_outside(&points.data, points.dim, lo, hi);
-    format!(
+    let line = format!(
         "{count} of {} points have a coordinate outside the public domain [{lo}, {hi}] (moved to its nearest end)",
         points.len()
-    )
+    );
+    let log = write_local_log(out, &[line])?;
+    if count > 0 {
+        eprintln!(
+            "fdp: warning: points outside the domain {flag} are counted in {} (NOT FOR PUBLICATION): check the domain \
+             and the data's units",
+            log.display()
+        );
+    }
+    Ok(())
 }
 
 fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
@@ -1105,11 +1136,10 @@ fn kde(args: KdeArgs, bar: &ProgressBar) -> Result<(), Failure> {
     let title = format!("Private density ({}), ε = {}", mechanism.name(), args.privacy.epsilon.get());
     let axes = FigureAxes::named(args.column.clone(), "density");
     let report = write_curve_report(&args.privacy.out, &title, &release, session.session(), &notes, &axes)?;
-    let log = write_local_log(&args.privacy.out, &[outside(&points, args.domain.0, args.domain.1)])?;
     bar.finish_and_clear();
     announce(session.session(), mechanism.name(), &report);
-    eprintln!("fdp: points outside the domain (NOT FOR PUBLICATION) are counted in {}", log.display());
-    Ok(())
+    let flag = format!("--domain {},{}", args.domain.0, args.domain.1);
+    log_outside(&args.privacy.out, &points, args.domain.0, args.domain.1, &flag)
 }
 
 fn kme(args: KmeArgs, bar: &ProgressBar) -> Result<(), Failure> {
@@ -1170,11 +1200,9 @@ fn sketch(args: SketchArgs, bar: &ProgressBar) -> Result<(), Failure> {
         Err(e) => extra += &format!("Not available for this release: {e}.\n"),
     }
     let report = write_report(&args.privacy.out, "Private sketch", &release, session.session(), &[], &extra)?;
-    let log = write_local_log(&args.privacy.out, &[outside(&points, 0.0, 1.0)])?;
     bar.finish_and_clear();
     announce(session.session(), mechanism.name(), &report);
-    eprintln!("fdp: points outside [0, 1]^D (NOT FOR PUBLICATION) are counted in {}", log.display());
-    Ok(())
+    log_outside(&args.privacy.out, &points, 0.0, 1.0, "[0, 1]^D")
 }
 
 /// `NAME=VALUE` as a spec parameter: VALUE as JSON if it is JSON, else as text.

@@ -1021,7 +1021,7 @@ fn fpca_releases_a_report_and_refuses_k_above_j_before_the_charge() {
         assert!(Path::new(&out).join(file).exists(), "{file}");
     }
     let report = std::fs::read_to_string(Path::new(&out).join("report.md")).unwrap();
-    assert!(report.contains("| 1 |") && report.contains("share of the variance"), "{report}");
+    assert!(report.contains("| 1 |") && report.contains("share of the released covariance"), "{report}");
     let ledger: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ledger).unwrap()).unwrap();
     assert_eq!(ledger["entries"].as_array().unwrap().len(), 2);
 }
