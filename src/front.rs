@@ -57,7 +57,7 @@ fn no_delta_unless(takes_delta: bool, delta: Option<Delta>) -> Result<()> {
         Some(d) if !takes_delta => Err(Error::BadParameter {
             name: "delta",
             value: d.get().into(),
-            reason: "is for the Gaussian-process mechanisms only: this one is pure ε-DP (δ = 0); drop δ",
+            reason: "only the Gaussian-process mechanisms take a δ; this one is pure ε-DP (δ = 0): drop δ",
         }),
         _ => Ok(()),
     }
@@ -866,7 +866,7 @@ impl FpcaRequest {
 }
 
 /// Writes a covariance release's report into `out`: `release.json`, `fpca.svg` (the leading `k`
-/// eigenfunctions in the data's units, each with its share of the variance) and `report.md` (the
+/// eigenfunctions in the data's units, each with its share of the released covariance) and `report.md` (the
 /// eigenvalues, the stages, the metadata, the ledger and the notes). Returns the report's path.
 pub fn write_fpca_report(
     out: &std::path::Path,
@@ -889,7 +889,7 @@ pub fn write_fpca_report(
         .enumerate()
         .map(|(i, (f, share))| {
             Series::new(
-                format!("component {} ({:.0}% of the variance)", i + 1, 100.0 * share),
+                format!("component {} ({:.0}% of the released covariance)", i + 1, 100.0 * share),
                 f.clone(),
                 PALETTE[i % PALETTE.len()],
             )
@@ -898,11 +898,15 @@ pub fn write_fpca_report(
     let figure = axes.figure(release.metadata(), release.output().grid().points(), series)?;
     figure.write_svg(&dir.file("fpca.svg"), 900, 560).map_err(report_err)?;
     let mut md = format!(
-        "# {title}\n\n![principal components](fpca.svg)\n\n| component | eigenvalue | share of the variance |\n|---|---|---|\n"
+        "# {title}\n\n![principal components](fpca.svg)\n\n| component | eigenvalue | share of the released covariance's trace |\n|---|---|---|\n"
     );
     for (i, (value, share)) in fpca.eigenvalues().iter().zip(fpca.explained_variance()).enumerate() {
         md += &format!("| {} | {value:.4e} | {:.1}% |\n", i + 1, 100.0 * share);
     }
+    md += "\nThe shares are of the released covariance's trace (its projection onto the positive semidefinite \
+           cone, over the components the decomposition used), not of the data's variance: at a small n ε the \
+           release keeps fewer directions and the leading share reads high. A component with eigenvalue 0 \
+           carries no released variance; its function is arbitrary.\n";
     let released = release.output().components();
     md += &match release.output().truncation() {
         Truncation::Risk => format!(

@@ -321,7 +321,10 @@ class SketchRelease(_Release):
 class FpcaResult:
     """The leading principal components of a private covariance (post-processing of the release):
     ``values`` (eigenvalues, the PSD projection's), ``functions`` (k x K, each on the grid, orthonormal
-    in L² of the grid mapped onto [0, 1]), ``explained_variance`` (each one's share of the trace),
+    in L² of the grid mapped onto [0, 1]), ``explained_variance`` (each one's share of the released
+    covariance's trace — not of the data's variance: at a small n·ε the release keeps fewer
+    directions and the leading share reads high; a component with eigenvalue 0 carries no released
+    variance and its function is arbitrary),
     ``grid`` (the data's units), ``components`` (how many of the J released components the
     decomposition used: J, or fewer when the mechanism's ``truncation="risk"`` dropped trailing
     components whose signal did not pay for their noise)."""
@@ -362,8 +365,12 @@ class CovarianceRelease(_Release):
         return np.asarray(self._inner.mean_curve())
 
     def fpca(self, k: int = 3) -> FpcaResult:
-        """The top ``k`` principal components (1 <= k <= J): costs no privacy."""
-        values, functions, explained, components = self._inner.fpca(_whole("k", k, 1))
+        """The top ``k`` principal components (1 <= k <= J, the number of released basis
+        components): costs no privacy."""
+        k = _whole("k", k, 1)
+        if k > self._inner.components():
+            raise ValueError(f"k = {k}: the covariance was released in J = {self._inner.components()} basis components, so at most {self._inner.components()} principal components")
+        values, functions, explained, components = self._inner.fpca(k)
         return FpcaResult(np.asarray(values), np.asarray(functions), np.asarray(explained), self._grid, int(components))
 
     def write_report(self, out: str, session: Any, k: int = 3, title: str | None = None, x_label: str = "t", notes: Sequence[str] = ()) -> str:

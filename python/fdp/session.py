@@ -126,7 +126,7 @@ class Session:
 
     def __repr__(self) -> str:
         (se, sd), (re_, rd) = self.spent, self.remaining
-        return f"Session(spent=(ε={se:g}, δ={sd:g}), remaining=(ε={re_:g}, δ={rd:g}), releases={len(self.ledger)})"
+        return f"Session(spent=(ε={se:g}, δ={sd:g}), remaining=(ε={re_:g}, δ={rd:g}), ledger_entries={len(self.ledger)})"
 
 
 def _checked_seed(seed: object) -> int | None:

@@ -139,10 +139,12 @@ plot.fdp_release <- function(x, xlab = "t", ylab = "value", main = NULL, ...) {
 
 #' Principal components of a released covariance
 #'
-#' Post-processing (no budget): the top `k` eigenvalues, eigenfunctions on the grid and the
-#' explained variance, from the leading `components` of the J released basis components (all J,
-#' or fewer when the mechanism's `truncation = "risk"` dropped trailing ones whose signal did not
-#' pay for their noise).
+#' Post-processing (no budget): the top `k` eigenvalues, eigenfunctions on the grid and each
+#' one's share of the released covariance's trace (`explained`: not of the data's variance; at a
+#' small n epsilon the release keeps fewer directions and the leading share reads high; a component
+#' with eigenvalue 0 carries no released variance and its function is arbitrary), from the leading
+#' `components` of the J released basis components (all J, or fewer when the mechanism's
+#' `truncation = "risk"` dropped trailing ones whose signal did not pay for their noise).
 #' @param release An `fdp_covariance_release`.
 #' @param k The number of components.
 #' @return `list(values, functions = K x k matrix, explained, grid, components)`.

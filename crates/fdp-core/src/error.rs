@@ -26,7 +26,11 @@ pub enum Error {
     #[error("the curves' grid differs from the basis grid")]
     GridMismatch,
     /// A clipping bound in one norm was given to a mechanism that clips in another.
-    #[error("{mechanism} clips records in the {expected:?} norm, but the bound is in the {got:?} norm")]
+    #[error(
+        "{mechanism} clips records in the {expected:?} norm, but the bound is in the {got:?} norm: give it as {}:VALUE, or \
+         choose a mechanism that clips in the {got:?} norm",
+        expected.prefix()
+    )]
     WrongNorm { mechanism: &'static str, expected: crate::ClipNorm, got: crate::ClipNorm },
     /// A release would spend more than the session has left; nothing was computed or charged.
     #[error(

@@ -23,6 +23,15 @@ pub enum ClipNorm {
 }
 
 impl ClipNorm {
+    /// The prefix a bound in this norm is written with (`NORM:VALUE`): `l1`, `l2` or `sup`.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Self::CoefficientL1 => "l1",
+            Self::L2 => "l2",
+            Self::Sup => "sup",
+        }
+    }
+
     /// The norm of `x`.
     pub fn norm(self, x: &[f64]) -> f64 {
         match self {
@@ -199,12 +208,7 @@ impl std::str::FromStr for ClippingBound {
 /// `NORM:VALUE`, what [`str::parse`] reads back.
 impl std::fmt::Display for ClippingBound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let norm = match self.norm {
-            ClipNorm::CoefficientL1 => "l1",
-            ClipNorm::L2 => "l2",
-            ClipNorm::Sup => "sup",
-        };
-        write!(f, "{norm}:{}", self.value)
+        write!(f, "{}:{}", self.norm.prefix(), self.value)
     }
 }
 
