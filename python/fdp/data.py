@@ -284,16 +284,15 @@ def record_values(values: Any) -> NDArray[np.float64]:
     are checked)."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a complex value's ComplexWarning quotes nothing, but warns
-            array = np.asarray(values, dtype=np.float64)
-        if not np.iscomplexobj(np.asarray(values)):
-            return array
-    except (TypeError, ValueError, OverflowError):
+            # A complex array would be cast silently to its real part, with a warning: an error here.
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError, np.exceptions.ComplexWarning):
         pass
 
     def one(value: Any) -> float:
         if isinstance(value, (complex, np.complexfloating)):
-            return np.nan
+            return float(value.real) if value.imag == 0 else np.nan
         try:
             return float(value)
         except (TypeError, ValueError, OverflowError):

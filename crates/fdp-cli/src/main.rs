@@ -757,6 +757,7 @@ fn mean(args: MeanArgs, bar: &ProgressBar, preview: bool) -> Result<(), Failure>
         ("--seed", privacy.seed.is_some()),
         ("--budget-epsilon", privacy.budget_epsilon.is_some()),
         ("--budget-delta", privacy.budget_delta.is_some()),
+        ("--overwrite", privacy.overwrite),
     ];
     if let Some((flag, _)) = release_only.iter().find(|(_, given)| preview && *given) {
         return Err(format!("{flag} does not apply to preview (it spends nothing and writes no file)").into());

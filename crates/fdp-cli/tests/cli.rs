@@ -90,8 +90,22 @@ fn mean_release_then_a_refusal_from_the_same_ledger() {
     assert_eq!(release["metadata"]["n"], 121);
     assert_eq!(release["metadata"]["privacy_unit"], "record");
     // 0.4 left: a second ε = 0.6 is refused, naming what was spent, and nothing is charged.
-    let second =
-        fdp(&["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.6", "--bound", "l1:2", "--ledger", ledger_s]);
+    let scratch = dir.join("second");
+    let second = fdp(&[
+        "mean",
+        "--csv",
+        csv_s,
+        "--columns",
+        "y_",
+        "--epsilon",
+        "0.6",
+        "--bound",
+        "l1:2",
+        "--ledger",
+        ledger_s,
+        "--out",
+        scratch.to_str().unwrap(),
+    ]);
     assert_eq!(second.status.code(), Some(1));
     assert!(text(&second).contains("spent (ε = 0.6"), "{}", text(&second));
     let show = fdp(&["ledger", "show", ledger_s]);
@@ -755,17 +769,83 @@ fn front_door_traps_are_refused_or_reported_locally() {
     assert!(log.contains("200 of 200 points have a coordinate outside the public domain [0, 1]"), "{log}");
     assert!(!std::fs::read_to_string(dir.join("s/report.md")).unwrap().contains("outside"));
     let csv = curves_csv(&dir);
-    let mean = |extra: &[&str]| {
+    let mean = |extra: &[&str], out: &str| {
         let args = ["mean", "--csv", csv.to_str().unwrap(), "--columns", "y_", "--epsilon", "1", "--bound", "l1:2"];
-        fdp(&[&args[..], extra, &["--out", &p("m")]].concat())
+        fdp(&[&args[..], extra, &["--out", &p(out)]].concat())
     };
-    let o = mean(&["--delta", "1e-6"]);
+    let o = mean(&["--delta", "1e-6"], "m");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("pure ε-DP"), "{}", text(&o));
-    let o = mean(&["--kernel", "matern32:0.01"]);
+    let o = mean(&["--kernel", "matern32:0.01"], "m");
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("below half the grid's spacing"), "{}", text(&o));
-    assert!(!text(&mean(&[])).contains("warning"));
+    let o = mean(&[], "m-plain");
+    assert!(o.status.success() && !text(&o).contains("warning"), "{}", text(&o));
+}
+
+/// Each release has a folder of its own: an `--out` holding a release.json is refused before
+/// anything is charged (the ledger byte for byte), `--overwrite` replaces it; a release without
+/// `--ledger` says on stderr that its ε is recorded only in its folder; `fdp kde` warns about
+/// points outside the domain only when there are some.
+#[test]
+fn an_out_folder_holds_one_release() {
+    let dir = scratch("one-release");
+    let csv = curves_csv(&dir);
+    let (csv_s, ledger) = (csv.to_str().unwrap(), dir.join("ledger.json"));
+    let out = dir.join("release");
+    let mean = |extra: &[&str]| {
+        let args = ["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.25", "--bound", "l1:2"];
+        fdp(&[&args[..], &["--out", out.to_str().unwrap()], extra].concat())
+    };
+    let budget = ["--ledger", ledger.to_str().unwrap(), "--budget-epsilon", "1"];
+    let first = mean(&budget);
+    assert!(first.status.success() && !text(&first).contains("no --ledger"), "{}", text(&first));
+    let before = std::fs::read(&ledger).unwrap();
+    let again = mean(&budget);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    assert!(
+        text(&again).contains("already holds a release") && text(&again).contains("--overwrite"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(std::fs::read(&ledger).unwrap(), before, "nothing charged");
+    let replaced = mean(&[&budget[..], &["--overwrite"]].concat());
+    assert!(replaced.status.success(), "{}", text(&replaced));
+    assert_ne!(std::fs::read(&ledger).unwrap(), before, "the replacement is charged");
+    let unledgered = fdp(&[
+        "mean",
+        "--csv",
+        csv_s,
+        "--columns",
+        "y_",
+        "--epsilon",
+        "1",
+        "--bound",
+        "l1:2",
+        "--out",
+        dir.join("loose").to_str().unwrap(),
+    ]);
+    assert!(unledgered.status.success() && text(&unledgered).contains("no --ledger"), "{}", text(&unledgered));
+    // Points inside the domain: no warning about points outside it; one outside: the warning.
+    std::fs::write(dir.join("inside.csv"), "x\n0.1\n0.5\n0.9\n").unwrap();
+    std::fs::write(dir.join("outside.csv"), "x\n0.1\n0.5\n1.9\n").unwrap();
+    for (file, warned) in [("inside.csv", false), ("outside.csv", true)] {
+        let o = fdp(&[
+            "kde",
+            "--csv",
+            dir.join(file).to_str().unwrap(),
+            "--column",
+            "x",
+            "--domain",
+            "0,1",
+            "--epsilon",
+            "1",
+            "--out",
+            dir.join(format!("kde-{file}")).to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(text(&o).contains("points outside the domain"), warned, "{file}: {}", text(&o));
+    }
 }
 
 /// `fdp mean --sparse`: a long table kept at each id's own times, with missing values, a time

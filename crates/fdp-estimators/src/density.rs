@@ -20,7 +20,9 @@ use fdp_core::{
     Accuracy, Descriptor, Mechanism, MergeableMechanism, Regularisation, Release, ReleaseMetadata, SensitivityNorm,
     SummaryState,
 };
-use fdp_functional::numerics::{bernstein_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain};
+use fdp_functional::numerics::{
+    bernstein_laplace_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain,
+};
 
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
 use fdp_functional::{BasisOutput, BasisSampler, Curve, GaussianProcessSampler, IclpSampler, Representation};
@@ -490,9 +492,13 @@ impl Mechanism<GridPoints> for BernsteinKde {
         metadata.kernel = Some(self.kernel_description.clone());
         let domain = self.grid.domain().to_vec();
         // Each lattice value carries Laplace noise of scale b: sd √2 b (public).
-        let sd = bernstein_noise_sd(&self.grid, self.degree, &domain, std::f64::consts::SQRT_2 * self.noise.scale());
+        let sd = bernstein_laplace_noise_sd(&self.grid, self.degree, &domain, self.noise.scale());
         let representation = Representation::Bernstein { values, degree: self.degree, domain };
-        Ok(Release::new(Curve::new(self.grid.clone(), None, representation)?.with_noise_sd(sd)?, metadata))
+        let mut curve = Curve::new(self.grid.clone(), None, representation)?;
+        if let Some(sd) = sd {
+            curve = curve.with_noise_sd(sd)?;
+        }
+        Ok(Release::new(curve, metadata))
     }
 
     /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.

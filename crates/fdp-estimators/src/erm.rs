@@ -84,13 +84,15 @@ pub struct ErmSetup {
 }
 
 impl ErmSetup {
-    /// `n >= 1`, `(η, ψ)` with `ψ > 0` (the strong convexity the sensitivity rests on), and a positive
-    /// response bound for the squared loss.
+    /// `n >= 1`, `(η, ψ)` with `ψ > 0` (the strong convexity the sensitivity rests on), and for the
+    /// squared loss a response bound that a clipping bound could be (finite, at least 2^-960: the
+    /// responses are summed in fixed point at its scale, which below that is not representable).
     pub fn new(loss: Loss, n: usize, regularisation: Regularisation) -> Result<Self> {
         fdp_core::caps::records(n)?;
         let (eta, psi) = (regularisation.eta(), positive("psi", regularisation.psi())?);
         if let Loss::Squared { bound } = loss {
             positive("response bound", bound)?;
+            fdp_core::ClippingBound::sup(bound)?;
         }
         Ok(Self { loss, n, eta, psi })
     }

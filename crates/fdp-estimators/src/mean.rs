@@ -19,7 +19,7 @@ use fdp_core::{
     SensitivityNorm, SummaryState, Tuning,
 };
 use fdp_functional::numerics::{
-    bernstein_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain, interpolate,
+    bernstein_laplace_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain, interpolate,
 };
 
 use crate::error::{EstimatorError, Result};
@@ -616,9 +616,12 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
         };
         let domain = self.grid.domain().to_vec();
         // Each lattice value carries Laplace noise of scale b: sd √2 b (public).
-        let sd = bernstein_noise_sd(&self.grid, self.lattice, &domain, std::f64::consts::SQRT_2 * self.noise.scale());
+        let sd = bernstein_laplace_noise_sd(&self.grid, self.lattice, &domain, self.noise.scale());
         let representation = Representation::Bernstein { values, degree: self.lattice, domain };
-        let curve = Curve::new(self.grid.clone(), self.setup.reference.clone(), representation)?.with_noise_sd(sd)?;
+        let mut curve = Curve::new(self.grid.clone(), self.setup.reference.clone(), representation)?;
+        if let Some(sd) = sd {
+            curve = curve.with_noise_sd(sd)?;
+        }
         Ok(Release::new(curve, metadata))
     }
 

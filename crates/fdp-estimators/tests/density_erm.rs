@@ -237,6 +237,9 @@ fn bad_parameters_and_points() {
     let regularisation = Regularisation::new(1.2, 0.1).unwrap();
     assert!(ErmSetup::new(Loss::Logistic, 10, Regularisation::new(1.2, 0.0).unwrap()).is_err(), "ψ = 0");
     assert!(ErmSetup::new(Loss::Squared { bound: -1.0 }, 10, regularisation).is_err());
+    // Below 2^-960 the fixed-point scale of the response sums is not representable (the sums read 0).
+    assert!(ErmSetup::new(Loss::Squared { bound: 1e-300 }, 10, regularisation).is_err());
+    assert!(ErmSetup::new(Loss::Squared { bound: 1e-280 }, 10, regularisation).is_ok());
     assert!(ErmSetup::new(Loss::Logistic, 0, regularisation).is_err());
     assert!(Regularisation::new(-1.0, 0.1).is_err());
     // Bad points never fail and never change n; bad lengths do fail.

@@ -59,6 +59,15 @@ pub fn bernstein_noise_sd(grid: &Grid, degree: usize, domain: &[(f64, f64)], sd:
         .collect()
 }
 
+/// [`bernstein_noise_sd`] for Laplace noise of scale `scale` on each lattice value, if every sd is
+/// finite (`√2 · scale` overflows for a scale near `f64::MAX`: then no band, rather than a release
+/// that fails after its charge).
+pub fn bernstein_laplace_noise_sd(grid: &Grid, degree: usize, domain: &[(f64, f64)], scale: f64) -> Option<Vec<f64>> {
+    let unit = bernstein_noise_sd(grid, degree, domain, 1.0);
+    let sd: Vec<f64> = unit.iter().map(|u| std::f64::consts::SQRT_2 * scale * u).collect();
+    sd.iter().all(|s| s.is_finite()).then_some(sd)
+}
+
 /// Bernstein mechanisms map the domain onto `[0, 1]`: it must have a positive, finite width.
 pub fn check_bernstein_domain(grid: &Grid) -> Result<()> {
     match grid.domain().iter().find(|(lo, hi)| !(hi > lo && (hi - lo).is_finite())) {

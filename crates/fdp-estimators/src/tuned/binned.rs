@@ -5,6 +5,7 @@
 use fdp_core::{
     Charge, ClipNorm, ClippingBound, Release, ReleaseMetadata, SensitivityNorm, StageLaw, StageMechanism, StageRecord,
 };
+use fdp_functional::numerics::interpolate;
 use fdp_functional::{Curve, Representation};
 use fdp_noise::{ComponentNoise, Epsilon, LatticeLaplace, NoiseRng, vector::LaplaceVector};
 use serde::{Deserialize, Serialize};
@@ -205,39 +206,30 @@ impl TunedSetup {
         let values: Vec<f64> = (0..k).map(|b| base[b] + deviations[b]).collect();
         let at_reference = factors.iter().all(|s| *s == 0.0);
         // Linear interpolation of bin values between the bins' centres, flat beyond the ends.
-        let interpolated = |values: &[f64]| -> Vec<f64> {
-            grid.points()
-                .iter()
-                .map(|t| {
-                    let j = centre.partition_point(|c| c <= t);
-                    if j == 0 {
-                        values[0]
-                    } else if j == k {
-                        values[k - 1]
-                    } else {
-                        let u = (t - centre[j - 1]) / (centre[j] - centre[j - 1]);
-                        values[j - 1] + u * (values[j] - values[j - 1])
-                    }
-                })
-                .collect()
-        };
+        let interpolated =
+            |values: &[f64]| -> Vec<f64> { grid.points().iter().map(|t| interpolate(&centre, values, *t)).collect() };
         // Nothing kept: the reference itself (not its bin means interpolated).
         let curve: Vec<f64> = if at_reference {
             vec![0.0; grid.len()]
         } else {
             interpolated(&values).iter().enumerate().map(|(i, v)| v - reference(i)).collect()
         };
-        // The pointwise noise sd: the noise on Haar coefficient j (variance v) reaches the curve
-        // through its shrinkage factor, `unhaar` and the interpolation, all linear and public, so
-        // `sd(t)² = v Σ_j (s_j · interpolated(unhaar(e_j))(t))²` (0 everywhere at the reference).
-        let mut noise_variance = vec![0.0; grid.len()];
+        // The pointwise noise sd: the noise on Haar coefficient j (sd √v) reaches the stored curve
+        // through its shrinkage factor, `unhaar`, the interpolation and the projection on the basis,
+        // all linear and public, so `sd(t)² = v Σ_j (s_j · P(interpolated(unhaar(e_j)))(t))²`, P the
+        // projection the curve is stored by (0 everywhere at the reference). √v multiplies after
+        // the square root, so a huge noise scale gives ∞ (no band), never NaN.
+        let mut squares = vec![0.0; grid.len()];
         for (j, s) in factors.iter().enumerate().filter(|(_, s)| **s != 0.0) {
             let mut unit = vec![0.0; k];
             unit[j] = *s;
-            let path = interpolated(&bins.unhaar(&unit));
-            noise_variance.iter_mut().zip(&path).for_each(|(var, p)| *var += v * p * p);
+            let path = self.full_basis.synthesize(&self.full_basis.project(&interpolated(&bins.unhaar(&unit)))?)?;
+            squares.iter_mut().zip(&path).for_each(|(sum, p)| *sum += p * p);
         }
-        let noise_sd: Vec<f64> = noise_variance.iter().map(|var| var.sqrt()).collect();
+        let noise_sd: Vec<f64> = squares
+            .iter()
+            .map(|sum| if *sum == 0.0 { 0.0 } else { std::f64::consts::SQRT_2 * noise.scale() * sum.sqrt() })
+            .collect();
         // The estimates see the bin means only. The curve is flat beyond the first and last bins' centres
         // c_1, c_K; where the rebuilt means slope, the truth likely goes on sloping there: the
         // squared gap `Σ_{t_i < c_1} w_i (g_1 (c_1 - t_i))² + Σ_{t_i > c_K} w_i (g_K (t_i - c_K))²`
@@ -291,9 +283,8 @@ impl TunedSetup {
             centre_risk,
             noise_dominated: at_reference,
             band: 2.0 * (v * (0..k).map(|j| factors[j] * factors[j] * gram.at(j, j)).sum::<f64>()).sqrt(),
-            risk_sd,
-            centre_sd,
             upper: risk + 2.0 * risk_sd,
+            centre_upper: centre_risk + 2.0 * centre_sd,
         }
         .capped(self.diameter());
         stages.push(StageRecord {

@@ -463,31 +463,26 @@ impl TunedSetup {
         // error likewise (`1/q²` at that quantile). Post-processing, as the estimate.
         let low = bound_release
             .map_or((1.0, 1.0), |(log_mean, b)| clipping_factors(tau / log_mean.exp() * (-b * 50f64.ln()).exp(), 0.0));
-        let (clip, clip_low) =
-            (clipping_bias(y, &variances, &choice.shrink, factors), clipping_bias(y, &variances, &choice.shrink, low));
-        choice.upper = choice.risk + clip_low + 2.0 * choice.risk_sd;
-        let centre_upper = (choice.centre_risk + 2.0 * choice.centre_sd) / low.1;
-        choice.risk += clip;
+        choice.risk += clipping_bias(y, &variances, &choice.shrink, factors);
+        choice.upper += clipping_bias(y, &variances, &choice.shrink, low);
         choice.centre_risk /= factors.1;
-        choice.centre_sd /= factors.1;
+        choice.centre_upper /= low.1;
         // The components the small-n ε truncation dropped (section 16.8) are not released: their
         // energy is the expected energy past `J*` under the reference prior fitted to the kept
         // coefficients ([`dropped_energy`]), added to both the release's and the centre's
         // estimates. Post-processing of y and public quantities.
-        let mut centre_upper = centre_upper;
         if self.is_truncated() {
             let tail = dropped_energy(y, &variances, self.full_basis.len());
             choice.risk += tail;
             choice.centre_risk += tail;
             choice.upper += tail;
-            centre_upper += tail;
+            choice.centre_upper += tail;
         }
         // A release that is the centre reports the centre's estimate (the two adjustments above
         // differ in form), and the flag reads the numbers as adjusted.
         if choice.psi == f64::INFINITY {
             choice.risk = choice.centre_risk;
-            choice.risk_sd = choice.centre_sd;
-            choice.upper = centre_upper;
+            choice.upper = choice.centre_upper;
         }
         choice.noise_dominated = choice.psi == f64::INFINITY || choice.centre_risk <= choice.risk;
         choice.capped(self.diameter())

@@ -74,14 +74,11 @@ pub(crate) struct SureChoice {
     pub noise_dominated: bool,
     /// The L2 half-width `2 (Σ s_k² v_k)^{1/2}` of a ±2 sd band of the released noise.
     pub band: f64,
-    /// The standard deviation of `risk` over the noise (its random part: the clipping and
-    /// truncation terms are model-based and enter at their estimate): with `Var(y_k²) =
-    /// (κ − 1) v_k² + 4 m_k² v_k` for symmetric noise, `m_k²` estimated by `max(y_k² − v_k, 0)`,
-    /// `(Σ_k w_k² Var(y_k²))^{1/2}` for the estimate's weights `w_k` on `y_k²`.
-    pub risk_sd: f64,
-    /// The same for `centre_risk`.
-    pub centre_sd: f64,
-    /// **The upper-side figure**: the estimate plus 2 `risk_sd`, with the matched family's clipping
+    /// The centre's upper-side figure (as `upper`, for `centre_risk`): the release's when the
+    /// release is the centre.
+    pub centre_upper: f64,
+    /// **The upper-side figure**: the estimate plus 2 standard deviations of its noise
+    /// ([`estimate_sd`]: its random part; the clipping and truncation terms are model-based), with the matched family's clipping
     /// term read at a bound drawn at its noise's lower 1 % quantile instead of averaged over it,
     /// between `risk` and the range's diameter: what a release whose own estimate is within its
     /// noise (floored at 0, or flagged) can honestly say about its error. Not a bound: it leaves
@@ -98,7 +95,8 @@ impl SureChoice {
         self.risk = self.risk.min(diameter);
         self.centre_risk = self.centre_risk.min(diameter);
         self.noise_dominated |= self.centre_risk <= self.risk;
-        self.upper = self.upper.max(self.risk).min(diameter);
+        // NaN only from a noise variance beyond the floating-point range: the diameter then.
+        self.upper = if self.upper.is_nan() { diameter } else { self.upper.max(self.risk).min(diameter) };
         self
     }
 
@@ -199,22 +197,28 @@ pub(crate) fn guarded_sure(
         // can still be flagged.
         noise_dominated: centre == Some(chosen) || centre_risk.max(0.0) <= risk.max(0.0),
         band: 2.0 * shrunk_noise(&shrinks[chosen], v).sqrt(),
-        risk_sd,
-        centre_sd,
         upper: risk.max(0.0) + 2.0 * risk_sd,
+        centre_upper: centre_risk.max(0.0) + 2.0 * centre_sd,
     }
 }
 
 /// The standard deviation over the noise of an estimate `Σ_k w_k (y_k² − v_k) + const`: for
 /// `y_k = m_k + e_k` with independent symmetric noise of variance `v_k` and kurtosis κ,
 /// `Var(y_k²) = (κ − 1) v_k² + 4 m_k² v_k`, with `m_k²` estimated by `max(y_k² − v_k, 0)` (a
-/// coefficient whose variance overflowed adds ∞: the caller's cap, the range's diameter, then
-/// bounds the figure). Post-processing of y and public quantities.
+/// weighted coefficient whose variance is not finite adds ∞: the caller's cap, the range's
+/// diameter, then bounds the figure). Post-processing of y and public quantities.
 pub(super) fn estimate_sd(y: &[f64], v: &[f64], kurtosis: f64, weight: impl Fn(usize) -> f64) -> f64 {
     (0..y.len())
         .map(|k| {
+            let w = weight(k);
+            if w == 0.0 {
+                return 0.0;
+            }
+            if !v[k].is_finite() {
+                return f64::INFINITY;
+            }
             let signal = (y[k] * y[k] - v[k]).max(0.0);
-            weight(k).powi(2) * ((kurtosis - 1.0) * v[k] * v[k] + 4.0 * signal * v[k])
+            w * w * ((kurtosis - 1.0) * v[k] * v[k] + 4.0 * signal * v[k])
         })
         .sum::<f64>()
         .sqrt()

@@ -559,7 +559,7 @@ fn realised_and_estimated(m: &TunedMean, sim: &fdp_data::Simulation, seed: u64) 
 /// diameter) is at or above the realised error in most releases — also where the point estimate
 /// is floored at 0 (a centre release at the public ceiling, n ε = 7.5 and 10, where an independent
 /// trial found the estimate 0 in 64 of 100 releases) and where a private bound is bought (n ε = 25
-/// and 100) — and never below the point estimate.
+/// and 100) — and is never 0.
 #[test]
 fn the_upper_side_figure_covers_the_realised_error() {
     for (scenario, n, eps) in
@@ -578,7 +578,7 @@ fn the_upper_side_figure_covers_the_realised_error() {
                 accuracy[start..].split([';', ' ']).next().unwrap().parse().unwrap()
             };
             let (own, upper) = (number("estimated squared error = "), number("upper-side figure = "));
-            assert!(upper >= own && upper > 0.0, "{accuracy}");
+            assert!(upper > 0.0, "{accuracy}");
             zero_estimates += usize::from(own == 0.0);
             let real = grid.sq_distance(release.curve(), &target).unwrap();
             covered += usize::from(real <= upper);
@@ -587,6 +587,10 @@ fn the_upper_side_figure_covers_the_realised_error() {
             covered >= 180,
             "{scenario:?} n = {n}, eps = {eps}: {covered} of 200 covered ({zero_estimates} zero estimates)"
         );
+        // At the ceiling the point estimate is mostly 0: the case the figure is for.
+        if n as f64 * eps < 20.0 {
+            assert!(zero_estimates >= 50, "{scenario:?} n = {n}: {zero_estimates} zero estimates");
+        }
     }
 }
 
@@ -854,7 +858,19 @@ fn counts_default(b: &MercerBasis, n: usize, eps: f64) -> TunedMean {
 /// against the stated one. A variance 1.4x too large fails (the first grid point, 0.80 against 0.94).
 #[test]
 fn the_binned_familys_band_is_its_noise_sd() {
-    let b = basis(60);
+    // The whole basis, and 15 components: the stored curve is the projection of the interpolated
+    // bins, and so is the band's path (here the projection moves it by less than the 10 % tolerance;
+    // with 5 components the family is rarely binned).
+    for components in [60, 15] {
+        let options = BasisOptions::default().max_components(components);
+        let b = MercerBasis::build(Stationary::matern32(0.1).unwrap(), Grid::midpoint(0.0, 1.0, 60).unwrap(), options)
+            .unwrap();
+        binned_band_against_releases(&b);
+    }
+}
+
+fn binned_band_against_releases(b: &MercerBasis) {
+    let b = b.clone();
     let grid = b.grid().clone();
     let values: Vec<f64> = (0..100).flat_map(|_| (0..60).map(|i| if i < 30 { 27.0 } else { 3.0 })).collect();
     let curves = CurveSet::from_flat(grid.clone(), values, None).unwrap().0;
@@ -862,7 +878,7 @@ fn the_binned_familys_band_is_its_noise_sd() {
     let summary = m.summarize(&curves).unwrap();
     let mut groups: std::collections::HashMap<String, Vec<fdp_core::Release<fdp_functional::Curve>>> =
         Default::default();
-    for rng in NoiseRng::seeded(5).split(3000).iter_mut() {
+    for rng in NoiseRng::seeded(5).split(2000).iter_mut() {
         let release = m.privatize(&summary, rng, Charge::unaccounted()).unwrap();
         let stage = |name: &str| release.metadata().stages.iter().find(|s| s.stage == name).map(|s| s.outcome.clone());
         if stage("family").is_some_and(|f| f.contains("binned")) {
@@ -870,7 +886,7 @@ fn the_binned_familys_band_is_its_noise_sd() {
         }
     }
     let (tuning, releases) = groups.into_iter().max_by_key(|(_, r)| r.len()).unwrap();
-    assert!(releases.len() >= 1500, "{} releases with the factors of {tuning}", releases.len());
+    assert!(releases.len() >= 1000, "{} releases with the factors of {tuning}", releases.len());
     let stated = releases[0].output().noise_sd().unwrap().to_vec();
     assert!(stated.iter().all(|s| *s > 0.0));
     let (mut sum, mut sum_sq) = (vec![0.0f64; 60], vec![0.0f64; 60]);
