@@ -78,8 +78,9 @@ pub(crate) struct SureChoice {
     /// release is the centre.
     pub centre_upper: f64,
     /// **The upper-side figure**: the estimate plus 2 standard deviations of its noise
-    /// ([`estimate_sd`]: its random part; the clipping and truncation terms are model-based), with the matched family's clipping
-    /// term read at a bound drawn at its noise's lower 1 % quantile instead of averaged over it,
+    /// ([`estimate_sd`]: its random part; the clipping and truncation terms are model-based),
+    /// with the matched family's clipping term read at a bound drawn at its noise's lower 1 %
+    /// quantile instead of averaged over it,
     /// between `risk` and the range's diameter: what a release whose own estimate is within its
     /// noise (floored at 0, or flagged) can honestly say about its error. Not a bound: it leaves
     /// out the selection's optimism and the biases the estimate cannot see (the binned family's
