@@ -20,7 +20,7 @@ True
 from ._fdp import BudgetExceededError
 from .data import Curves, as_points
 from .mechanisms import Density, Fpca, MeanCurve, Mechanism, Sketch, SummaryState, SyntheticDataset, registered
-from .releases import Accuracy, CoefficientsRelease, CovarianceRelease, CurveRelease, FpcaResult, M2mEstimates, SketchRelease, WeightedSampleRelease
+from .releases import Accuracy, CoefficientsRelease, CovarianceRelease, CurveRelease, FpcaResult, M2mEstimates, OwnError, SketchRelease, WeightedSampleRelease
 from .session import Session
 from .sparse import SparseCurves, SparseFpca, SparseMean
 
@@ -35,6 +35,7 @@ __all__ = [
     "Fpca",
     "FpcaResult",
     "M2mEstimates",
+    "OwnError",
     "MeanCurve",
     "Mechanism",
     "Session",

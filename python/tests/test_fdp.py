@@ -376,6 +376,21 @@ def test_a_basis_release_states_its_pointwise_noise_band() -> None:
     np.testing.assert_allclose(upper - lower, 4.0 * sd, rtol=1e-12)
 
 
+def test_a_tuned_release_reads_its_own_error_into_numbers() -> None:
+    """The accuracy stage as numbers: at a small n·ε (the public ceiling) the release is the centre,
+    its estimate mostly 0 and its upper-side figure positive; a plug-in mechanism reports none."""
+    small = simulated(n=20, k=30, seed=3)
+    mechanism = fdp.MeanCurve(range=(0.0, 1.0)).build(small, 0.5)
+    own = fdp.Session(0.5, seed=3).release(mechanism, small).own_error
+    assert isinstance(own, fdp.OwnError)
+    assert own.noise_dominated and own.band == 0.0 and own.upper > own.estimate >= 0.0
+    curves = simulated()
+    own = fdp.Session(1.0, seed=4).release(fdp.MeanCurve(range=(0.0, 1.0)).build(curves, 1.0), curves).own_error
+    assert own is not None and not own.noise_dominated and own.centre > own.estimate and own.upper >= own.estimate
+    plug_in = fdp.MeanCurve(bound="l1:5", tuning="plug_in").build(curves, 1.0)
+    assert fdp.Session(1.0, seed=5).release(plug_in, curves).own_error is None
+
+
 def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: Path) -> None:
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
