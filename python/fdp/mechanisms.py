@@ -349,7 +349,12 @@ class Density:
     number: the centre). ``bandwidth=None`` takes the public ``0.15 (hi - lo) n^{-1/5}``. ``eta``
     is used by ``iclp`` and ``gaussian_process`` only (``None``: the registry's 1.25), ``components``
     by ``iid_laplace`` only and ``degree`` by ``bernstein`` only: given to another method, each is
-    refused (``ValueError``), never silently ignored.
+    refused (``ValueError``), never silently ignored. The domain defaults to ``(0, 1)``: state
+    yours (points outside it are moved to its ends, and counted in a local warning).
+
+    The release is the noisy estimate itself: it can dip below 0 where the density is low and need
+    not integrate to exactly 1 on the domain. For a proper density, post-process it (free): e.g.
+    ``f = np.maximum(release.curve, 0)`` divided by its integral over ``release.grid``.
     """
 
     domain: tuple[float, float] = _default("kde", "domain")
