@@ -276,6 +276,10 @@ class Curves:
         return cls(data, np.asarray(fd.grid_points[0], dtype=np.float64))
 
 
+# numpy >= 1.25 has it in np.exceptions; older ones (the package takes numpy >= 1.22) at the top level.
+_COMPLEX_WARNING: type[Warning] = getattr(getattr(np, "exceptions", np), "ComplexWarning")
+
+
 def record_values(values: Any) -> NDArray[np.float64]:
     """Record values as a float64 array, each value that is not a number (a text, ``None``, a
     complex number, an integer beyond the float range) as NaN, which the mechanisms treat as the
@@ -285,9 +289,9 @@ def record_values(values: Any) -> NDArray[np.float64]:
     try:
         with warnings.catch_warnings():
             # A complex array would be cast silently to its real part, with a warning: an error here.
-            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            warnings.simplefilter("error", _COMPLEX_WARNING)
             return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError, np.exceptions.ComplexWarning):
+    except (TypeError, ValueError, OverflowError, _COMPLEX_WARNING):
         pass
 
     def one(value: Any) -> float:
