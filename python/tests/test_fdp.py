@@ -389,6 +389,10 @@ def test_a_tuned_release_reads_its_own_error_into_numbers() -> None:
     assert own is not None and not own.noise_dominated and own.centre > own.estimate and own.upper >= own.estimate
     plug_in = fdp.MeanCurve(bound="l1:5", tuning="plug_in").build(curves, 1.0)
     assert fdp.Session(1.0, seed=5).release(plug_in, curves).own_error is None
+    # A pilot-tuned kind reports its single estimate.
+    pilot = fdp.MeanCurve(mechanism="iid_laplace", bound="l2:5").build(curves, 1.0)
+    own = fdp.Session(1.0, seed=6).release(pilot, curves).own_error
+    assert own is not None and own.estimate >= 0.0 and own.upper is None and own.noise_dominated is None
 
 
 def test_every_release_has_a_repr_a_labelled_figure_and_table_outputs(tmp_path: Path) -> None:

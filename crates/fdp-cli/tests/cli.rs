@@ -232,6 +232,8 @@ fn long_layout_and_every_other_subcommand() {
     let o = fdp(&[&base[..], &["--ledger", &ledger]].concat());
     assert!(!o.status.success() && text(&o).contains("--ledger does not apply to preview"), "{}", text(&o));
     assert!(!Path::new(&ledger).exists());
+    let o = fdp(&[&base[..], &["--overwrite"]].concat());
+    assert!(!o.status.success() && text(&o).contains("--overwrite does not apply to preview"), "{}", text(&o));
     let release: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("m/release.json")).unwrap()).unwrap();
     assert_eq!(release["metadata"]["privacy_unit"]["person"]["id_column"], "id");
@@ -809,9 +811,11 @@ fn an_out_folder_holds_one_release() {
         text(&again)
     );
     assert_eq!(std::fs::read(&ledger).unwrap(), before, "nothing charged");
+    let first_release = std::fs::read(out.join("release.json")).unwrap();
     let replaced = mean(&[&budget[..], &["--overwrite"]].concat());
     assert!(replaced.status.success(), "{}", text(&replaced));
     assert_ne!(std::fs::read(&ledger).unwrap(), before, "the replacement is charged");
+    assert_ne!(std::fs::read(out.join("release.json")).unwrap(), first_release, "and written");
     let unledgered = fdp(&[
         "mean",
         "--csv",

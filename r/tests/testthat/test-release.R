@@ -16,6 +16,12 @@ test_that("a private mean from a matrix: the release, its band, its ledger", {
   e <- own_error(r)
   expect_named(e, c("estimate", "centre", "upper", "band", "noise_dominated"))
   expect_true(e$upper >= e$estimate && e$upper > 0 && is.logical(e$noise_dominated))
+  # A plug-in mean reports none; a pilot-tuned kind its single estimate.
+  plug_in <- fdp_build(fdp_mean(epsilon = 1, bound = "l1:5", tuning = "plug_in"), curves)
+  expect_null(own_error(release(fdp_session(epsilon = 1, seed = 1), plug_in, curves)))
+  pilot <- fdp_build(fdp_mean(epsilon = 1, bound = "l2:5", method = "iid_laplace"), curves)
+  p <- own_error(release(fdp_session(epsilon = 1, seed = 2), pilot, curves))
+  expect_true(p$estimate >= 0 && is.na(p$upper) && is.na(p$noise_dominated))
   df <- as.data.frame(r)
   expect_named(df, c("t", "value", "lower", "upper"))
   expect_equal(unname(spent(session)), c(1, 0))
