@@ -618,14 +618,6 @@ fn front_door(p: &Problem, epsilon: Epsilon, kernel: Stationary) -> AnyResult<Tu
     }
 }
 
-/// A number of the release's accuracy stage (`estimated squared error = `, `upper-side figure = `),
-/// if it carries one.
-fn accuracy_number(release: &Release<Curve>, prefix: &str) -> Option<f64> {
-    let record = release.metadata().stages.iter().find(|s| s.stage == "accuracy")?;
-    let start = record.outcome.find(prefix)? + prefix.len();
-    record.outcome[start..].split([';', ' ']).next()?.parse().ok()
-}
-
 /// `(mean error, its standard error, out-of-range fraction, mean own estimate, fraction flagged
 /// NOISE-DOMINATED, fraction of releases whose error is at most their upper-side figure)` over
 /// `releases`.
@@ -666,8 +658,9 @@ fn run_releases_on(
         let outside = curve.iter().any(|v| *v < lo - slack || *v > hi + slack);
         let flagged = release.metadata().stages.iter().any(|s| s.outcome.contains("NOISE-DOMINATED"));
         let error = sq_dist(p.curves.grid(), curve, target);
-        let estimate = accuracy_number(release, "estimated squared error = ").unwrap_or(f64::NAN);
-        let covered = accuracy_number(release, "upper-side figure = ").is_some_and(|upper| error <= upper);
+        let reading = release.metadata().own_error;
+        let estimate = reading.and_then(|r| r.estimate).unwrap_or(f64::NAN);
+        let covered = reading.and_then(|r| r.upper).is_some_and(|upper| error <= upper);
         Ok((error, outside, estimate, flagged, covered))
     })?;
     let k = rows.len() as f64;

@@ -53,8 +53,9 @@ class Accuracy:
 
 @dataclass(frozen=True)
 class OwnError:
-    """A privately tuned curve's own reading of its error, from its ``accuracy`` stage
-    (post-processing of the release: free to publish), against the non-private mean:
+    """A privately tuned curve's own reading of its error: its metadata's ``own_error`` (in
+    ``release.json`` too), the ``accuracy`` stage as numbers (post-processing of the release: free to
+    publish), against the non-private mean:
 
     ``estimate``: the release's own estimate of its squared L2 error (an average-case number,
     floored at 0: where the noise swamps the signal it is often 0 though the release is not
@@ -66,7 +67,7 @@ class OwnError:
     squared) of the ±2 sd noise band; ``noise_dominated``: the release does no better than the
     centre by these estimates (then do not read shape into the curve). The pilot-tuned kinds
     (ICLP-l1, IID Laplace, Bernstein, privately tuned) report their estimate only: the other
-    fields are ``None`` there.
+    fields are ``None`` there (and the estimate ``nan`` if it was not finite).
     """
 
     estimate: float
@@ -77,25 +78,19 @@ class OwnError:
 
 
 def _own_error(metadata: dict[str, Any]) -> OwnError | None:
-    """The ``accuracy`` stage of ``metadata`` read into an :class:`OwnError`; ``None`` without one."""
-    stage = next((s for s in metadata.get("stages", []) if s.get("stage") == "accuracy"), None)
-    if stage is None:
+    """The release metadata's ``own_error`` (the ``accuracy`` stage's numbers) as an
+    :class:`OwnError`; ``None`` without one. A number JSON cannot carry (not finite) is absent
+    there: ``nan`` for the estimate, ``None`` for the others."""
+    own = metadata.get("own_error")
+    if own is None:
         return None
-    text = stage["outcome"]
-
-    def number(prefix: str) -> float:
-        start = text.index(prefix) + len(prefix)
-        return float(text[start:].replace(";", " ").split()[0])
-
-    estimate = number("estimated squared error = ")
-    if "public centre's = " not in text:  # a pilot-tuned kind: its single estimate
-        return OwnError(estimate, None, None, None, None)
+    estimate = own.get("estimate")
     return OwnError(
-        estimate=estimate,
-        centre=number("public centre's = "),
-        upper=number("upper-side figure = "),
-        band=number("noise L2 band (2 sd) = "),
-        noise_dominated="NOISE-DOMINATED" in text,
+        estimate=float("nan") if estimate is None else float(estimate),
+        centre=own.get("centre"),
+        upper=own.get("upper"),
+        band=own.get("band"),
+        noise_dominated=own.get("noise_dominated"),
     )
 
 
@@ -151,8 +146,8 @@ class CurveRelease(_Release):
 
     @property
     def own_error(self) -> OwnError | None:
-        """The release's own reading of its error (its ``accuracy`` stage: the privately tuned mean
-        curves), or ``None`` for a mechanism that reports none (the plug-in ones, densities)."""
+        """The release's own reading of its error (``metadata["own_error"]``: the privately tuned
+        mean curves), or ``None`` for a mechanism that reports none (the plug-in ones, densities)."""
         return _own_error(self.metadata)
 
     @property

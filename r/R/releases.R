@@ -37,8 +37,9 @@ band <- function(release, z = 2) {
 
 #' The release's own reading of its error
 #'
-#' For the privately tuned mean curves, their `accuracy` stage (post-processing of the release:
-#' free to publish), as numbers, against the non-private mean: `estimate` (the release's own
+#' For the privately tuned mean curves, the `own_error` of their metadata (in `release.json` too):
+#' their `accuracy` stage as numbers (post-processing of the release: free to publish), against the
+#' non-private mean: `estimate` (the release's own
 #' estimate of its squared L2 error: an average-case number, floored at 0; where the noise swamps
 #' the signal it is often 0 though the release is not exact), `centre` (the public centre's
 #' estimated squared error), `upper` (the upper-side figure: the estimate plus 2 sd of its noise,
@@ -55,21 +56,11 @@ band <- function(release, z = 2) {
 #' @export
 own_error <- function(release) {
   stopifnot(inherits(release, "fdp_curve_release"))
-  stage <- Filter(function(s) identical(s$stage, "accuracy"), metadata(release)$stages)
-  if (length(stage) == 0) return(NULL)
-  text <- stage[[1]]$outcome
-  number <- function(prefix) {
-    at <- regexpr(prefix, text, fixed = TRUE)
-    if (at < 0) stop(sprintf("the accuracy stage has no %s", dQuote(prefix, FALSE)))
-    as.double(strsplit(substring(text, at + nchar(prefix)), "[; ]")[[1]][1])
-  }
-  estimate <- number("estimated squared error = ")
-  if (!grepl("public centre's = ", text, fixed = TRUE)) {
-    # A pilot-tuned kind: its single estimate.
-    return(list(estimate = estimate, centre = NA_real_, upper = NA_real_, band = NA_real_, noise_dominated = NA))
-  }
-  list(estimate = estimate, centre = number("public centre's = "), upper = number("upper-side figure = "),
-       band = number("noise L2 band (2 sd) = "), noise_dominated = grepl("NOISE-DOMINATED", text, fixed = TRUE))
+  own <- metadata(release)$own_error
+  if (is.null(own)) return(NULL)
+  number <- function(x) if (is.null(x)) NA_real_ else as.double(x)
+  list(estimate = number(own$estimate), centre = number(own$centre), upper = number(own$upper), band = number(own$band),
+       noise_dominated = if (is.null(own$noise_dominated)) NA else isTRUE(own$noise_dominated))
 }
 
 #' @export

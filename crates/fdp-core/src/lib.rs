@@ -68,7 +68,8 @@ pub use error::{Error, LayerError, ParamValue, Result, Shown};
 pub use mechanism::{Accuracy, Charge, Mechanism, PerUnit, Stage};
 pub use params::{ClipNorm, ClippingBound, Regularisation, SensitivityNorm, Tuning};
 pub use release::{
-    Coefficients, Descriptor, Output, PrivacyUnit, Release, ReleaseMetadata, Sketch, StageRecord, WeightedSample,
+    Coefficients, Descriptor, Output, OwnError, PrivacyUnit, Release, ReleaseMetadata, Sketch, StageRecord,
+    WeightedSample,
 };
 pub use session::{LedgerEntry, LedgerFile, Session};
 pub use stages::{Adaptive, Family, OnSlice, Sequential, StageLaw, StageMechanism, StagePlan, Stages, VectorNoise};

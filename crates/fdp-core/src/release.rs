@@ -58,6 +58,62 @@ pub struct ReleaseMetadata {
     /// [`PrivacyUnit::Record`] when absent from an older release's JSON.
     #[serde(default)]
     pub privacy_unit: PrivacyUnit,
+    /// The release's own reading of its error, where the mechanism makes one from the release
+    /// (the privately tuned means: post-processing, free to publish); the `accuracy` stage says the
+    /// same in words. Absent from other releases and from older releases' JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_error: Option<OwnError>,
+}
+
+/// **A release's own reading of its error** against the non-private target (squared L2 on the
+/// grid for curves), computed from the release and public quantities only (post-processing): the
+/// privately tuned means' `accuracy` stage as numbers (docs/DESIGN.md sections 16.5, 16.13–16.15 and
+/// 16.22). A number that is not finite (a range-free frame whose noise variance overflowed) is
+/// absent (`None`), as JSON cannot carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct OwnError {
+    /// The release's own estimate of its squared error: an average-case number, floored at 0
+    /// (where the noise swamps the signal it is often 0 though the release is not exact).
+    pub estimate: Option<f64>,
+    /// The public centre's estimated squared error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centre: Option<f64>,
+    /// The upper-side figure: the estimate plus 2 sd of its noise, the clipping term at an unlucky
+    /// bound, at most the range's squared diameter. A reading, not a bound (DESIGN §16.22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper: Option<f64>,
+    /// The L2 half-width (not squared) of the ±2 sd noise band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<f64>,
+    /// The release does no better than the public centre by these estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_dominated: Option<bool>,
+}
+
+impl OwnError {
+    /// The full reading of a release tuned against the centre.
+    pub fn new(estimate: f64, centre: f64, upper: f64, band: f64, noise_dominated: bool) -> Self {
+        let finite = |v: f64| v.is_finite().then_some(v);
+        Self {
+            estimate: finite(estimate),
+            centre: finite(centre),
+            upper: finite(upper),
+            band: finite(band),
+            noise_dominated: Some(noise_dominated),
+        }
+    }
+
+    /// An estimate alone (the pilot-tuned kinds).
+    pub fn estimate_only(estimate: f64) -> Self {
+        Self {
+            estimate: estimate.is_finite().then_some(estimate),
+            centre: None,
+            upper: None,
+            band: None,
+            noise_dominated: None,
+        }
+    }
 }
 
 /// Who a release's guarantee protects: the unit that neighbouring datasets differ by.
@@ -148,6 +204,7 @@ impl ReleaseMetadata {
             centred: false,
             stages: Vec::new(),
             privacy_unit: PrivacyUnit::Record,
+            own_error: None,
         }
     }
 }
@@ -420,6 +477,29 @@ impl<'de> Deserialize<'de> for Node {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The own-error reading goes through JSON and back; a number JSON cannot carry is absent, not
+    /// `null` in an `f64` (which would not read back); metadata without one (every mechanism but the
+    /// privately tuned means, and older releases) reads as `None`.
+    #[test]
+    fn the_own_error_reading_round_trips_through_json() {
+        let guarantee = PrivacyGuarantee::pure(fdp_noise::Epsilon::new(1.0).unwrap());
+        let plain = ReleaseMetadata::new("m", guarantee, 1.0, SensitivityNorm::L1, 10);
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("own_error"));
+        assert_eq!(serde_json::from_str::<ReleaseMetadata>(&json).unwrap().own_error, None);
+        for own in [
+            OwnError::new(0.0, 1.5e-3, 0.25, 0.02, true),
+            OwnError::new(2.0, f64::INFINITY, f64::NAN, 0.0, false),
+            OwnError::estimate_only(3.0e-4),
+        ] {
+            let with = ReleaseMetadata { own_error: Some(own), ..plain.clone() };
+            let read: ReleaseMetadata = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+            assert_eq!(read.own_error, Some(own));
+        }
+        let odd = OwnError::new(2.0, f64::INFINITY, f64::NAN, 0.0, false);
+        assert_eq!((odd.centre, odd.upper, odd.band), (None, None, Some(0.0)));
+    }
 
     /// A description is written back byte for byte as the described value serialises: key order,
     /// integers against floats, exact floats, nested lists and maps, non-finite floats (`null`).

@@ -6,7 +6,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use fdp_core::stages::part;
-use fdp_core::{Charge, Family, Output as _, Release, StageLaw, StageMechanism, StageRecord, VectorNoise};
+use fdp_core::{
+    Charge, Family, Output as _, OwnError, Release, ReleaseMetadata, StageLaw, StageMechanism, StageRecord, VectorNoise,
+};
 use fdp_functional::Curve;
 use fdp_noise::{Epsilon, NoiseRng, PrivacyGuarantee, Sensitivity, vector::LaplaceVector};
 
@@ -162,6 +164,7 @@ impl TunedSetup {
             delta: 0.0,
             outcome: format!("estimated squared error = {risk:.6e} (the pilot's risk estimate: post-processing)"),
         });
-        Ok(release)
+        let (curve, metadata) = release.into_parts();
+        Ok(Release::new(curve, ReleaseMetadata { own_error: Some(OwnError::estimate_only(risk)), ..metadata }))
     }
 }

@@ -410,6 +410,7 @@ impl TunedSetup {
             rng: rng.provenance(),
             sampler_timing: fdp_noise::timing::current(),
             centred: self.reference.is_some(),
+            own_error: Some(choice.own_error()),
             ..ReleaseMetadata::new(self.kind.name(), self.guarantee(), sensitivity, norm, self.n)
         };
         let representation = Representation::Basis { basis: self.full_basis.clone(), coefficients };

@@ -101,6 +101,11 @@ impl SureChoice {
         self
     }
 
+    /// The reading as the release's metadata carries it (the accuracy stage's numbers).
+    pub(super) fn own_error(&self) -> fdp_core::OwnError {
+        fdp_core::OwnError::new(self.risk, self.centre_risk, self.upper, self.band, self.noise_dominated)
+    }
+
     pub(super) fn accuracy_record(&self) -> StageRecord {
         StageRecord {
             stage: "accuracy".into(),

@@ -579,6 +579,11 @@ fn the_upper_side_figure_covers_the_realised_error() {
             };
             let (own, upper) = (number("estimated squared error = "), number("upper-side figure = "));
             assert!(upper > 0.0, "{accuracy}");
+            // The metadata carries the same numbers (the text has seven significant digits).
+            let reading = release.metadata().own_error.expect("a tuned release reads its own error");
+            let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= 1e-6 * b.abs().max(1e-300));
+            assert!(close(reading.estimate, own) && close(reading.upper, upper), "{reading:?} against {accuracy}");
+            assert_eq!(reading.noise_dominated, Some(accuracy.contains("NOISE-DOMINATED")));
             zero_estimates += usize::from(own == 0.0);
             let real = grid.sq_distance(release.curve(), &target).unwrap();
             covered += usize::from(real <= upper);
