@@ -589,7 +589,8 @@ def _mask(text: str) -> str:
 def _published(out: Path) -> tuple[dict, str, set[str]]:
     """The publishable files with exactly the released (noisy) quantities masked: the curve, the
     coefficients, the private bound with the sensitivity and noise scale it sets, ψ, each stage's
-    outcome, and the figure's coordinates (drawn from the released curve)."""
+    outcome and the accuracy stage's numbers (``own_error``), and the figure's coordinates (drawn
+    from the released curve)."""
     record = json.loads((out / "release.json").read_text(encoding="utf-8"))
     for key in ("curve", "coefficients", "noise_sd"):  # the band is set by the private bound and ψ
         record["output"][key] = "released"
@@ -599,6 +600,8 @@ def _published(out: Path) -> tuple[dict, str, set[str]]:
         calibration["scale"] = calibration["sensitivity"] = "released"
     for stage in record["metadata"]["stages"]:
         stage["outcome"] = "released"
+    if "own_error" in record["metadata"]:  # the accuracy stage's numbers
+        record["metadata"]["own_error"] = "released"
     rows = ("| bound |", "| tuning |", "| accuracy |", "| clipping bound |", "| η, ψ |", "| sensitivity |", "| 0 |")
     report = "\n".join(_mask(l) if l.startswith(rows) else l for l in (out / "report.md").read_text(encoding="utf-8").splitlines())
     svg = {_mask(l) for l in (out / "curves.svg").read_text(encoding="utf-8").splitlines()}
