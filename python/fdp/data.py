@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import warnings
 from typing import Any, Literal, Sequence
 
@@ -28,13 +30,24 @@ def _codes(ids: ArrayLike) -> tuple[NDArray[np.int64], int]:
     return np.ascontiguousarray(rank[inverse.reshape(-1)], dtype=np.int64), int(order.size)
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning raised inside this package to the first caller
+    outside it (the user's line), whatever the path through the package's own functions: for the
+    function that calls :func:`warnings.warn`, 1 is itself, 2 its caller, and so on."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn_repairs(repairs: dict[str, int], what: str) -> None:
     if repairs["interpolated"] or repairs["defaulted"]:
         warnings.warn(
             f"{repairs['interpolated']} {what} with missing values interpolated, {repairs['defaulted']} replaced by the "
             "public default (zero) curve. LOCAL INFORMATION: these counts describe the private data; do not publish "
             "them (they are in Curves.repairs, never in a release or a report).",
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -121,7 +134,7 @@ class Curves:
             warnings.warn(
                 f"{array.shape[0]} curves of {k} points each, and no grid: if the curves are the columns "
                 "(R's fda layout), pass layout='columns'; give grid= to state the observation points",
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         self.grid = _grid_array(np.linspace(0.0, 1.0, k) if grid is None else grid, k)
         self._person_id: str | None = None
@@ -195,7 +208,7 @@ class Curves:
                     warnings.warn(
                         f"column {c!r} has repeated values: if it names persons, a release protects one row, and a "
                         f"person with m rows only at m ε. Pass id={c!r} to protect whole persons.",
-                        stacklevel=2,
+                        stacklevel=user_stacklevel(),
                     )
         elif id not in frame.columns:
             raise ValueError(f"the frame has no column {id!r}")
@@ -218,8 +231,10 @@ class Curves:
                 warnings.warn(
                     f"the column names ({names[0]!r}, ...) carry no grid: the {len(names)} columns are taken as "
                     "equally spaced points of [0, 1]; pass grid= with the observation points if they are not",
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
+                # Said once: the layout question below does not arise for a frame's columns.
+                grid = np.linspace(0.0, 1.0, len(names))
         numeric = frame[names].apply(_to_numeric_or_nan)
         text = [c for c in names if numeric[c].isna().all() and frame[c].notna().any()]
         if text:

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
-from .data import Curves, as_points, record_values
+from .data import Curves, as_points, record_values, user_stacklevel
 from .releases import Accuracy, _whole
 
 __all__ = ["Mechanism", "MeanCurve", "Density", "SyntheticDataset", "Sketch", "SummaryState", "registered"]
@@ -175,7 +175,7 @@ def _build(name: str, params: dict[str, Any], n: int, grid: NDArray[np.float64] 
     given = {k: _plain(v) for k, v in params.items() if v is not None}
     inner = _fdp.build(json.dumps({"mechanism": name, "params": given}), int(n), grid, id)
     for message in inner.warnings():
-        warnings.warn(message, stacklevel=4)
+        warnings.warn(message, stacklevel=user_stacklevel())
     shown = grid if grid is not None else inner.display_grid()
     # Under add/remove-one neighbours n is private: any number of records (-1).
     return Mechanism(inner, (-1 if inner.add_remove() else int(n), int(width)), None if shown is None else np.asarray(shown))
@@ -547,7 +547,7 @@ def _warn_outside(mechanism: Mechanism, values: Any) -> None:
         warnings.warn(
             f"{count} of {rows.shape[0]} records have values outside the {what} [{lo:g}, {hi:g}] ({fate}): check the "
             "interval and the data's units. LOCAL INFORMATION: this count describes the private data; do not publish it.",
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from . import _fdp
+from .data import user_stacklevel
 from .mechanisms import Mechanism, SummaryState, _prepare
 from .releases import CovarianceRelease, CurveRelease, SketchRelease, WeightedSampleRelease, _Release, _whole, _wrap
 
@@ -43,7 +44,7 @@ class Session:
             warnings.warn(
                 f"delta = {delta} is a large failure probability: an (ε, δ) release may expose a record outright "
                 "with probability up to δ; δ is usually far below 1/n (e.g. 1e-6)",
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         self._inner = _fdp.RustSession(float(epsilon), None if delta is None else float(delta), neighbours == "add_remove_one", seed)
 

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _fdp
-from .data import _codes, _grid_array, record_values
+from .data import _codes, _grid_array, record_values, user_stacklevel
 from .mechanisms import Mechanism, _build, _default
 
 __all__ = ["SparseCurves", "SparseFpca", "SparseMean"]
@@ -118,7 +118,7 @@ class SparseCurves:
                 f"outside the domain [{lo:g}, {hi:g}] will be dropped ({self.repairs['empty_records']} records left empty "
                 "count as the public default). LOCAL INFORMATION: these counts describe the private data; do not publish "
                 "them (they are in SparseCurves.repairs, never in a release or a report).",
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     @classmethod

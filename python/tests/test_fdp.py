@@ -271,6 +271,20 @@ def test_a_record_that_is_not_a_number_is_the_public_default_never_an_error(bad:
     assert np.isnan(sparse.t).sum() + np.isnan(sparse.y).sum() == 2
 
 
+def test_warnings_point_at_the_callers_line_and_a_frame_draws_each_once() -> None:
+    """A warning raised inside the package is attributed to the first caller outside it (this file),
+    whatever path it took through the package (a frame's columns reach Curves through from_pandas);
+    a frame whose column names carry no grid is told so once, not again as a layout question."""
+    pd = pytest.importorskip("pandas")
+    values = np.ones((3, 4))
+    values[1, 2] = np.nan
+    with pytest.warns(UserWarning) as record:
+        fdp.Curves.from_pandas(pd.DataFrame(values, columns=[f"h{i}" for i in range(4)]))
+    assert {Path(w.filename).resolve() for w in record} == {Path(__file__).resolve()}
+    messages = [str(w.message) for w in record]
+    assert sum("carry no grid" in m for m in messages) == 1 and not any("layout='columns'" in m for m in messages)
+
+
 def test_a_sketch_of_no_points_is_released() -> None:
     """A sketch's n is private (add/remove neighbours): an empty dataset must release like any
     other, or the error itself would say n = 0."""
