@@ -21,7 +21,7 @@ use fdp_core::{
     SummaryState,
 };
 use fdp_functional::numerics::{
-    bernstein_laplace_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain,
+    bernstein_laplace_noise_sd, bernstein_squared_weights, bernstein_value, check_bernstein_domain,
 };
 
 use crate::mechanism::{CurveMechanism, basis_curve_mechanism, delegate_to_basis_output, leading_block};
@@ -503,22 +503,10 @@ impl Mechanism<GridPoints> for BernsteinKde {
 
     /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.
     fn accuracy(&self) -> Accuracy {
-        // E||Σ_j e_j B_j||² = 2 b² Σ_i w_i Σ_j B_j(t_i)² for independent Laplace e_j of scale b, and
-        // for the tensor basis Σ_j B_j(t)² = Π_axes Σ_{j_a} b_{j_a}(t_a)²: O(K d k) operations (the
-        // unit-vector loop it replaces took O(K (k + 1)^{2d})).
-        let domain = self.grid.domain();
-        let mut total = 0.0;
-        for (i, w) in self.grid.weights().iter().enumerate() {
-            let point = self.grid.point(i);
-            let sq: f64 = domain
-                .iter()
-                .zip(point)
-                .map(|((lo, hi), t)| {
-                    bernstein_weights(self.degree, (t - lo) / (hi - lo)).iter().map(|b| b * b).sum::<f64>()
-                })
-                .product();
-            total += w * sq;
-        }
+        // E||Σ_j e_j B_j||² = 2 b² Σ_i w_i Σ_j B_j(t_i)² for independent Laplace e_j of scale b (the
+        // tensor sum factorised by axis, [`bernstein_squared_weights`]).
+        let squares = bernstein_squared_weights(&self.grid, self.degree, self.grid.domain());
+        let total: f64 = self.grid.weights().iter().zip(&squares).map(|(w, sq)| w * sq).sum();
         Accuracy::expected(2.0 * self.noise.scale().powi(2) * total)
     }
 

@@ -19,7 +19,7 @@ use fdp_core::{
     SensitivityNorm, SummaryState, Tuning,
 };
 use fdp_functional::numerics::{
-    bernstein_laplace_noise_sd, bernstein_value, bernstein_weights, check_bernstein_domain, interpolate,
+    bernstein_laplace_noise_sd, bernstein_squared_weights, bernstein_value, check_bernstein_domain, interpolate,
 };
 
 use crate::error::{EstimatorError, Result};
@@ -627,12 +627,9 @@ impl Mechanism<CurveSet<'_>> for BernsteinMean {
 
     /// The Bernstein basis is not orthogonal: only the mean of the squared error is known.
     fn accuracy(&self) -> Accuracy {
-        // E||Σ_j e_j B_j||² = 2 b² Σ_j ||B_j||² for independent Laplace e_j of scale b.
-        let (a, b) = self.grid.domain()[0];
-        let mut total = 0.0;
-        for (t, w) in self.grid.points().iter().zip(self.grid.weights()) {
-            total += w * bernstein_weights(self.lattice, (t - a) / (b - a)).iter().map(|x| x * x).sum::<f64>();
-        }
+        // E||Σ_j e_j B_j||² = 2 b² Σ_i w_i Σ_j B_j(t_i)² for independent Laplace e_j of scale b.
+        let squares = bernstein_squared_weights(&self.grid, self.lattice, self.grid.domain());
+        let total: f64 = self.grid.weights().iter().zip(&squares).map(|(w, sq)| w * sq).sum();
         Accuracy::expected(2.0 * self.noise.scale().powi(2) * total)
     }
 

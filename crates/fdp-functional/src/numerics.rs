@@ -43,28 +43,34 @@ pub fn bernstein_weights(k: usize, u: f64) -> Vec<f64> {
     out
 }
 
-/// **The pointwise standard deviation of a Bernstein release's noise** on `grid`, when each of the
-/// `(degree + 1)^d` lattice values carries independent noise of standard deviation `sd`: the
-/// release at t is `Σ_j e_j B_j(t)` with the tensor weights `B_j(t) = Π_a b_{j_a}(u_a)`, so its
-/// variance is `sd² Σ_j B_j(t)² = sd² Π_a Σ_i b_i(u_a)²` (the sum over the lattice factorises by
-/// axis). A function of the noise scale and the public grid: post-processing.
-pub fn bernstein_noise_sd(grid: &Grid, degree: usize, domain: &[(f64, f64)], sd: f64) -> Vec<f64> {
+/// **`Σ_j B_j(t_i)²` at each point of `grid`** for the tensor Bernstein weights of `degree` on
+/// `domain`, `B_j(t) = Π_a b_{j_a}(u_a)`: the sum over the `(degree + 1)^d` lattice factorises by
+/// axis, `Π_a Σ_i b_i(u_a)²` (O(K d k) operations, not O(K (k + 1)^d)). With independent noise of
+/// variance σ² on each lattice value, `σ² Σ_j B_j(t)²` is the release's noise variance at t: the
+/// pointwise band ([`bernstein_laplace_noise_sd`]) and, weighted by the grid, the expected squared
+/// error (the Bernstein mechanisms' previews).
+pub fn bernstein_squared_weights(grid: &Grid, degree: usize, domain: &[(f64, f64)]) -> Vec<f64> {
     (0..grid.len())
         .map(|i| {
-            let per_axis = domain.iter().zip(grid.point(i)).map(|((lo, hi), t)| {
-                bernstein_weights(degree, (t - lo) / (hi - lo)).iter().map(|b| b * b).sum::<f64>()
-            });
-            sd * per_axis.product::<f64>().sqrt()
+            domain
+                .iter()
+                .zip(grid.point(i))
+                .map(|((lo, hi), t)| bernstein_weights(degree, (t - lo) / (hi - lo)).iter().map(|b| b * b).sum::<f64>())
+                .product()
         })
         .collect()
 }
 
-/// [`bernstein_noise_sd`] for Laplace noise of scale `scale` on each lattice value, if every sd is
-/// finite (`√2 · scale` overflows for a scale near `f64::MAX`: then no band, rather than a release
-/// that fails after its charge).
+/// **The pointwise standard deviation of a Bernstein release's noise** on `grid` when each lattice
+/// value carries Laplace noise of scale `scale`: `√2 scale (Σ_j B_j(t)²)^{1/2}`
+/// ([`bernstein_squared_weights`]), if every sd is finite (`√2 · scale` overflows for a scale near
+/// `f64::MAX`: then no band, rather than a release that fails after its charge). A function of the
+/// noise scale and the public grid: post-processing.
 pub fn bernstein_laplace_noise_sd(grid: &Grid, degree: usize, domain: &[(f64, f64)], scale: f64) -> Option<Vec<f64>> {
-    let unit = bernstein_noise_sd(grid, degree, domain, 1.0);
-    let sd: Vec<f64> = unit.iter().map(|u| std::f64::consts::SQRT_2 * scale * u).collect();
+    let sd: Vec<f64> = bernstein_squared_weights(grid, degree, domain)
+        .iter()
+        .map(|sq| std::f64::consts::SQRT_2 * scale * sq.sqrt())
+        .collect();
     sd.iter().all(|s| s.is_finite()).then_some(sd)
 }
 
@@ -110,12 +116,13 @@ mod tests {
 
     #[test]
     fn the_bernstein_noise_sd_is_the_lattice_sum_of_squared_weights() {
-        // Brute force over the 3 x 3 lattice of a 2-D degree-2 polynomial: sd(t)² = sd² Σ_j B_j(t)².
+        // Brute force over the 3 x 3 lattice of a 2-D degree-2 polynomial: sd(t)² = sd² Σ_j B_j(t)²
+        // (sd = 3 on each lattice value: Laplace scale 3/√2).
         let x = Grid::trapezoid_points(vec![0.0, 0.25, 1.0]).unwrap();
         let y = Grid::trapezoid_points(vec![-1.0, 0.5]).unwrap();
         let grid = Grid::tensor(&x, &y).unwrap();
         let domain = grid.domain().to_vec();
-        let sd = bernstein_noise_sd(&grid, 2, &domain, 3.0);
+        let sd = bernstein_laplace_noise_sd(&grid, 2, &domain, 3.0 / std::f64::consts::SQRT_2).unwrap();
         for (i, got) in sd.iter().enumerate() {
             let variance: f64 = (0..9)
                 .map(|j| {
