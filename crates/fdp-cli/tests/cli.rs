@@ -51,18 +51,13 @@ fn mean_release_then_a_refusal_from_the_same_ledger() {
     let ledger = dir.join("ledger.json");
     let (csv_s, ledger_s) = (csv.to_str().unwrap(), ledger.to_str().unwrap());
     let out = dir.join("release");
-    let first = fdp(&[
-        "mean",
-        "--csv",
-        csv_s,
-        "--columns",
-        "y_",
-        "--epsilon",
-        "0.6",
+    // Every release of this test: the same data, ε and bound.
+    let mean = |extra: &[&str]| {
+        fdp(&[&["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.6", "--bound", "l1:2"][..], extra].concat())
+    };
+    let first = mean(&[
         "--budget-epsilon",
         "1",
-        "--bound",
-        "l1:2",
         "--centre",
         "0.5",
         "--ledger",
@@ -91,44 +86,14 @@ fn mean_release_then_a_refusal_from_the_same_ledger() {
     assert_eq!(release["metadata"]["privacy_unit"], "record");
     // 0.4 left: a second ε = 0.6 is refused, naming what was spent, and nothing is charged.
     let scratch = dir.join("second");
-    let second = fdp(&[
-        "mean",
-        "--csv",
-        csv_s,
-        "--columns",
-        "y_",
-        "--epsilon",
-        "0.6",
-        "--bound",
-        "l1:2",
-        "--ledger",
-        ledger_s,
-        "--out",
-        scratch.to_str().unwrap(),
-    ]);
+    let second = mean(&["--ledger", ledger_s, "--out", scratch.to_str().unwrap()]);
     assert_eq!(second.status.code(), Some(1));
     assert!(text(&second).contains("spent (ε = 0.6"), "{}", text(&second));
     let show = fdp(&["ledger", "show", ledger_s]);
     assert!(text(&show).contains("spent   epsilon=0.600000") && text(&show).contains("seeded=true"), "{}", text(&show));
     // Same seed, same data, same ledger state: the same release, bit for bit.
     let again = dir.join("again");
-    let third = fdp(&[
-        "mean",
-        "--csv",
-        csv_s,
-        "--columns",
-        "y_",
-        "--epsilon",
-        "0.6",
-        "--bound",
-        "l1:2",
-        "--centre",
-        "0.5",
-        "--out",
-        again.to_str().unwrap(),
-        "--seed",
-        "4",
-    ]);
+    let third = mean(&["--centre", "0.5", "--out", again.to_str().unwrap(), "--seed", "4"]);
     assert!(third.status.success(), "{}", text(&third));
     let curve = |p: &Path| -> serde_json::Value {
         serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p.join("release.json")).unwrap()).unwrap()["output"]["curve"].clone()
