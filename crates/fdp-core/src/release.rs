@@ -94,26 +94,24 @@ pub struct OwnError {
 impl OwnError {
     /// The full reading of a release tuned against the centre.
     pub fn new(estimate: f64, centre: f64, upper: f64, band: f64, noise_dominated: bool) -> Self {
-        let finite = |v: f64| v.is_finite().then_some(v);
         Self {
-            estimate: finite(estimate),
             centre: finite(centre),
             upper: finite(upper),
             band: finite(band),
             noise_dominated: Some(noise_dominated),
+            ..Self::estimate_only(estimate)
         }
     }
 
     /// An estimate alone (the pilot-tuned kinds).
     pub fn estimate_only(estimate: f64) -> Self {
-        Self {
-            estimate: estimate.is_finite().then_some(estimate),
-            centre: None,
-            upper: None,
-            band: None,
-            noise_dominated: None,
-        }
+        Self { estimate: finite(estimate), centre: None, upper: None, band: None, noise_dominated: None }
     }
+}
+
+/// A number JSON can carry, or `None`.
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
 }
 
 /// Who a release's guarantee protects: the unit that neighbouring datasets differ by.
