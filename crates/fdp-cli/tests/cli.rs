@@ -765,10 +765,11 @@ fn an_out_folder_holds_one_release() {
     let csv = curves_csv(&dir);
     let (csv_s, ledger) = (csv.to_str().unwrap(), dir.join("ledger.json"));
     let out = dir.join("release");
-    let mean = |extra: &[&str]| {
+    let mean_into = |out: &Path, extra: &[&str]| {
         let args = ["mean", "--csv", csv_s, "--columns", "y_", "--epsilon", "0.25", "--bound", "l1:2"];
         fdp(&[&args[..], &["--out", out.to_str().unwrap()], extra].concat())
     };
+    let mean = |extra: &[&str]| mean_into(&out, extra);
     let budget = ["--ledger", ledger.to_str().unwrap(), "--budget-epsilon", "1"];
     let first = mean(&budget);
     assert!(first.status.success() && !text(&first).contains("no --ledger"), "{}", text(&first));
@@ -786,19 +787,7 @@ fn an_out_folder_holds_one_release() {
     assert!(replaced.status.success(), "{}", text(&replaced));
     assert_ne!(std::fs::read(&ledger).unwrap(), before, "the replacement is charged");
     assert_ne!(std::fs::read(out.join("release.json")).unwrap(), first_release, "and written");
-    let unledgered = fdp(&[
-        "mean",
-        "--csv",
-        csv_s,
-        "--columns",
-        "y_",
-        "--epsilon",
-        "1",
-        "--bound",
-        "l1:2",
-        "--out",
-        dir.join("loose").to_str().unwrap(),
-    ]);
+    let unledgered = mean_into(&dir.join("loose"), &[]);
     assert!(unledgered.status.success() && text(&unledgered).contains("no --ledger"), "{}", text(&unledgered));
     // Points inside the domain: no warning about points outside it; one outside: the warning.
     std::fs::write(dir.join("inside.csv"), "x\n0.1\n0.5\n0.9\n").unwrap();
